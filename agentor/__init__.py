@@ -1,0 +1,8 @@
+"""agentor: LLM agents whose every step is saved, so another process can finish the job."""
+
+from .agent import Agentor, RunResult
+from .engine.store import RunLockedError
+from .engine.tools import Tool, function_tool
+
+__all__ = ["Agentor", "RunLockedError", "RunResult", "Tool", "function_tool"]
+__version__ = "0.1.0"

@@ -1,0 +1,253 @@
+"""`Agentor`: run / arun / resume / aresume / stream_chat, and `RunResult`."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .engine.events import LOG_VERSION, RUN_START, Event, Usage
+from .engine.loop import Listener, Recorder, run_loop
+from .engine.models import Model, OpenAIModel
+from .engine.replay import (
+    COMPLETED,
+    ResumePoint,
+    last_run_end,
+    resume_point,
+    status,
+    total_usage,
+)
+from .engine.store import Store, validate_run_id
+from .engine.tools import Tool, function_tool
+
+Input = str | Sequence[dict[str, Any]]
+
+
+@dataclass
+class RunResult:
+    run_id: str | None
+    final_output: str | None
+    status: str
+    events: list[Event] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+
+
+class Agentor:
+    """An LLM agent whose every step is saved to `store` (when given) as it happens."""
+
+    def __init__(
+        self,
+        name: str,
+        model: str | Model = "gpt-4o-mini",
+        instructions: str | None = None,
+        tools: Iterable[Tool | Callable[..., Any]] = (),
+        store: Store | None = None,
+        max_turns: int = 10,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        **model_settings: Any,
+    ) -> None:
+        if max_turns < 1:
+            raise ValueError("max_turns must be at least 1")
+        self.name = name
+        self.instructions = instructions
+        self.tools = [t if isinstance(t, Tool) else function_tool(t) for t in tools]
+        names = [t.name for t in self.tools]
+        if len(set(names)) != len(names):
+            raise ValueError(f"tool names must be unique: {names}")
+        self.store = store
+        self.max_turns = max_turns
+        if isinstance(model, str):
+            self.model: Model = OpenAIModel(
+                model, base_url=base_url, api_key=api_key, **model_settings
+            )
+        else:
+            self.model = model
+
+    def __repr__(self) -> str:
+        return f"Agentor({self.name!r}, model={self.model.name!r})"
+
+    # -- starting a run ------------------------------------------------------------------------
+
+    def run(self, input: Input) -> RunResult:
+        _refuse_inside_loop("run", "arun")
+        return asyncio.run(self.arun(input))
+
+    async def arun(self, input: Input) -> RunResult:
+        return await self._start(input, listener=None, stream_text=False)
+
+    async def stream_chat(self, input: Input) -> AsyncIterator[Event]:
+        """The run's events as they are recorded, plus transient `text_delta` events.
+
+        The first event, `run_start`, carries the run id. Abandoning the stream cancels the
+        run, which stays saved and resumable.
+        """
+        async for event in self._stream(lambda listener: self._start(input, listener, True)):
+            yield event
+
+    # -- resuming ------------------------------------------------------------------------------
+
+    def resume(self, run_id: str) -> RunResult:
+        _refuse_inside_loop("resume", "aresume")
+        return asyncio.run(self.aresume(run_id))
+
+    async def aresume(self, run_id: str, listener: Listener | None = None) -> RunResult:
+        """Finish a run from its log. A completed run is returned without a model call.
+
+        `listener`, if given, is called with each event as it is recorded (and with transient
+        text deltas).
+        """
+        store = self._require_store()
+        validate_run_id(run_id)
+        events = await asyncio.to_thread(store.load, run_id)
+        if status(events) == COMPLETED:
+            return _result_from_log(run_id, events)
+        async with _holding(store, run_id):
+            # Read again under the lock: another process may have finished it meanwhile.
+            events = await asyncio.to_thread(store.load, run_id)
+            if status(events) == COMPLETED:
+                return _result_from_log(run_id, events)
+            point = resume_point(events)
+            recorder = Recorder(run_id, store, events=list(events))
+            if listener is not None:
+                recorder.listeners.append(listener)
+            await recorder.emit(self._run_start(run_id, point.input_messages))
+            return await self._loop(recorder, point, stream_text=listener is not None)
+
+    async def stream_resume(self, run_id: str) -> AsyncIterator[Event]:
+        """Like `stream_chat`, for `aresume`."""
+        async for event in self._stream(lambda listener: self.aresume(run_id, listener)):
+            yield event
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _require_store(self) -> Store:
+        if self.store is None:
+            raise ValueError("resume needs a store: build the Agentor with store=FileStore(...)")
+        return self.store
+
+    def _input_messages(self, input: Input) -> list[dict[str, Any]]:
+        msgs: list[dict[str, Any]] = []
+        if self.instructions:
+            msgs.append({"role": "system", "content": self.instructions})
+        if isinstance(input, str):
+            msgs.append({"role": "user", "content": input})
+        else:
+            msgs.extend(dict(m) for m in input)
+        return msgs
+
+    def _run_start(self, run_id: str | None, messages: list[dict[str, Any]]) -> Event:
+        return Event(
+            RUN_START,
+            run_id=run_id,
+            agent=self.name,
+            model=self.model.name,
+            messages=messages,
+            v=LOG_VERSION,
+            pid=os.getpid(),
+            host=socket.gethostname(),
+            started_at=time.time(),
+        )
+
+    async def _start(self, input: Input, listener: Listener | None, stream_text: bool) -> RunResult:
+        messages = self._input_messages(input)
+        store = self.store
+        run_id = uuid.uuid4().hex if store is not None else None
+        recorder = Recorder(run_id, store)
+        if listener is not None:
+            recorder.listeners.append(listener)
+        async with _holding(store, run_id):
+            await recorder.emit(self._run_start(run_id, messages))
+            point = ResumePoint(messages=list(messages), turn=0, input_messages=messages)
+            return await self._loop(recorder, point, stream_text)
+
+    async def _loop(self, recorder: Recorder, point: ResumePoint, stream_text: bool) -> RunResult:
+        outcome = await run_loop(
+            model=self.model,
+            tools=self.tools,
+            recorder=recorder,
+            point=point,
+            max_turns=self.max_turns,
+            stream_text=stream_text,
+        )
+        return RunResult(
+            run_id=recorder.run_id,
+            final_output=outcome.final_output,
+            status=outcome.status,
+            events=recorder.events,
+            usage=total_usage(recorder.events),
+            messages=outcome.messages,
+            error=outcome.error,
+        )
+
+    async def _stream(self, start: Callable[[Listener], Any]) -> AsyncIterator[Event]:
+        queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        task = asyncio.ensure_future(start(queue.put_nowait))
+        task.add_done_callback(lambda _: queue.put_nowait(None))
+        try:
+            while (event := await queue.get()) is not None:
+                yield event
+            task.result()  # re-raise what the run raised
+        finally:
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+
+def _result_from_log(run_id: str, events: list[Event]) -> RunResult:
+    end = last_run_end(events)
+    assert end is not None
+    messages = resume_point(events).messages
+    if end.text is not None:
+        messages = [*messages, {"role": "assistant", "content": end.text}]
+    return RunResult(
+        run_id=run_id,
+        final_output=end.text,
+        status=end.status or COMPLETED,
+        events=events,
+        usage=total_usage(events),
+        messages=messages,
+        error=end.error,
+    )
+
+
+@contextlib.asynccontextmanager
+async def _holding(store: Store | None, run_id: str | None) -> AsyncIterator[None]:
+    lock = getattr(store, "lock", None)
+    if lock is None or run_id is None:
+        yield
+        return
+    cm = lock(run_id)
+    taking = asyncio.ensure_future(asyncio.to_thread(cm.__enter__))
+    try:
+        await asyncio.shield(taking)
+    except asyncio.CancelledError:
+        # The thread may still get the lock after we stop waiting: give it back then.
+        taking.add_done_callback(
+            lambda f: f.cancelled() or f.exception() or cm.__exit__(None, None, None)
+        )
+        raise
+    try:
+        yield
+    finally:
+        cm.__exit__(None, None, None)  # closing a descriptor: quick, and must not be skipped
+
+
+def _refuse_inside_loop(name: str, async_name: str) -> None:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    raise RuntimeError(
+        f"Agentor.{name}() was called inside a running event loop; "
+        f"use `await agent.{async_name}(...)` there instead"
+    )

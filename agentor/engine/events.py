@@ -1,0 +1,200 @@
+"""The one schema of a run log: `Event` and `Usage`.
+
+A run log is a sequence of events, one JSON object per line, `type` first. The field names are
+those of upstream Agentor 0.1.x; our additions (`ts`, `run_id`, `v`, `pid`, `host`, ...) are
+optional and ignored by an upstream reader. Unknown fields and unknown event types are kept,
+never fatal: they survive a `from_dict` / `to_dict` round trip unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+LOG_VERSION = 1
+
+# Types written to a log. `text_delta` is transient: streamed to live listeners, never persisted.
+RUN_START = "run_start"
+GENERATION = "generation"
+TOOL_CALL = "tool_call"
+TOOL_RESULT = "tool_result"
+MESSAGE = "message"
+RUN_END = "run_end"
+FORK = "fork"
+TEXT_DELTA = "text_delta"
+TRANSIENT_TYPES = frozenset({TEXT_DELTA})
+
+
+@dataclass
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.total_tokens + other.total_tokens,
+        )
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "total_tokens": self.total_tokens,
+        }
+
+    @classmethod
+    def from_value(cls, value: Any) -> Usage | None:
+        """A usage from a log value; None when the value is not a usage object."""
+        if isinstance(value, Usage):
+            return value
+        if not isinstance(value, dict):
+            return None
+        return cls(
+            input_tokens=_as_int(value.get("input_tokens")),
+            output_tokens=_as_int(value.get("output_tokens")),
+            total_tokens=_as_int(value.get("total_tokens")),
+        )
+
+
+def _as_int(value: Any) -> int:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value == value and abs(value) < 2**63:
+        return int(value)
+    return 0
+
+
+@dataclass
+class Event:
+    """One step of a run. Fields that are None are not written."""
+
+    type: str
+    run_id: str | None = None
+    agent: str | None = None
+    model: str | None = None
+    turn: int | None = None
+    name: str | None = None
+    call_id: str | None = None
+    args: Any = None
+    result: Any = None
+    error: str | None = None
+    status: str | None = None
+    text: str | None = None
+    calls: list[dict[str, Any]] | None = None
+    usage: Usage | None = None
+    started_at: float | None = None
+    ended_at: float | None = None
+    ts: float | None = None
+    v: int | None = None
+    pid: int | None = None
+    host: str | None = None
+    forked_from: str | None = None
+    replayed_from: str | None = None
+    messages: list[dict[str, Any]] | None = None
+    # Fields this version does not know, kept in the order they were read and written back.
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def transient(self) -> bool:
+        """True for events that are shown live but never written to a store."""
+        return self.type in TRANSIENT_TYPES
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.type}
+        for f in _FIELDS:
+            value = getattr(self, f)
+            if value is None:
+                continue
+            out[f] = value.to_dict() if isinstance(value, Usage) else value
+        for key, value in self.extra.items():
+            out.setdefault(key, value)
+        return out
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, separators=(", ", ": "))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Event:
+        """Build an event from a decoded log line.
+
+        Raises `ValueError` when `data` is not an object with a string `type`. Known fields of
+        the wrong JSON type are moved to `extra` (kept, written back) rather than trusted.
+        """
+        if not isinstance(data, dict):
+            raise ValueError(f"an event must be a JSON object, not {type(data).__name__}")
+        kind = data.get("type")
+        if not isinstance(kind, str):
+            raise ValueError("an event needs a string 'type'")
+        known: dict[str, Any] = {}
+        extra: dict[str, Any] = {}
+        for key, value in data.items():
+            if key == "type":
+                continue
+            check = _FIELD_CHECKS.get(key)
+            if check is None or value is None:
+                extra[key] = value
+            elif key == "usage":
+                usage = Usage.from_value(value)
+                if usage is None:
+                    extra[key] = value
+                else:
+                    known[key] = usage
+            elif check(value):
+                known[key] = value
+            else:
+                extra[key] = value
+        return cls(type=kind, extra=extra, **known)
+
+
+def _is_str(v: Any) -> bool:
+    return isinstance(v, str)
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_num(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _is_list_of_dicts(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(m, dict) for m in v)
+
+
+def _any(v: Any) -> bool:
+    return True
+
+
+_FIELD_CHECKS = {
+    "run_id": _is_str,
+    "agent": _is_str,
+    "model": _is_str,
+    "messages": _is_list_of_dicts,
+    "turn": _is_int,
+    "usage": _any,
+    "calls": _is_list_of_dicts,
+    "text": _is_str,
+    "name": _is_str,
+    "args": _any,
+    "result": _any,
+    "error": _is_str,
+    "call_id": _is_str,
+    "status": _is_str,
+    "started_at": _is_num,
+    "ended_at": _is_num,
+    "ts": _is_num,
+    "v": _is_int,
+    "pid": _is_int,
+    "host": _is_str,
+    "forked_from": _is_str,
+    "replayed_from": _is_str,
+}
+_FIELDS = tuple(f.name for f in fields(Event) if f.name not in ("type", "extra"))
+assert set(_FIELDS) == set(_FIELD_CHECKS), "every Event field needs a type check"

@@ -1,0 +1,241 @@
+"""The async agent loop: ask the model, run the tools it asks for, record every step.
+
+Every event is saved (off the event loop) before listeners see it, so what a stream shows
+is what a resume will find. A cancelled loop writes nothing more: the run is left
+interrupted and resumable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .events import (
+    GENERATION,
+    MESSAGE,
+    RUN_END,
+    TEXT_DELTA,
+    TOOL_CALL,
+    TOOL_RESULT,
+    Event,
+    Usage,
+)
+from .models import Model, ModelError
+from .replay import (
+    COMPLETED,
+    FAILED,
+    MAX_TURNS,
+    Recorded,
+    ResumePoint,
+    assistant_message,
+    call_parts,
+    canonical_args,
+    tool_message,
+)
+from .store import Store
+from .tools import Tool, ToolArgumentsError
+
+log = logging.getLogger("agentor")
+
+Listener = Callable[[Event], None]
+
+
+@dataclass
+class Recorder:
+    """Saves a run's events to its store (if any) and hands them to listeners."""
+
+    run_id: str | None
+    store: Store | None
+    events: list[Event] = field(default_factory=list)
+    listeners: list[Listener] = field(default_factory=list)
+    save_failures: int = 0
+
+    async def emit(self, *events: Event) -> None:
+        now = time.time()
+        for e in events:
+            if e.ts is None:
+                e.ts = now
+        durable = [e for e in events if not e.transient]
+        if durable and self.store is not None and self.run_id is not None:
+            await asyncio.to_thread(self._save, durable)
+        self.events.extend(durable)
+        for e in events:
+            for listener in self.listeners:
+                listener(e)
+
+    def _save(self, events: list[Event]) -> None:
+        assert self.store is not None and self.run_id is not None
+        try:
+            many = getattr(self.store, "append_many", None)
+            if many is not None:
+                many(self.run_id, events)
+            else:
+                for e in events:
+                    self.store.append(self.run_id, e)
+        except Exception as exc:
+            # Best effort: the run carries on; it may not be resumable from this point.
+            self.save_failures += 1
+            log.error(
+                "run %s: could not save %s event: %s",
+                self.run_id,
+                "/".join(e.type for e in events),
+                exc,
+                exc_info=True,
+            )
+
+
+@dataclass
+class LoopOutcome:
+    status: str
+    final_output: str | None
+    messages: list[dict[str, Any]]
+    usage: Usage
+    error: str | None = None
+
+
+async def run_loop(
+    *,
+    model: Model,
+    tools: Sequence[Tool],
+    recorder: Recorder,
+    point: ResumePoint,
+    max_turns: int,
+    stream_text: bool = False,
+) -> LoopOutcome:
+    """Run turns from `point` until a final answer, an error or `max_turns` new turns."""
+    by_name = {t.name: t for t in tools}
+    schemas = [t.schema for t in tools]
+    recorded = list(point.recorded)
+    messages = list(point.messages)
+    turn = point.turn
+    usage = Usage()
+
+    async def finish(status: str, text: str | None, error: str | None = None) -> LoopOutcome:
+        if status == COMPLETED:
+            await recorder.emit(Event(MESSAGE, text=text or "", turn=turn, usage=usage))
+            messages.append({"role": "assistant", "content": text})
+        await recorder.emit(
+            Event(
+                RUN_END,
+                status=status,
+                text=text,
+                error=error,
+                turn=turn,
+                usage=usage,
+                ended_at=time.time(),
+            )
+        )
+        return LoopOutcome(status, text, messages, usage, error)
+
+    if point.final_text is not None:
+        return await finish(COMPLETED, point.final_text)
+
+    on_text = None
+    if stream_text:
+
+        def on_text(delta: str) -> None:
+            for listener in recorder.listeners:
+                listener(Event(TEXT_DELTA, text=delta, turn=turn, ts=time.time()))
+
+    for _ in range(max_turns):
+        turn += 1
+        started = time.time()
+        try:
+            response = await model.generate(messages, schemas, on_text)
+        except ModelError as exc:
+            return await finish(FAILED, None, str(exc))
+        except Exception as exc:  # a custom model's bug fails the run, it does not crash it
+            return await finish(FAILED, None, f"{type(exc).__name__}: {exc}")
+        usage = usage + response.usage
+        gen = Event(
+            GENERATION,
+            turn=turn,
+            usage=response.usage,
+            model=model.name,
+            messages=list(messages),
+            calls=response.calls or None,
+            text=response.text,
+            started_at=started,
+            ended_at=time.time(),
+        )
+        if not response.calls:
+            await recorder.emit(gen)
+            return await finish(COMPLETED, response.text or "")
+        calls = [call_parts(c) for c in response.calls]
+        await recorder.emit(
+            gen,
+            *(
+                Event(TOOL_CALL, name=name, args=_args_for_log(raw), call_id=cid, turn=turn)
+                for cid, name, raw in calls
+            ),
+        )
+        results = await asyncio.gather(
+            *(
+                _answer(cid, name, raw, by_name, recorded, recorder, turn)
+                for cid, name, raw in calls
+            )
+        )
+        messages.append(assistant_message(gen))
+        messages.extend(tool_message(cid, r) for (cid, _, _), r in zip(calls, results, strict=True))
+    return await finish(MAX_TURNS, None, f"Reached max_turns ({max_turns}) without a final answer.")
+
+
+def _args_for_log(raw: str) -> Any:
+    try:
+        return json.loads(raw) if raw else {}
+    except ValueError:
+        return raw
+
+
+async def _answer(
+    call_id: str,
+    name: str,
+    raw: str,
+    by_name: dict[str, Tool],
+    recorded: list[Recorded],
+    recorder: Recorder,
+    turn: int,
+) -> Event:
+    """Answer one call: from a recorded result if an equal call has one, else run the tool."""
+    started = time.time()
+    args_log = _args_for_log(raw)
+    result = Event(
+        TOOL_RESULT, name=name, args=args_log, call_id=call_id, turn=turn, started_at=started
+    )
+    key = canonical_args(raw)
+    match = next((r for r in recorded if r.name == name and r.args_key == key), None)
+    if match is not None:
+        recorded.remove(match)
+        result.result = match.event.result
+        result.replayed_from = match.event.call_id
+    else:
+        tool = by_name.get(name)
+        if tool is None:
+            result.error = f"unknown tool {name!r}; available: {', '.join(by_name) or 'none'}"
+        else:
+            try:
+                value = await tool.invoke(tool.parse_args(raw))
+                result.result = _loggable(value)
+            except ToolArgumentsError as exc:
+                result.error = str(exc)
+            except Exception as exc:
+                result.error = f"{type(exc).__name__}: {exc}"
+    result.ended_at = time.time()
+    await recorder.emit(result)
+    return result
+
+
+def _loggable(value: Any) -> Any:
+    """A tool's return value as it is logged and shown to the model."""
+    if isinstance(value, str):
+        return value
+    try:
+        json.dumps(value)
+        return value
+    except (TypeError, ValueError):
+        return str(value)

@@ -1,0 +1,173 @@
+"""The `Model` protocol and the openai-SDK chat-completions model.
+
+Any object with an async `generate` works as a model, so tests, the offline demo and other
+providers plug in. `openai` is imported only when an `OpenAIModel` first makes a request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from .events import Usage
+
+TextCallback = Callable[[str], None]
+
+
+@dataclass
+class ModelResponse:
+    text: str | None = None
+    calls: list[dict[str, Any]] = field(default_factory=list)  # OpenAI `tool_calls` shape
+    usage: Usage = field(default_factory=Usage)
+
+
+@runtime_checkable
+class Model(Protocol):
+    name: str
+
+    async def generate(
+        self,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[dict[str, Any]],
+        on_text: TextCallback | None = None,
+    ) -> ModelResponse:
+        """One chat turn. When `on_text` is given, stream and call it with each text delta."""
+        ...
+
+
+class ModelError(RuntimeError):
+    """The model endpoint failed; the message never carries the API key."""
+
+
+class OpenAIModel:
+    """Chat completions through the `openai` SDK: OpenAI, vLLM, Ollama, llama.cpp, ...
+
+    `base_url`/`api_key` default to `OPENAI_BASE_URL`/`OPENAI_API_KEY`, as the SDK does.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        **settings: Any,
+    ) -> None:
+        self.name = name
+        self._base_url = base_url
+        self._api_key = api_key
+        self._client_options = {
+            k: settings.pop(k) for k in ("max_retries", "timeout") if k in settings
+        }
+        self.settings = settings
+        self._client: Any = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    def __repr__(self) -> str:  # never show the key
+        return f"OpenAIModel({self.name!r}, base_url={self._base_url!r})"
+
+    def _get_client(self) -> Any:
+        # An async client's connections belong to one event loop; `run()` makes a new loop
+        # each call, so keep one client per loop.
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            import openai  # lazy: ~0.3 s, only when a request is made
+
+            self._client = openai.AsyncOpenAI(
+                base_url=self._base_url, api_key=self._api_key, **self._client_options
+            )
+            self._client_loop = loop
+        return self._client
+
+    def _secret(self) -> str | None:
+        client = self._client
+        return getattr(client, "api_key", None) or self._api_key
+
+    async def generate(
+        self,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[dict[str, Any]],
+        on_text: TextCallback | None = None,
+    ) -> ModelResponse:
+        try:
+            client = self._get_client()
+            kwargs: dict[str, Any] = {"model": self.name, "messages": list(messages)}
+            if tools:
+                kwargs["tools"] = list(tools)
+            kwargs.update(self.settings)
+            if on_text is None:
+                completion = await client.chat.completions.create(**kwargs)
+                return _from_completion(completion)
+            return await _from_stream(client, kwargs, on_text)
+        except Exception as exc:
+            if type(exc).__module__.startswith(("openai", "httpx")):
+                raise ModelError(redact(f"{type(exc).__name__}: {exc}", self._secret())) from None
+            raise
+
+
+def redact(text: str, secret: str | None) -> str:
+    if secret and len(secret) >= 4:
+        text = text.replace(secret, "***")
+    return text
+
+
+def _usage(raw: Any) -> Usage:
+    if raw is None:
+        return Usage()
+    prompt = getattr(raw, "prompt_tokens", 0) or 0
+    completion = getattr(raw, "completion_tokens", 0) or 0
+    total = getattr(raw, "total_tokens", 0) or prompt + completion
+    return Usage(prompt, completion, total)
+
+
+def _from_completion(completion: Any) -> ModelResponse:
+    if not completion.choices:
+        raise ModelError("the model returned no choices")
+    msg = completion.choices[0].message
+    calls = [
+        {
+            "id": c.id,
+            "type": "function",
+            "function": {"name": c.function.name, "arguments": c.function.arguments or ""},
+        }
+        for c in msg.tool_calls or []
+        if getattr(c, "function", None) is not None
+    ]
+    return ModelResponse(text=msg.content, calls=calls, usage=_usage(completion.usage))
+
+
+async def _from_stream(client: Any, kwargs: dict[str, Any], on_text: TextCallback) -> ModelResponse:
+    stream = await client.chat.completions.create(
+        **kwargs, stream=True, stream_options={"include_usage": True}
+    )
+    text: list[str] = []
+    calls: dict[int, dict[str, Any]] = {}
+    usage = Usage()
+    async for chunk in stream:
+        if getattr(chunk, "usage", None) is not None:
+            usage = _usage(chunk.usage)
+        for choice in chunk.choices or []:
+            delta = choice.delta
+            if delta is None:
+                continue
+            if delta.content:
+                text.append(delta.content)
+                on_text(delta.content)
+            for tc in delta.tool_calls or []:
+                slot = calls.setdefault(
+                    tc.index,
+                    {"id": "", "type": "function", "function": {"name": "", "arguments": ""}},
+                )
+                if tc.id:
+                    slot["id"] = tc.id
+                if tc.function is not None:
+                    if tc.function.name:
+                        slot["function"]["name"] += tc.function.name
+                    if tc.function.arguments:
+                        slot["function"]["arguments"] += tc.function.arguments
+    return ModelResponse(
+        text="".join(text) if text else None,
+        calls=[calls[i] for i in sorted(calls)],
+        usage=usage,
+    )

@@ -1,0 +1,273 @@
+"""Pure functions over a run's events: status, what to resend, pending calls, usage, summary.
+
+No I/O. The engine resumes from `resume_point`; the TUI shows `summarize`. Both read logs
+written by this engine and by upstream Agentor 0.1.x.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .events import GENERATION, RUN_END, RUN_START, TOOL_CALL, TOOL_RESULT, Event, Usage
+
+COMPLETED = "completed"
+FAILED = "failed"
+MAX_TURNS = "max_turns"
+INCOMPLETE = "incomplete"
+
+
+def segments(events: Sequence[Event]) -> list[list[Event]]:
+    """The log split at each `run_start`; events before the first one form their own segment."""
+    out: list[list[Event]] = []
+    for e in events:
+        if e.type == RUN_START or not out:
+            out.append([])
+        out[-1].append(e)
+    return out
+
+
+def last_run_end(events: Sequence[Event]) -> Event | None:
+    """The `run_end` of the last segment, or None when that segment did not end."""
+    for e in reversed(events):
+        if e.type == RUN_END:
+            return e
+        if e.type == RUN_START:
+            return None
+    return None
+
+
+def status(events: Sequence[Event]) -> str:
+    """`completed | failed | max_turns | incomplete`: only the last segment decides."""
+    end = last_run_end(events)
+    if end is None:
+        return INCOMPLETE
+    return end.status or FAILED
+
+
+def total_usage(events: Sequence[Event]) -> Usage:
+    """Tokens of every generation in the log, all segments: what the run has cost."""
+    total = Usage()
+    for e in events:
+        if e.type == GENERATION and e.usage is not None:
+            total = total + e.usage
+    return total
+
+
+def canonical_args(args: Any) -> str:
+    """A key under which two calls with equal arguments compare equal."""
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except ValueError:
+            return args
+    return json.dumps(args, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def call_parts(call: dict[str, Any]) -> tuple[str, str, str]:
+    """(id, name, raw arguments) of an OpenAI-shaped tool call, tolerating missing parts."""
+    fn = call.get("function") if isinstance(call.get("function"), dict) else {}
+    args = fn.get("arguments", "")
+    if not isinstance(args, str):
+        args = json.dumps(args)
+    return str(call.get("id", "")), str(fn.get("name", "")), args
+
+
+def assistant_message(gen: Event) -> dict[str, Any]:
+    """The assistant message a generation produced, as it goes into the next request."""
+    msg: dict[str, Any] = {"role": "assistant", "content": gen.text}
+    if gen.calls:
+        msg["tool_calls"] = gen.calls
+    return msg
+
+
+def tool_message(call_id: str, result: Event) -> dict[str, Any]:
+    content = result.result if result.error is None else f"Error: {result.error}"
+    if not isinstance(content, str):
+        content = json.dumps(content, ensure_ascii=False, default=str)
+    return {"role": "tool", "tool_call_id": call_id, "content": content}
+
+
+@dataclass
+class Recorded:
+    """A tool result from a rewound generation, kept to answer one equal call later."""
+
+    name: str
+    args_key: str
+    event: Event
+
+
+@dataclass
+class ResumePoint:
+    """Where a resume picks up.
+
+    `messages` is the request to send next (None when `final_text` already answers the run).
+    `pending` are tool calls of the last generation that already have results; `missing` the
+    ones that do not (the rewind case is `missing` non-empty). `recorded` holds results of
+    rewound generations, each of which answers one equal call instead of running the tool.
+    """
+
+    messages: list[dict[str, Any]]
+    turn: int
+    final_text: str | None = None
+    rewound: bool = False
+    recorded: list[Recorded] = field(default_factory=list)
+    input_messages: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _results_after(events: Sequence[Event], start: int) -> dict[str, Event]:
+    found: dict[str, Event] = {}
+    for e in events[start:]:
+        if e.type == GENERATION:
+            break
+        if e.type == TOOL_RESULT and e.call_id:
+            found[e.call_id] = e
+    return found
+
+
+def resume_point(events: Sequence[Event]) -> ResumePoint:
+    """What to send next to continue the run the log describes."""
+    input_messages: list[dict[str, Any]] = []
+    for e in events:
+        if e.type == RUN_START and e.messages is not None:
+            input_messages = e.messages
+            break
+
+    recorded: list[Recorded] = []
+    consumed: set[str] = set()
+    last_gen: int | None = None
+    gens: list[int] = []
+    for i, e in enumerate(events):
+        if e.type == GENERATION and e.messages is not None:
+            gens.append(i)
+            last_gen = i
+        elif e.type == TOOL_RESULT and e.replayed_from:
+            consumed.add(e.replayed_from)
+
+    # Results of generations that were rewound (not all calls answered) answer later calls.
+    for i in gens:
+        gen = events[i]
+        results = _results_after(events, i + 1)
+        ids = [call_parts(c)[0] for c in gen.calls or []]
+        if ids and not all(cid in results for cid in ids):
+            for cid in ids:
+                r = results.get(cid)
+                if r is not None and r.error is None and cid not in consumed:
+                    recorded.append(Recorded(r.name or "", canonical_args(r.args), r))
+
+    if last_gen is None:
+        return ResumePoint(
+            messages=list(input_messages),
+            turn=0,
+            recorded=recorded,
+            input_messages=input_messages,
+        )
+    gen = events[last_gen]
+    turn = gen.turn or 0
+    assert gen.messages is not None
+    if not gen.calls:
+        return ResumePoint(
+            messages=list(gen.messages),
+            turn=turn,
+            final_text=gen.text or "",
+            recorded=recorded,
+            input_messages=input_messages,
+        )
+    results = _results_after(events, last_gen + 1)
+    ids = [call_parts(c)[0] for c in gen.calls]
+    if all(cid in results for cid in ids):
+        messages = [*gen.messages, assistant_message(gen)]
+        messages += [tool_message(cid, results[cid]) for cid in ids]
+        return ResumePoint(
+            messages=messages,
+            turn=turn,
+            recorded=recorded,
+            input_messages=input_messages,
+        )
+    # Rewind: ask again with the request that produced the half-answered calls.
+    return ResumePoint(
+        messages=list(gen.messages),
+        turn=turn - 1 if turn else 0,
+        rewound=True,
+        recorded=recorded,
+        input_messages=input_messages,
+    )
+
+
+@dataclass
+class RunSummary:
+    """What a list of runs shows about one run; derived from its events alone."""
+
+    run_id: str
+    status: str = INCOMPLETE
+    agent: str | None = None
+    model: str | None = None
+    started_at: float | None = None
+    last_event_at: float | None = None
+    ended_at: float | None = None
+    turns: int = 0
+    tool_calls: int = 0
+    usage: Usage = field(default_factory=Usage)
+    first_prompt: str | None = None
+    final_output: str | None = None
+    error: str | None = None
+    segments: int = 0
+    events: int = 0
+    bad_lines: int = 0
+
+
+def first_user_text(messages: Sequence[dict[str, Any]] | None) -> str | None:
+    for m in messages or ():
+        if m.get("role") == "user":
+            content = m.get("content")
+            if isinstance(content, str):
+                return content
+            if isinstance(content, list):  # content parts
+                texts = [p.get("text") for p in content if isinstance(p, dict)]
+                return " ".join(t for t in texts if isinstance(t, str))
+    return None
+
+
+def event_time(e: Event) -> float | None:
+    return e.ts or e.ended_at or e.started_at
+
+
+def summarize(run_id: str, events: Sequence[Event], bad_lines: int = 0) -> RunSummary:
+    s = RunSummary(run_id=run_id, bad_lines=bad_lines)
+    fold(s, events)
+    return s
+
+
+def fold(s: RunSummary, events: Sequence[Event]) -> RunSummary:
+    """Update a summary with events that follow the ones it was made from (for tailing)."""
+    for e in events:
+        s.events += 1
+        t = event_time(e)
+        if t is not None:
+            s.last_event_at = t if s.last_event_at is None else max(s.last_event_at, t)
+        if e.type == RUN_START:
+            s.segments += 1
+            s.status = INCOMPLETE
+            s.ended_at = None
+            s.agent = s.agent or e.agent
+            s.model = s.model or e.model
+            if s.started_at is None:
+                s.started_at = e.started_at or e.ts
+            if s.first_prompt is None:
+                s.first_prompt = first_user_text(e.messages)
+        elif e.type == GENERATION:
+            s.turns = max(s.turns, e.turn or 0)
+            if e.usage is not None:
+                s.usage = s.usage + e.usage
+            s.model = s.model or e.model
+        elif e.type == TOOL_CALL:
+            s.tool_calls += 1
+        elif e.type == RUN_END:
+            s.status = e.status or FAILED
+            s.ended_at = e.ended_at or e.ts
+            s.error = e.error
+            if e.status == COMPLETED:
+                s.final_output = e.text
+    return s

@@ -1,0 +1,339 @@
+"""Where runs are saved: the `Store` protocol, `FileStore` and `MemoryStore`.
+
+A store is any object with `append`, `load` and `list_runs`. The engine also uses, when a store
+offers them, `append_many` (one durable write for several events) and `lock` (exclusive
+ownership of a run while a process runs or resumes it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import logging
+import os
+import re
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from .events import Event
+from .logformat import BadLine, LogDecoder, LogEncoder, split_lines
+
+log = logging.getLogger("agentor")
+
+RUN_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,128}")
+SUFFIX = ".jsonl"
+# How long a lock attempt retries before refusing: long enough to ride over a reader's
+# momentary probe (see `FileStore.is_locked`), far shorter than any real run.
+LOCK_PATIENCE = 0.2
+
+
+def validate_run_id(run_id: object) -> str:
+    """Return `run_id` if it is a safe run id, else raise `ValueError` (before any file access)."""
+    if not isinstance(run_id, str) or not RUN_ID_RE.fullmatch(run_id):
+        raise ValueError(
+            f"invalid run id {run_id!r}: use 1 to 128 characters from A-Z, a-z, 0-9, '_' and '-'"
+        )
+    return run_id
+
+
+class RunLockedError(RuntimeError):
+    """Another process (or task) is already running or resuming this run."""
+
+    def __init__(self, run_id: str, pid: int | None) -> None:
+        self.run_id = run_id
+        self.pid = pid
+        holder = f"process {pid}" if pid else "another process"
+        super().__init__(f"run {run_id} is locked by {holder}: it is being run or resumed there")
+
+
+@runtime_checkable
+class Store(Protocol):
+    def append(self, run_id: str, event: Event) -> None:
+        """Save one event. Called once per step, off the event loop."""
+
+    def load(self, run_id: str) -> list[Event]:
+        """Return every event for a run, in order. Unknown run id: `KeyError`."""
+        ...
+
+    def list_runs(self) -> list[str]:
+        """Return every known run id."""
+        ...
+
+
+class MemoryStore:
+    """Runs kept in a dictionary for the life of the process. Locks are in-process."""
+
+    def __init__(self) -> None:
+        self._runs: dict[str, list[Event]] = {}
+        self._locked: set[str] = set()
+        self._mutex = threading.Lock()
+
+    def append(self, run_id: str, event: Event) -> None:
+        validate_run_id(run_id)
+        with self._mutex:
+            self._runs.setdefault(run_id, []).append(event)
+
+    def append_many(self, run_id: str, events: Iterable[Event]) -> None:
+        validate_run_id(run_id)
+        with self._mutex:
+            self._runs.setdefault(run_id, []).extend(events)
+
+    def load(self, run_id: str) -> list[Event]:
+        validate_run_id(run_id)
+        with self._mutex:
+            if run_id not in self._runs:
+                raise KeyError(run_id)
+            return list(self._runs[run_id])
+
+    def list_runs(self) -> list[str]:
+        with self._mutex:
+            return list(self._runs)
+
+    @contextlib.contextmanager
+    def lock(self, run_id: str) -> Iterator[None]:
+        validate_run_id(run_id)
+        with self._mutex:
+            if run_id in self._locked:
+                raise RunLockedError(run_id, os.getpid())
+            self._locked.add(run_id)
+        try:
+            yield
+        finally:
+            with self._mutex:
+                self._locked.discard(run_id)
+
+    def is_locked(self, run_id: str) -> bool:
+        validate_run_id(run_id)
+        with self._mutex:
+            return run_id in self._locked
+
+
+class FileStore:
+    """One append-only JSONL file per run in `directory`; each append is flushed and fsynced.
+
+    `compact=True` (the default) writes each generation as a delta against the previous one,
+    so a log grows linearly with the conversation; `load()` always returns full messages.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str] = "runs", compact: bool = True) -> None:
+        self.directory = Path(directory)
+        self.compact = compact
+        self._encoders: dict[str, LogEncoder] = {}
+        self._held: dict[str, int] = {}  # run id -> fd of the locked log, owned by `lock`
+        self._mutex = threading.Lock()
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+
+    def path(self, run_id: str) -> Path:
+        return self.directory / (validate_run_id(run_id) + SUFFIX)
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def append(self, run_id: str, event: Event) -> None:
+        self.append_many(run_id, [event])
+
+    def append_many(self, run_id: str, events: Iterable[Event]) -> None:
+        path = self.path(run_id)
+        with self._mutex:
+            encoder = self._encoders.get(run_id)
+            if encoder is None:
+                encoder = self._encoders[run_id] = LogEncoder(self.compact)
+            data = b"".join(encoder.encode(e) for e in events if not e.transient)
+            if not data:
+                return
+            held = self._held.get(run_id)
+            fd = held if held is not None else _open_log(path)
+            try:
+                _repair_tail(fd, path)
+                _write_all(fd, data)
+                os.fsync(fd)
+            except BaseException:
+                # What reached the file is unknown now: the next generation is written in full.
+                encoder.forget()
+                raise
+            finally:
+                if held is None:
+                    os.close(fd)
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def load(self, run_id: str) -> list[Event]:
+        """Every whole event of the run. Torn or corrupt lines are skipped with a warning."""
+        events, bad = self.load_with_errors(run_id)
+        for line in bad:
+            log.warning("run %s: skipped %s", run_id, line)
+        return events
+
+    def load_with_errors(self, run_id: str) -> tuple[list[Event], list[BadLine]]:
+        path = self.path(run_id)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except FileNotFoundError:
+            raise KeyError(run_id) from None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise OSError(exc.errno, f"refusing to read {path}: it is a symlink") from None
+            raise
+        with os.fdopen(fd, "rb") as f:
+            data = f.read()
+        lines, rest = split_lines(data)
+        if rest:
+            lines.append(rest)
+        decoder = LogDecoder()
+        encoder = LogEncoder(self.compact)
+        events: list[Event] = []
+        bad: list[BadLine] = []
+        for line in lines:
+            item = decoder.decode(line)
+            if isinstance(item, BadLine):
+                bad.append(item)
+            else:
+                events.append(item)
+                encoder.follow(item)
+        with self._mutex:
+            self._encoders[run_id] = encoder
+        return events, bad
+
+    def list_runs(self) -> list[str]:
+        runs = []
+        with os.scandir(self.directory) as it:
+            for entry in it:
+                name = entry.name
+                if name.endswith(SUFFIX) and RUN_ID_RE.fullmatch(name[: -len(SUFFIX)]):
+                    runs.append(name[: -len(SUFFIX)])
+        return sorted(runs)
+
+    # -- locking -------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def lock(self, run_id: str) -> Iterator[None]:
+        """Hold the run exclusively (`flock`; the kernel frees it if this process dies)."""
+        path = self.path(run_id)
+        with self._mutex:
+            if run_id in self._held:
+                raise RunLockedError(run_id, os.getpid())
+        fd = _open_log(path)
+        try:
+            _flock_patiently(fd, run_id, path)
+        except BaseException:
+            os.close(fd)
+            raise
+        with self._mutex:
+            self._held[run_id] = fd
+        try:
+            yield
+        finally:
+            with self._mutex:
+                del self._held[run_id]
+            os.close(fd)  # closing the only descriptor releases the flock
+
+    def is_locked(self, run_id: str) -> bool:
+        """Whether some process holds the run (is running or resuming it) right now."""
+        path = self.path(run_id)
+        with self._mutex:
+            if run_id in self._held:
+                return True
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            return False
+        try:
+            # A shared probe fails only against an exclusive holder; it is held for a moment,
+            # which `lock` rides over (LOCK_PATIENCE).
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)
+        return False
+
+    def lock_holder(self, run_id: str) -> int | None:
+        """The pid holding the run's lock, when it can be told."""
+        path = self.path(run_id)
+        with self._mutex:
+            if run_id in self._held:
+                return os.getpid()
+        return _flock_holder(path)
+
+
+def _open_log(path: Path) -> int:
+    try:
+        return os.open(
+            path,
+            os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+            0o600,
+        )
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError(exc.errno, f"refusing to write through a symlink: {path}") from None
+        raise
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def _repair_tail(fd: int, path: Path) -> None:
+    """If the log ends in a torn line, move that fragment aside so the file is JSONL again."""
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+        return
+    start = max(0, size - 65536)
+    while True:
+        chunk = os.pread(fd, size - start, start)
+        cut = chunk.rfind(b"\n")
+        if cut >= 0 or start == 0:
+            keep = start + cut + 1 if cut >= 0 else 0
+            break
+        start = max(0, start - 65536)
+    fragment = os.pread(fd, size - keep, keep)
+    aside = path.with_name(path.name + ".torn")
+    with open(aside, "ab") as f:
+        f.write(fragment + b"\n")
+    os.ftruncate(fd, keep)
+    log.warning(
+        "%s ended in a torn line (%d bytes); moved it to %s before appending",
+        path,
+        len(fragment),
+        aside,
+    )
+
+
+def _flock_patiently(fd: int, run_id: str, path: Path) -> None:
+    deadline = time.monotonic() + LOCK_PATIENCE
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise RunLockedError(run_id, _flock_holder(path)) from None
+            time.sleep(0.01)
+
+
+def _flock_holder(path: Path) -> int | None:
+    """The pid of the exclusive flock holder of `path`, read from /proc/locks (Linux)."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+        with open("/proc/locks") as f:
+            table = f.read()
+    except OSError:
+        return None
+    ident = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for row in table.splitlines():
+        parts = row.split()
+        # "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"; blocked waiters have "->".
+        if "->" in parts or len(parts) < 6:
+            continue
+        if parts[1] == "FLOCK" and parts[3] == "WRITE" and parts[5] == ident:
+            try:
+                return int(parts[4])
+            except ValueError:
+                return None
+    return None

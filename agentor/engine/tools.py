@@ -1,0 +1,147 @@
+"""`function_tool`: a Python function as a tool the model can call.
+
+The JSON schema comes from the signature and type hints (through pydantic); Google-style
+`Args:` lines of the docstring become parameter descriptions. Sync tools run in a thread,
+async ones are awaited.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import re
+from collections.abc import Callable
+from typing import Any, overload
+
+from pydantic import ConfigDict, Field, ValidationError, create_model
+
+
+class ToolArgumentsError(ValueError):
+    """The model's arguments are not valid JSON or do not fit the tool's parameters."""
+
+
+class Tool:
+    def __init__(
+        self, fn: Callable[..., Any], name: str | None = None, description: str | None = None
+    ) -> None:
+        self.fn = fn
+        self.name = name or fn.__name__
+        summary, arg_docs = _parse_docstring(inspect.getdoc(fn) or "")
+        self.description = description if description is not None else summary
+        self._model = _params_model(fn, arg_docs)
+        self.is_async = inspect.iscoroutinefunction(fn)
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        """The tool in the chat-completions `tools` shape."""
+        params = self._model.model_json_schema()
+        params.pop("title", None)
+        for prop in params.get("properties", {}).values():
+            prop.pop("title", None)
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": params},
+        }
+
+    def parse_args(self, raw: str | dict[str, Any] | None) -> dict[str, Any]:
+        """Validate the model's arguments; raise `ToolArgumentsError` saying what is wrong."""
+        if raw is None or raw == "":
+            data: Any = {}
+        elif isinstance(raw, str):
+            try:
+                data = json.loads(raw)
+            except ValueError as exc:
+                raise ToolArgumentsError(f"arguments are not valid JSON: {exc}") from None
+        else:
+            data = raw
+        if not isinstance(data, dict):
+            raise ToolArgumentsError("arguments must be a JSON object")
+        try:
+            model = self._model.model_validate(data)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
+                for err in exc.errors()
+            )
+            raise ToolArgumentsError(f"invalid arguments for {self.name}: {problems}") from None
+        return {k: getattr(model, k) for k in type(model).model_fields}
+
+    async def invoke(self, args: dict[str, Any]) -> Any:
+        if self.is_async:
+            return await self.fn(**args)
+        return await asyncio.to_thread(self.fn, **args)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"Tool({self.name!r})"
+
+
+@overload
+def function_tool(fn: Callable[..., Any], /) -> Tool: ...
+@overload
+def function_tool(
+    *, name: str | None = None, description: str | None = None
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
+def function_tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """A tool from a function: `@function_tool` or `@function_tool(name=..., description=...)`."""
+    if fn is not None:
+        return Tool(fn)
+
+    def wrap(f: Callable[..., Any]) -> Tool:
+        return Tool(f, name=name, description=description)
+
+    return wrap
+
+
+_SECTION = re.compile(r"^(Args|Arguments|Parameters|Returns|Raises|Yields|Examples?|Notes?):\s*$")
+_ARG_LINE = re.compile(r"^\s+(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
+
+
+def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """The summary (text before the first section) and `Args:` descriptions."""
+    summary: list[str] = []
+    args: dict[str, str] = {}
+    section: str | None = None
+    current: str | None = None
+    for line in doc.splitlines():
+        m = _SECTION.match(line.strip()) if not line.startswith((" ", "\t")) else None
+        if m:
+            section, current = m.group(1), None
+            continue
+        if section is None:
+            summary.append(line)
+        elif section in ("Args", "Arguments", "Parameters"):
+            am = _ARG_LINE.match(line)
+            if am:
+                current = am.group(1).lstrip("*")
+                args[current] = am.group(2).strip()
+            elif current and line.strip():
+                args[current] = f"{args[current]} {line.strip()}".strip()
+    return "\n".join(summary).strip(), args
+
+
+def _params_model(fn: Callable[..., Any], arg_docs: dict[str, str]) -> Any:
+    sig = inspect.signature(fn)
+    try:
+        hints = inspect.get_annotations(fn, eval_str=True)
+    except Exception:
+        hints = {}
+    fields: dict[str, Any] = {}
+    for pname, param in sig.parameters.items():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        annotation = hints.get(pname, Any)
+        default = ... if param.default is param.empty else param.default
+        fields[pname] = (annotation, Field(default, description=arg_docs.get(pname)))
+    return create_model(f"{fn.__name__}_args", __config__=ConfigDict(extra="forbid"), **fields)

@@ -1,0 +1,226 @@
+"""A small OpenAI-compatible chat-completions server on 127.0.0.1, for tests and benches.
+
+Replies are scripted: a list of reply dicts consumed in order, or a function of the request.
+A reply is one of
+
+    {"text": "..."}                                  a final answer
+    {"calls": [["get_weather", {"city": "Oslo"}]]}   tool calls (ids are generated)
+    {"status": 500, "message": "..."}                an HTTP error
+    {"hang": True}                                   never answer (until the server stops)
+    {"delay": 0.5, ...}                              wait before answering
+
+Streaming requests (`"stream": true`) are answered with SSE chunks, usage last when asked for.
+Every request body is kept in `server.requests`.
+
+Run standalone: `python tests/openai_server.py` serves the weather script and prints its URL.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Reply = dict[str, Any]
+Script = list[Reply] | Callable[[dict[str, Any]], Reply]
+
+
+def weather_script(request: dict[str, Any]) -> Reply:
+    """Call get_weather for each capitalised city in the prompt, then summarise the results."""
+    messages = request.get("messages", [])
+    if messages and messages[-1].get("role") == "tool":
+        results = [m["content"] for m in messages if m.get("role") == "tool"]
+        return {"text": " ".join(results)}
+    prompt = next((m.get("content") for m in reversed(messages) if m.get("role") == "user"), "")
+    cities = re.findall(r"\b(?!What\b|The\b|And\b)[A-Z][a-z]+", prompt or "")
+    if not cities:
+        return {"text": "Which city?"}
+    return {"calls": [["get_weather", {"city": c}] for c in cities]}
+
+
+class FakeOpenAI:
+    def __init__(self, script: Script | None = None) -> None:
+        self.script: Script = script if script is not None else weather_script
+        self.requests: list[dict[str, Any]] = []
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    @property
+    def calls(self) -> int:
+        """How many chat-completions requests arrived."""
+        return len(self.requests)
+
+    def start(self) -> FakeOpenAI:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self) -> FakeOpenAI:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def next_reply(self, request: dict[str, Any]) -> Reply:
+        with self._lock:
+            self.requests.append(request)
+            if callable(self.script):
+                return self.script(request)
+            if not self.script:
+                return {"status": 500, "message": "script exhausted"}
+            return self.script.pop(0)
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                if not self.path.endswith("/chat/completions"):
+                    self._json(404, {"error": {"message": f"no route {self.path}"}})
+                    return
+                reply = server.next_reply(body)
+                if reply.get("delay"):
+                    time.sleep(reply["delay"])
+                if reply.get("hang"):
+                    server._stop.wait()
+                    return
+                if "status" in reply:
+                    msg = reply.get("message", "scripted failure")
+                    self._json(reply["status"], {"error": {"message": msg, "type": "server"}})
+                    return
+                if body.get("stream"):
+                    self._stream(body, reply)
+                else:
+                    self._json(200, server._completion(body, reply))
+
+            def _json(self, code: int, data: Any) -> None:
+                raw = json.dumps(data).encode()
+                self.send_response(code)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+            def _stream(self, body: dict[str, Any], reply: Reply) -> None:
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("connection", "close")
+                self.end_headers()
+                full = server._completion(body, reply)
+                for chunk in server._chunks(full, body):
+                    self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+                    self.wfile.flush()
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+                self.close_connection = True
+
+        return Handler
+
+    def _completion(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+        n = next(self._ids)
+        message: dict[str, Any] = {"role": "assistant", "content": reply.get("text")}
+        if "calls" in reply:
+            message["tool_calls"] = [
+                {
+                    "id": f"call_{n}_{i}",
+                    "type": "function",
+                    "function": {
+                        "name": name,
+                        "arguments": args if isinstance(args, str) else json.dumps(args),
+                    },
+                }
+                for i, (name, args) in enumerate(reply["calls"])
+            ]
+        prompt = sum(len(json.dumps(m)) for m in body.get("messages", [])) // 4
+        completion = 12
+        return {
+            "id": f"chatcmpl-{n}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", "fake"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": "tool_calls" if "calls" in reply else "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+            },
+        }
+
+    def _chunks(self, full: dict[str, Any], body: dict[str, Any]) -> list[dict[str, Any]]:
+        base = {k: full[k] for k in ("id", "created", "model")}
+        base["object"] = "chat.completion.chunk"
+        msg = full["choices"][0]["message"]
+        chunks = []
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+            return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+        chunks.append(chunk({"role": "assistant", "content": ""}))
+        text = msg.get("content") or ""
+        for word in re.findall(r"\S+\s*", text):
+            chunks.append(chunk({"content": word}))
+        for i, call in enumerate(msg.get("tool_calls") or []):
+            fn = call["function"]
+            chunks.append(
+                chunk(
+                    {
+                        "tool_calls": [
+                            {
+                                "index": i,
+                                "id": call["id"],
+                                "type": "function",
+                                "function": {"name": fn["name"], "arguments": ""},
+                            }
+                        ]
+                    }
+                )
+            )
+            args = fn["arguments"]
+            for part in (args[: len(args) // 2], args[len(args) // 2 :]):
+                chunks.append(
+                    chunk({"tool_calls": [{"index": i, "function": {"arguments": part}}]})
+                )
+        chunks.append(chunk({}, full["choices"][0]["finish_reason"]))
+        if (body.get("stream_options") or {}).get("include_usage"):
+            chunks.append({**base, "choices": [], "usage": full["usage"]})
+        return chunks
+
+
+if __name__ == "__main__":
+    with FakeOpenAI() as srv:
+        print(srv.url, flush=True)
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            pass
