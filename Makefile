@@ -20,5 +20,17 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
+# Rewrite the sample run logs in runs/ with the real engine (crashes are real SIGKILLs).
+samples: $(STAMP)
+	env -u OPENAI_API_KEY $(BIN)/python scripts/make_samples.py --out runs
+
+# Open a fresh scratch copy of the samples with the weather agent on the offline demo model,
+# so `r` resumes a crashed run without network; resumed runs are written to demo-runs/ too.
+demo: $(STAMP)
+	rm -rf demo-runs
+	cp -R runs demo-runs
+	env -u OPENAI_API_KEY AGENTOR_RUNS=demo-runs \
+		$(BIN)/agentor-tui demo-runs --agent examples/weather.py:agent
+
 clean:
 	rm -rf $(VENV) demo-runs .pytest_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""Examples: the weather agent (`examples/weather.py`) and an offline demo model."""
