@@ -38,6 +38,9 @@ class RunResult:
     usage: Usage = field(default_factory=Usage)
     messages: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
+    # Writes to the store that failed during this call (each logged on the `agentor` logger):
+    # when non-zero the log may be missing steps and the run may not resume from it.
+    save_failures: int = 0
 
 
 class Agentor:
@@ -90,8 +93,13 @@ class Agentor:
         The first event, `run_start`, carries the run id. Abandoning the stream cancels the
         run, which stays saved and resumable.
         """
-        async for event in self._stream(lambda listener: self._start(input, listener, True)):
-            yield event
+        # aclosing: closing this stream must close (and so cancel) the run's stream now, not
+        # whenever the garbage collector gets to it, so the run's lock is free at once.
+        async with contextlib.aclosing(
+            self._stream(lambda listener: self._start(input, listener, True))
+        ) as events:
+            async for event in events:
+                yield event
 
     # -- resuming ------------------------------------------------------------------------------
 
@@ -116,6 +124,9 @@ class Agentor:
             if status(events) == COMPLETED:
                 return _result_from_log(run_id, events)
             point = resume_point(events)
+            if not point.messages:
+                # Killed between taking the lock and writing run_start: no input was saved.
+                raise ValueError(f"run {run_id} recorded no input (its log has no run_start)")
             recorder = Recorder(run_id, store, events=list(events))
             if listener is not None:
                 recorder.listeners.append(listener)
@@ -124,8 +135,11 @@ class Agentor:
 
     async def stream_resume(self, run_id: str) -> AsyncIterator[Event]:
         """Like `stream_chat`, for `aresume`."""
-        async for event in self._stream(lambda listener: self.aresume(run_id, listener)):
-            yield event
+        async with contextlib.aclosing(
+            self._stream(lambda listener: self.aresume(run_id, listener))
+        ) as events:
+            async for event in events:
+                yield event
 
     # -- internals -----------------------------------------------------------------------------
 
@@ -186,6 +200,7 @@ class Agentor:
             usage=total_usage(recorder.events),
             messages=outcome.messages,
             error=outcome.error,
+            save_failures=recorder.save_failures,
         )
 
     async def _stream(self, start: Callable[[Listener], Any]) -> AsyncIterator[Event]:

@@ -52,7 +52,10 @@ class FakeOpenAI:
         self._stop = threading.Event()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        # A short poll interval: `stop()` waits for it, once per test that starts a server.
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
 
     @property
     def url(self) -> str:
@@ -93,6 +96,9 @@ class FakeOpenAI:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out in separate writes: without TCP_NODELAY every reply on a
+            # kept-alive connection waits ~40 ms for a delayed ACK (Nagle).
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: Any) -> None:
                 pass

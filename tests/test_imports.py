@@ -1,0 +1,54 @@
+"""Import contracts: the engine never imports the TUI or textual; the TUI's data layer never
+imports textual; openai is imported only when a request is made. Checked in fresh interpreters."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from tests.conftest import ROOT
+
+ENGINE_MODULES = [
+    "agentor",
+    "agentor.agent",
+    "agentor.engine.events",
+    "agentor.engine.logformat",
+    "agentor.engine.store",
+    "agentor.engine.replay",
+    "agentor.engine.loop",
+    "agentor.engine.models",
+    "agentor.engine.tools",
+]
+
+
+def imported_after(modules: list[str]) -> set[str]:
+    code = (
+        "import importlib, json, sys\n"
+        f"for name in {modules!r}:\n"
+        "    importlib.import_module(name)\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    return set(json.loads(proc.stdout))
+
+
+def tops(modules: set[str]) -> set[str]:
+    return {m.split(".")[0] for m in modules}
+
+
+def test_the_engine_imports_no_tui_textual_or_openai() -> None:
+    loaded = tops(imported_after(ENGINE_MODULES))
+    assert "agentor" in loaded
+    assert not loaded & {"textual", "tui"}
+    assert "openai" not in loaded, "openai must be imported lazily, on the first request"
+
+
+def test_the_tui_data_layer_imports_no_textual() -> None:
+    loaded = tops(imported_after(["tui.runs"]))
+    assert "tui" in loaded
+    assert "textual" not in loaded
+    assert "openai" not in loaded
