@@ -1,11 +1,36 @@
-"""`agentor-tui [DIR] [--agent SPEC]... [--no-watch]`: argument parsing and `main()`."""
+"""`agentor-tui [DIR] [--agent SPEC]... [--no-watch]`: argument parsing and `main()`.
+
+Imports stay lazy: `--version` and `--help` load neither the engine nor textual, and openai is
+imported only when a resume makes a request.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
-from agentor import __version__
+
+def _version() -> str:
+    # The installed distribution's metadata is read in a few ms; importing `agentor` for its
+    # __version__ would load pydantic and asyncio (~0.2 s). A test keeps the two equal.
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("agentor-tui")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        from agentor import __version__
+
+        return __version__
+
+
+class _VersionAction(argparse.Action):
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="show the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        print(f"agentor-tui {_version()}")
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -19,14 +44,36 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="SPEC",
-        help="agent to resume runs with: path/to/file.py:name or package.module:name",
+        help="agent to resume runs with: path/to/file.py:name or package.module:name "
+        "(an Agentor or a function returning one); repeat for several agents, matched to "
+        "runs by agent name",
     )
     p.add_argument("--no-watch", action="store_true", help="do not watch the directory")
-    p.add_argument("--version", action="version", version=f"agentor-tui {__version__}")
+    p.add_argument("--version", action=_VersionAction)
     return p
 
 
+def fail(message: str) -> int:
+    """One line on stderr; exit status 2 (a usage error, as argparse uses)."""
+    print(f"agentor-tui: error: {message}", file=sys.stderr)
+    return 2
+
+
 def main(argv: list[str] | None = None) -> int:
-    build_parser().parse_args(argv)
-    print("agentor-tui: the TUI is not built yet", file=sys.stderr)
-    return 1
+    args = build_parser().parse_args(argv)
+    directory = Path(args.dir)
+    if not directory.is_dir():
+        what = "not a directory" if directory.exists() else "no such directory"
+        return fail(f"{what}: {args.dir}")
+
+    from .agents import AgentSet, AgentSpecError
+
+    try:
+        agents = AgentSet.load(args.agent)
+    except AgentSpecError as exc:
+        return fail(str(exc))
+
+    from .app import RunsApp  # textual loads only now
+
+    RunsApp(directory=directory, agents=agents, watch=not args.no_watch).run()
+    return 0

@@ -1,0 +1,140 @@
+"""The command line: `agentor-tui [DIR] [--agent SPEC]... [--no-watch] [--version] [--help]`."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import agentor
+from tui.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = Path(sys.executable).parent / "agentor-tui"
+
+
+def run_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    """`python -m tui ARGS` in a fresh interpreter."""
+    return subprocess.run(
+        [sys.executable, "-m", "tui", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
+
+
+def test_version_is_the_engine_version_and_exits_0() -> None:
+    proc = run_cli("--version")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == f"agentor-tui {agentor.__version__}\n"
+
+
+@pytest.mark.skipif(not SCRIPT.exists(), reason="the console script is not installed")
+def test_the_console_script_prints_the_version() -> None:
+    proc = subprocess.run([str(SCRIPT), "--version"], capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stdout) == (0, f"agentor-tui {agentor.__version__}\n")
+
+
+def test_version_and_help_import_neither_openai_nor_textual_nor_the_engine() -> None:
+    for flag in ("--version", "--help"):
+        code = (
+            "import sys\n"
+            "from tui.cli import main\n"
+            "try:\n"
+            f"    main([{flag!r}])\n"
+            "except SystemExit as exc:\n"
+            "    assert exc.code == 0, exc.code\n"
+            "heavy = ('openai', 'textual', 'pydantic', 'agentor')\n"
+            "print(sorted(m for m in heavy if m in sys.modules), file=sys.stderr)\n"
+        )
+        proc = subprocess.run(
+            [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stderr.strip() == "[]", flag
+
+
+def test_help_lists_the_options() -> None:
+    proc = run_cli("--help")
+    assert proc.returncode == 0
+    for word in ("DIR", "--agent SPEC", "--no-watch", "--version", "default: runs"):
+        assert word in proc.stdout.replace("[dir]", "DIR")
+
+
+def test_a_missing_directory_is_a_one_line_error(tmp_path: Path) -> None:
+    proc = run_cli(str(tmp_path / "nope"))
+    assert proc.returncode == 2
+    assert proc.stderr == f"agentor-tui: error: no such directory: {tmp_path / 'nope'}\n"
+    assert proc.stdout == ""
+
+
+def test_dir_defaults_to_runs(tmp_path: Path) -> None:
+    proc = run_cli(cwd=tmp_path)  # no ./runs here
+    assert (proc.returncode, proc.stderr) == (2, "agentor-tui: error: no such directory: runs\n")
+
+
+def test_a_file_is_not_a_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "a.jsonl"
+    path.write_text("")
+    assert main([str(path)]) == 2
+    assert capsys.readouterr().err == f"agentor-tui: error: not a directory: {path}\n"
+
+
+def test_bad_agent_specs_are_one_line_errors_naming_the_cause(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "broken_cli_x1.py").write_text("import missing_dependency_x1\n")
+    (tmp_path / "plain_cli_x2.py").write_text("agent = 'not an agent'\n")
+    cases = {
+        f"{tmp_path / 'nope.py'}:agent": "no such file",
+        f"{tmp_path / 'plain_cli_x2.py'}:agnt": "no attribute 'agnt'",
+        f"{tmp_path / 'plain_cli_x2.py'}:agent": "not an Agentor: agent is a str",
+        f"{tmp_path / 'broken_cli_x1.py'}:agent": "import error: ModuleNotFoundError",
+        "no_such_package_x3.mod:agent": "no module named 'no_such_package_x3'",
+        "noseparator": "expected path/to/file.py:name",
+    }
+    for spec, cause in cases.items():
+        assert main([str(tmp_path), "--agent", spec]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"agentor-tui: error: --agent {spec}: "), err
+        assert cause in err and err.count("\n") == 1, err
+
+
+def test_bad_agent_in_a_fresh_process_exits_2(tmp_path: Path) -> None:
+    proc = run_cli(str(tmp_path), "--agent", "missing.py:agent", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr == "agentor-tui: error: --agent missing.py:agent: no such file: missing.py\n"
+
+
+def test_good_arguments_start_the_app_with_the_directory_and_agents(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[dict[str, Any]] = []
+
+    class FakeApp:
+        def __init__(self, **kwargs: Any) -> None:
+            self.kwargs = kwargs
+
+        def run(self) -> None:
+            started.append(self.kwargs)
+
+    fake = types.ModuleType("tui.app")
+    fake.RunsApp = FakeApp  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "tui.app", fake)
+    (tmp_path / "my_agent_cli_x4.py").write_text(
+        "from agentor import Agentor\nagent = Agentor(name='Mine', model='gpt-4o-mini')\n"
+    )
+    monkeypatch.setattr(sys, "path", list(sys.path))
+
+    assert main([str(tmp_path), "--agent", f"{tmp_path / 'my_agent_cli_x4.py'}:agent"]) == 0
+    assert main([str(tmp_path), "--no-watch"]) == 0
+    first, second = started
+    assert first["directory"] == tmp_path and first["watch"] is True
+    assert first["agents"].names == ["Mine"]
+    assert second["watch"] is False and len(second["agents"]) == 0

@@ -1,0 +1,734 @@
+"""The TUI's data layer (`tui.runs`): the run list of a directory and the lazy log of one run.
+
+Real files in tmp_path, written by the real engine (an in-process scripted model) or copied
+from the upstream fixtures; statuses and summaries must be exactly what `agentor.engine.replay`
+derives from `FileStore.load`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tui.runs as runs
+from agentor import Agentor, function_tool
+from agentor.engine.events import Event, Usage
+from agentor.engine.logformat import BadLine
+from agentor.engine.models import ModelError, ModelResponse
+from agentor.engine.replay import event_time, summarize
+from agentor.engine.store import FileStore
+from tui.runs import RunIndex, RunLog
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path("/work/shared/fixtures/upstream-agentor-0.1.1")
+if not FIXTURES.is_dir():  # the shared tree beside the checkout
+    FIXTURES = ROOT.parent / "shared" / "fixtures" / "upstream-agentor-0.1.1"
+
+
+# -- runs written by the real engine -------------------------------------------------------------
+
+
+class Script:
+    """A `Model` answering from a list: a ModelResponse, an exception to raise, or "hang"."""
+
+    name = "scripted"
+
+    def __init__(self, *replies: Any) -> None:
+        self.replies = list(replies)
+        self.waiting = asyncio.Event()
+
+    async def generate(
+        self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]], on_text=None
+    ) -> ModelResponse:
+        reply = self.replies.pop(0) if self.replies else "hang"
+        if reply == "hang":
+            self.waiting.set()
+            await asyncio.Event().wait()
+        if isinstance(reply, BaseException):
+            raise reply
+        return reply
+
+
+def calls(*pairs: tuple[str, dict[str, Any]], turn: int = 1) -> ModelResponse:
+    made = [
+        {
+            "id": f"c{turn}_{i}",
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps(args)},
+        }
+        for i, (name, args) in enumerate(pairs)
+    ]
+    return ModelResponse(calls=made, usage=Usage(10, 2, 12))
+
+
+def text(answer: str) -> ModelResponse:
+    return ModelResponse(text=answer, usage=Usage(20, 3, 23))
+
+
+@function_tool
+def get_weather(city: str) -> str:
+    """Get the weather.
+
+    Args:
+        city: The city.
+    """
+    if city == "Atlantis":
+        raise LookupError("no such city")
+    return f"The weather in {city} is sunny and 22C."
+
+
+def agent(store: FileStore, *replies: Any, name: str = "Weather", max_turns: int = 10) -> Agentor:
+    return Agentor(
+        name=name,
+        model=Script(*replies),
+        instructions="You are a weather bot.",
+        tools=[get_weather],
+        store=store,
+        max_turns=max_turns,
+    )
+
+
+async def interrupted_run(store: FileStore, *replies: Any) -> str:
+    """A run cancelled while the model is thinking: left incomplete, unlocked."""
+    before = set(store.list_runs())
+    a = agent(store, *replies, "hang")
+    task = asyncio.ensure_future(a.arun("What is the weather in Oslo?"))
+    await asyncio.wait_for(a.model.waiting.wait(), 10)  # type: ignore[attr-defined]
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    (run_id,) = set(store.list_runs()) - before
+    return run_id
+
+
+async def engine_runs(directory: Path, compact: bool = True) -> dict[str, str]:
+    """One run per outcome, written by the engine; returns {scenario: run id}."""
+    store = FileStore(directory, compact=compact)
+    out: dict[str, str] = {}
+
+    async def run(name: str, a: Agentor, prompt: str) -> None:
+        result = await a.arun(prompt)
+        out[name] = result.run_id or ""
+
+    await run("completed", agent(store, calls(("get_weather", {"city": "Paris"})), text("Sunny.")),
+              "Weather in Paris?")  # fmt: skip
+    await run(
+        "parallel",
+        agent(
+            store,
+            calls(("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Oslo"})),
+            text("Both sunny."),
+        ),
+        "Paris and Oslo?",
+    )
+    await run("tool_error", agent(store, calls(("get_weather", {"city": "Atlantis"})),
+              text("Unknown.")), "Atlantis?")  # fmt: skip
+    await run("failed", agent(store, ModelError("HTTP 500: boom")), "Fail please")
+    await run(
+        "max_turns",
+        agent(
+            store,
+            calls(("get_weather", {"city": "A"}), turn=1),
+            calls(("get_weather", {"city": "B"}), turn=2),
+            max_turns=2,
+        ),
+        "Loop",
+    )
+    out["interrupted"] = await interrupted_run(store, calls(("get_weather", {"city": "Oslo"})))
+    resumed = await interrupted_run(store, calls(("get_weather", {"city": "Rome"})))
+    await agent(store, text("Rome is sunny.")).aresume(resumed)
+    out["resumed"] = resumed
+    return out
+
+
+EXPECTED = {
+    "completed": "completed",
+    "parallel": "completed",
+    "tool_error": "completed",
+    "failed": "failed",
+    "max_turns": "max_turns",
+    "interrupted": "interrupted",
+    "resumed": "completed",
+}
+
+
+def assert_summaries_match_the_engine(index: RunIndex, directory: Path) -> None:
+    store = FileStore(directory)
+    for run_id in store.list_runs():
+        row = index.get(run_id)
+        assert row is not None and row.complete
+        events, bad = store.load_with_errors(run_id)
+        assert row.summary == summarize(run_id, events, bad_lines=len(bad))
+
+
+# -- the run list: statuses ----------------------------------------------------------------------
+
+
+def test_upstream_fixture_runs_list_with_the_statuses_of_the_manifest() -> None:
+    manifest = json.loads((FIXTURES / "manifest.json").read_text())
+    index = RunIndex(FIXTURES)  # read-only: nothing is written there
+    index.scan()
+    assert index.error is None
+    assert {r.run_id for r in index.rows()} == {m["run_id"] for m in manifest.values()}
+    for scenario, m in manifest.items():
+        row = index.get(m["run_id"])
+        assert row is not None, scenario
+        assert (row.status, row.error, row.complete) == (m["expect"], None, True), scenario
+    assert_summaries_match_the_engine(index, FIXTURES)
+
+
+def test_quick_rows_have_the_right_status_and_fill_completes_them(monkeypatch, tmp_path) -> None:
+    manifest = json.loads((FIXTURES / "manifest.json").read_text())
+    monkeypatch.setattr(runs, "SCAN_WHOLE_FILES", 0)  # as in a directory of 10,000 runs
+    index = RunIndex(FIXTURES)
+    index.scan()
+    for scenario, m in manifest.items():
+        row = index.get(m["run_id"])
+        assert row is not None and row.status == m["expect"], scenario
+        assert row.summary is not None and row.summary.agent == "Travel Agent"
+        assert row.summary.first_prompt and row.summary.started_at
+    # Only the first line and the last segment's boundary were decoded, not every line.
+    total_lines = sum(p.read_bytes().count(b"\n") for p in FIXTURES.glob("*.jsonl"))
+    assert index.lines_decoded < total_lines / 2
+    assert index.incomplete > 0
+    filled = index.fill()
+    assert index.incomplete == 0 and len(filled) > 0
+    assert_summaries_match_the_engine(index, FIXTURES)
+    assert index.fill() == []
+
+
+async def test_engine_written_runs_list_with_their_statuses(tmp_path: Path) -> None:
+    for compact in (True, False):
+        directory = tmp_path / f"compact-{compact}"
+        ids = await engine_runs(directory, compact=compact)
+        index = RunIndex(directory)
+        index.scan()
+        got = {name: index.get(run_id).status for name, run_id in ids.items()}  # type: ignore[union-attr]
+        assert got == EXPECTED
+        assert_summaries_match_the_engine(index, directory)
+        resumed = index.get(ids["resumed"])
+        assert resumed is not None and resumed.summary is not None
+        assert resumed.summary.segments == 2
+        failed = index.get(ids["failed"])
+        assert failed is not None and failed.summary is not None
+        assert "HTTP 500" in (failed.summary.error or "")
+
+
+async def test_rows_are_newest_first(tmp_path: Path) -> None:
+    ids = await engine_runs(tmp_path)
+    index = RunIndex(tmp_path)
+    index.scan()
+    starts = [r.summary.started_at for r in index.rows()]  # type: ignore[union-attr]
+    assert starts == sorted(starts, reverse=True)
+    assert index.rows()[0].run_id == ids["resumed"]
+
+
+# -- the run list: live changes ------------------------------------------------------------------
+
+
+async def test_an_appended_event_is_read_alone_and_moves_the_status(tmp_path: Path) -> None:
+    store = FileStore(tmp_path)
+    run_id = await interrupted_run(store, calls(("get_weather", {"city": "Oslo"})))
+    index = RunIndex(tmp_path)
+    index.scan()
+    row = index.get(run_id)
+    assert row is not None and row.status == "interrupted"
+    path = store.path(run_id)
+    size = path.stat().st_size
+
+    before = index.bytes_read
+    store.append(run_id, Event("run_end", status="completed", text="done", ts=1.0))
+    line = path.read_bytes()[size:]
+    changes = index.refresh([str(path)])
+    # Only the new line is read, plus the byte before it (still the newline we stopped at).
+    assert index.bytes_read - before == len(line) + 1
+    assert changes.appended == {run_id: 1}
+    assert changes.updated == {run_id} and not changes.added and not changes.removed
+    assert row.status == "completed" and row.summary is not None
+    assert row.summary.final_output == "done"
+
+    # Nothing new: nothing read, nothing reported.
+    before = index.bytes_read
+    assert not index.refresh([path])
+    assert index.bytes_read == before
+
+
+def test_a_partial_last_line_waits_for_its_newline(tmp_path: Path) -> None:
+    path = tmp_path / "r1.jsonl"
+    start = {"type": "run_start", "agent": "A", "started_at": 5.0, "messages": []}
+    path.write_text(json.dumps(start) + "\n")
+    index = RunIndex(tmp_path)
+    index.scan()
+    row = index.get("r1")
+    assert row is not None and row.summary is not None and row.summary.events == 1
+
+    line = json.dumps({"type": "run_end", "status": "completed", "text": "ok"}).encode() + b"\n"
+    with path.open("ab") as f:
+        f.write(line[:20])
+    changes = index.refresh([path])
+    assert changes.appended == {} and row.summary.events == 1 and row.error is None
+    assert row.status == "interrupted"
+
+    with path.open("ab") as f:
+        f.write(line[20:])
+    before = index.bytes_read
+    changes = index.refresh([path])
+    assert changes.appended == {"r1": 1}
+    assert index.bytes_read - before == len(line) + 1  # the partial line is read again, whole
+    assert row.status == "completed" and row.summary.events == 2 and row.summary.bad_lines == 0
+
+
+async def test_a_new_file_appears_and_a_deleted_one_leaves(tmp_path: Path) -> None:
+    ids = await engine_runs(tmp_path)
+    index = RunIndex(tmp_path)
+    index.scan()
+    n = len(index.rows())
+
+    store = FileStore(tmp_path)
+    new = (await agent(store, text("Hi.")).arun("Hello")).run_id
+    assert new is not None
+    changes = index.refresh([store.path(new)])
+    assert changes.added == {new}
+    assert len(index.rows()) == n + 1 and index.rows()[0].run_id == new
+    assert index.get(new).status == "completed"  # type: ignore[union-attr]
+
+    gone = ids["failed"]
+    store.path(gone).unlink()
+    changes = index.refresh([str(store.path(gone))])
+    assert changes.removed == {gone}
+    assert index.get(gone) is None and len(index.rows()) == n
+
+    # Without paths (no watcher): every file is checked.
+    store.path(ids["completed"]).unlink()
+    newer = (await agent(store, text("Hey.")).arun("Hey")).run_id
+    changes = index.refresh()
+    assert changes.removed == {ids["completed"]} and changes.added == {newer}
+
+
+async def test_a_truncated_or_replaced_file_is_read_again(tmp_path: Path) -> None:
+    ids = await engine_runs(tmp_path)
+    index = RunIndex(tmp_path)
+    index.scan()
+    store = FileStore(tmp_path)
+
+    # Truncated: a completed run cut back to its first three lines.
+    run_id = ids["completed"]
+    path = store.path(run_id)
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:3]))
+    changes = index.refresh([path])
+    assert changes.updated == {run_id}
+    row = index.get(run_id)
+    assert row is not None and row.status == "interrupted" and row.summary.events == 3  # type: ignore[union-attr]
+
+    # Replaced (a new inode), longer than before: not mistaken for an append.
+    other = store.path(ids["failed"]).read_bytes()
+    tmp = tmp_path / "swap.tmp"
+    tmp.write_bytes(other + other)
+    os.replace(tmp, path)
+    changes = index.refresh([path])
+    assert changes.updated == {run_id} and run_id not in changes.appended
+    assert row.status == "failed" and row.summary.segments == 2  # type: ignore[union-attr]
+
+    # Rewritten in place (same inode), longer: the byte before the old offset tells.
+    row_offset = path.stat().st_size
+    pad = json.dumps({"type": "message", "text": "p" * row_offset}).encode() + b"\n"
+    with path.open("r+b") as f:
+        f.write(pad + b"".join(lines))
+    changes = index.refresh([path])
+    assert changes.updated == {run_id}
+    assert row.status == "completed"
+    events, bad = store.load_with_errors(run_id)
+    assert row.summary == summarize(run_id, events, bad_lines=len(bad))
+
+
+def test_unreadable_files_are_rows_with_an_error(tmp_path: Path) -> None:
+    good = {"type": "run_start", "agent": "A", "messages": [], "started_at": 1.0}
+    end = {"type": "run_end", "status": "completed"}
+    (tmp_path / "dir.jsonl").mkdir()
+    (tmp_path / "empty.jsonl").write_bytes(b"")
+    (tmp_path / "garbage.jsonl").write_bytes(b"\xff\xfe\x00garbage\n\x80\x81 more\n")
+    (tmp_path / "torn-only.jsonl").write_bytes(b'{"type": "run_st')
+    (tmp_path / "one-bad.jsonl").write_text(
+        json.dumps(good) + "\n" + "{not json\n" + json.dumps(end) + "\n"
+    )
+    os.mkfifo(tmp_path / "fifo.jsonl")  # opening must not hang
+    (tmp_path / "link.jsonl").symlink_to(tmp_path / "one-bad.jsonl")
+    # Not run logs at all: ignored.
+    (tmp_path / "one-bad.jsonl.torn").write_bytes(b"torn\n")
+    (tmp_path / "notes.txt").write_text("hello")
+    (tmp_path / "bad id!.jsonl").write_text(json.dumps(good) + "\n")
+    (tmp_path / ".hidden.jsonl").write_text(json.dumps(good) + "\n")
+
+    index = RunIndex(tmp_path)
+    index.scan()
+    rows = {r.run_id: r for r in index.rows()}
+    assert set(rows) == {"dir", "empty", "garbage", "torn-only", "one-bad", "fifo", "link"}
+    assert (rows["dir"].status, rows["dir"].error) == ("unreadable", "is a directory")
+    assert (rows["empty"].status, rows["empty"].error) == ("unreadable", "empty file")
+    assert rows["garbage"].status == "unreadable"
+    assert rows["garbage"].error.startswith("no events: 2 bad lines; first at byte 0:")  # type: ignore[union-attr]
+    assert (rows["torn-only"].status, rows["torn-only"].error) == (
+        "unreadable",
+        "no complete line",
+    )
+    assert rows["one-bad"].status == "completed"
+    assert rows["one-bad"].error.startswith("1 bad line; first at byte ")  # type: ignore[union-attr]
+    assert rows["one-bad"].summary.bad_lines == 1  # type: ignore[union-attr]
+    assert (rows["fifo"].status, rows["fifo"].error) == ("unreadable", "not a regular file")
+    assert rows["link"].status == "unreadable" and "symlink" in rows["link"].error  # type: ignore[operator]
+    assert rows["dir"].summary is None
+    # Liveness probes and refreshes take them in stride too.
+    index.refresh_liveness()
+    index.refresh([tmp_path / n for n in os.listdir(tmp_path)])
+    assert len(index.rows()) == 7
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_a_file_without_read_permission_is_unreadable(tmp_path: Path) -> None:
+    path = tmp_path / "secret.jsonl"
+    path.write_text('{"type": "run_start"}\n')
+    path.chmod(0)
+    index = RunIndex(tmp_path)
+    index.scan()
+    row = index.get("secret")
+    assert row is not None and (row.status, row.error) == ("unreadable", "permission denied")
+
+
+def test_a_log_longer_than_the_tail_read_gets_its_status_from_the_end(
+    monkeypatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(runs, "SCAN_WHOLE_FILES", 0)
+    start = {"type": "run_start", "agent": "Big", "messages": [{"role": "user", "content": "go"}]}
+    result = {"type": "tool_result", "turn": 1, "result": "x" * 2000, "call_id": "c"}
+    lines = [start] + [result] * 200 + [{"type": "run_end", "status": "max_turns"}]
+    (tmp_path / "big.jsonl").write_text("".join(json.dumps(e) + "\n" for e in lines))
+    # And one whose last line alone is longer than the tail read.
+    huge_end = {"type": "run_end", "status": "completed", "text": "y" * 200_000}
+    (tmp_path / "huge-end.jsonl").write_text(
+        "".join(json.dumps(e) + "\n" for e in [start, result, huge_end])
+    )
+    index = RunIndex(tmp_path)
+    index.scan()
+    big, huge = index.get("big"), index.get("huge-end")
+    assert big is not None and huge is not None
+    assert (big.status, big.complete, big.summary.agent) == ("max_turns", False, "Big")  # type: ignore[union-attr]
+    assert (huge.status, huge.complete) == ("completed", False)
+    assert index.lines_decoded == 4  # first and last line of each
+    assert sorted(index.fill()) == ["big", "huge-end"]
+    assert big.summary.events == 202 and big.complete  # type: ignore[union-attr]
+    assert_summaries_match_the_engine(index, tmp_path)
+
+    # An append to a quick row is folded in; the row stays incomplete until filled.
+    monkeypatch.setattr(runs, "SCAN_WHOLE_FILES", 0)
+    index = RunIndex(tmp_path)
+    index.scan()
+    with (tmp_path / "big.jsonl").open("a") as f:
+        f.write(json.dumps({"type": "run_start", "agent": "Big"}) + "\n")
+    changes = index.refresh([tmp_path / "big.jsonl"])
+    assert changes.appended == {"big": 1}
+    assert index.get("big").status == "interrupted"  # type: ignore[union-attr]
+
+
+async def test_quick_and_whole_reads_agree_on_every_cut_of_a_log(
+    monkeypatch, tmp_path: Path
+) -> None:
+    """A log cut anywhere (a crash, a torn write): the head-and-tail row says what the whole
+    file says, for everything a quick row promises."""
+    ids = await engine_runs(tmp_path / "src")
+    logs = [(tmp_path / "src" / f"{ids['resumed']}.jsonl").read_bytes()]
+    logs += [p.read_bytes() for p in FIXTURES.glob("*.jsonl")]  # fork, message events, ...
+    quick, whole = tmp_path / "quick", tmp_path / "whole"
+    quick.mkdir()
+    whole.mkdir()
+    for n, data in enumerate(logs):
+        cuts = {i + d for i, b in enumerate(data) if b == 0x0A for d in (0, 1, 2)}
+        for cut in sorted(c for c in cuts if c <= len(data)):
+            for d in (quick, whole):
+                (d / f"r{n}_{cut}.jsonl").write_bytes(data[:cut])
+    monkeypatch.setattr(runs, "SCAN_WHOLE_FILES", 0)
+    q = RunIndex(quick)
+    q.scan()
+    monkeypatch.setattr(runs, "SCAN_WHOLE_FILES", 10**9)
+    w = RunIndex(whole)
+    w.scan()
+    assert len(q.rows()) == len(w.rows()) > 100
+    for row in w.rows():
+        other = q.get(row.run_id)
+        assert other is not None and row.complete
+        assert other.status == row.status, row.run_id
+        if row.summary is None or row.summary.events == 0:
+            continue
+        a, b = other.summary, row.summary
+        assert b is not None and a is not None
+        promised = ("status", "agent", "model", "started_at", "first_prompt", "last_event_at")
+        for name in (*promised, "ended_at", "error", "final_output"):
+            assert getattr(a, name) == getattr(b, name), (row.run_id, name)
+
+
+def test_a_missing_or_deleted_directory_is_an_error_not_a_crash(tmp_path: Path) -> None:
+    index = RunIndex(tmp_path / "nope")
+    index.scan()
+    assert index.rows() == [] and "is gone" in (index.error or "")
+    assert not (tmp_path / "nope").exists()  # nothing was created
+
+    directory = tmp_path / "runs"
+    directory.mkdir()
+    (directory / "a.jsonl").write_text('{"type": "run_start"}\n')
+    index = RunIndex(directory)
+    index.scan()
+    assert len(index.rows()) == 1 and index.error is None
+    shutil.rmtree(directory)
+    changes = index.refresh([directory / "a.jsonl"])
+    assert changes.removed == {"a"} and index.rows() == [] and index.error
+
+
+# -- liveness ------------------------------------------------------------------------------------
+
+
+HOLD_LOCK = textwrap.dedent(
+    """
+    import sys, time
+    from agentor.engine.events import Event
+    from agentor.engine.store import FileStore
+    store = FileStore(sys.argv[1])
+    with store.lock("live"):
+        store.append("live", Event("run_start", agent="A", messages=[], started_at=1.0))
+        print("locked", flush=True)
+        time.sleep(120)
+    """
+)
+
+
+def test_running_while_a_process_holds_the_lock_then_interrupted_once_killed(
+    tmp_path: Path,
+) -> None:
+    child = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(tmp_path)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "locked"
+        index = RunIndex(tmp_path)
+        index.scan()
+        row = index.get("live")
+        assert row is not None and row.status == "running"
+        assert index.refresh_liveness() == []
+
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(timeout=10)
+        # The file did not change; only the lock went away with the process.
+        assert index.refresh_liveness() == ["live"]
+        assert row.status == "interrupted"
+    finally:
+        if child.poll() is None:
+            child.kill()
+        child.wait(timeout=10)
+        if child.stdout is not None:
+            child.stdout.close()
+
+
+async def test_a_run_in_progress_in_this_process_is_running(tmp_path: Path) -> None:
+    store = FileStore(tmp_path)
+    a = agent(store, "hang")
+    task = asyncio.ensure_future(a.arun("Weather?"))
+    await asyncio.wait_for(a.model.waiting.wait(), 10)  # type: ignore[attr-defined]
+    index = RunIndex(tmp_path)
+    index.scan()
+    (row,) = index.rows()
+    assert row.status == "running"
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert index.refresh_liveness() == [row.run_id] and row.status == "interrupted"
+
+
+def test_an_empty_file_being_started_is_running(tmp_path: Path) -> None:
+    store = FileStore(tmp_path)
+    with store.lock("fresh"):  # creates the file, writes nothing yet
+        index = RunIndex(tmp_path)
+        index.scan()
+        row = index.get("fresh")
+        assert row is not None and (row.status, row.error) == ("running", None)
+    assert index.refresh_liveness() == ["fresh"]
+    assert (row.status, row.error) == ("unreadable", "empty file")
+
+
+# -- RunLog: one run, lazily ---------------------------------------------------------------------
+
+
+def write_big_log(path: Path, events: int) -> int:
+    """A compact log of `events` lines, as FileStore writes it; returns the generation count.
+
+    Each turn: a generation (a delta after the first) with one call, its tool_call and
+    tool_result. Written by hand because encoding 100,000 events through the engine takes long.
+    """
+    msgs: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
+    out = [json.dumps({"type": "run_start", "agent": "Big", "messages": msgs, "ts": 100.0})]
+    turn = gens = 0
+    kept = 0
+    while len(out) < events - 1:
+        turn += 1
+        call = {"id": f"c{turn}", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+        gen: dict[str, Any] = {"type": "generation", "turn": turn, "calls": [call], "ts": 100.0}
+        if gens == 0:
+            gen["messages"] = list(msgs)
+        else:
+            gen["messages_delta"] = {"base": gens - 1, "keep": kept, "tail": msgs[kept:]}
+        kept = len(msgs)
+        gens += 1
+        out.append(json.dumps(gen))
+        msgs.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        out.append(f'{{"type": "tool_call", "turn": {turn}, "name": "f", "call_id": "c{turn}"}}')
+        out.append(f'{{"type": "tool_result", "turn": {turn}, "call_id": "c{turn}", "result": 1}}')
+        msgs.append({"role": "tool", "tool_call_id": f"c{turn}", "content": "1"})
+    out = out[: events - 1]
+    out.append(json.dumps({"type": "run_end", "status": "completed", "ts": 200.0}))
+    path.write_text("\n".join(out) + "\n")
+    return gens
+
+
+def test_a_100k_event_log_opens_at_its_end_without_decoding_its_lines(tmp_path: Path) -> None:
+    path = tmp_path / "big.jsonl"
+    write_big_log(path, 100_000)
+    log = RunLog(path)
+    assert len(log) == 100_000
+    last = log.item(len(log) - 1)
+    assert isinstance(last, Event) and last.type == "run_end" and last.status == "completed"
+    assert log.item(-1) is last  # cached
+    assert log.start_time == 100.0 and log.segment_starts == [0]
+    assert log.decoded == 2  # the last line and the first (for the start time)
+    # The last generation: its request is rebuilt from the first one, the only full one.
+    i = 1 + 3 * ((len(log) - 3) // 3)
+    gen = log.item(i)
+    assert isinstance(gen, Event) and gen.type == "generation" and gen.messages is None
+    request = log.request(i)
+    assert request is not None and len(request) == 1 + 2 * (gen.turn - 1)  # type: ignore[operator]
+    assert request[-1] == {"role": "tool", "tool_call_id": f"c{gen.turn - 1}", "content": "1"}  # type: ignore[operator]
+    assert log.request(i - 3) == request[:-2]  # one step back, from the cache
+    log.close()
+
+
+async def test_request_equals_what_filestore_load_rebuilds(tmp_path: Path) -> None:
+    for compact in (True, False):
+        directory = tmp_path / f"compact-{compact}"
+        ids = await engine_runs(directory, compact=compact)
+        # A longer one: several turns, then a crash and a resume (deltas across segments).
+        store = FileStore(directory, compact=compact)
+        long_run = await interrupted_run(
+            store, *[calls(("get_weather", {"city": f"C{t}"}), turn=t) for t in range(1, 6)]
+        )
+        await agent(store, calls(("get_weather", {"city": "Z"}), turn=9), text("Done.")).aresume(
+            long_run
+        )
+        for run_id in [*ids.values(), long_run]:
+            events = store.load(run_id)
+            log = RunLog(store.path(run_id))
+            assert len(log) == len(events)
+            gens = [i for i, e in enumerate(events) if e.type == "generation"]
+            expected = {i: events[i].messages for i in gens}
+            assert all(expected[i] is not None for i in gens)
+            for order in (gens, gens[::-1], gens[1::2] + gens[::2]):
+                for i in order:
+                    assert log.request(i) == expected[i], (run_id, compact, i)
+            for i, e in enumerate(events):
+                item = log.item(i)
+                assert isinstance(item, Event) and item.type == e.type
+                if e.type != "generation":
+                    assert item == e
+                    assert log.request(i) is None
+            starts = [i for i, e in enumerate(events) if e.type == "run_start"]
+            assert log.segment_starts == starts
+            assert log.start_time == event_time(events[0])
+            log.close()
+
+
+def test_request_on_upstream_full_form_logs() -> None:
+    store = FileStore(FIXTURES)
+    for run_id in store.list_runs():
+        events = store.load(run_id)
+        with RunLog(store.path(run_id)) as log:
+            for i, e in enumerate(events):
+                assert log.request(i) == (e.messages if e.type == "generation" else None)
+
+
+def test_a_lost_delta_base_is_not_guessed(tmp_path: Path) -> None:
+    path = tmp_path / "broken.jsonl"
+    write_big_log(path, 12)  # generations on lines 1, 4, 7, 10
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[4] = lines[4][:30] + b"\n"  # the second generation is corrupt
+    path.write_bytes(b"".join(lines))
+    events = FileStore(tmp_path).load("broken")
+    with RunLog(path) as log:
+        assert isinstance(log.item(4), BadLine)
+        assert log.request(1) is not None
+        assert log.request(7) is None and log.request(10) is None
+    assert [e.messages is None for e in events if e.type == "generation"] == [False, True, True]
+
+    # A malformed delta (a tail that is not messages) breaks the chain there, as in the engine.
+    write_big_log(path, 12)
+    lines = path.read_bytes().splitlines(keepends=True)
+    gen = json.loads(lines[7])
+    gen["messages_delta"]["tail"] = [1, 2]
+    lines[7] = json.dumps(gen).encode() + b"\n"
+    path.write_bytes(b"".join(lines))
+    events = FileStore(tmp_path).load("broken")
+    gens = [i for i, e in enumerate(events) if e.type == "generation"]
+    with RunLog(path) as log:
+        assert [log.request(i) for i in gens] == [events[i].messages for i in gens]
+        assert [log.request(i) is None for i in gens] == [False, False, True, True]
+
+
+def test_poll_reads_new_lines_waits_for_partial_ones_and_reloads_replaced_files(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "r.jsonl"
+    write_big_log(path, 10)
+    log = RunLog(path)
+    assert len(log) == 10 and log.poll() == 0 and not log.reset_happened
+
+    line = b'{"type": "message", "text": "hi"}\n'
+    with path.open("ab") as f:
+        f.write(line + line[:10])
+    assert log.poll() == 1 and len(log) == 11 and log.pending == 10
+    assert isinstance(log.item(10), Event) and log.item(10).text == "hi"  # type: ignore[union-attr]
+    with path.open("ab") as f:
+        f.write(line[10:])
+    assert log.poll() == 1 and len(log) == 12 and log.pending == 0 and not log.reset_happened
+
+    # A corrupt line in the middle is a BadLine; the lines after it still show.
+    with path.open("ab") as f:
+        f.write(b"{oops\n" + line)
+    assert log.poll() == 2
+    assert isinstance(log.item(12), BadLine) and isinstance(log.item(13), Event)
+
+    # Truncated: reloaded from the start.
+    data = path.read_bytes()
+    path.write_bytes(data[: data.index(b"\n") + 1])
+    assert log.poll() == 1 and log.reset_happened and len(log) == 1
+
+    # Replaced by another file, longer: reloaded, not appended to.
+    tmp = tmp_path / "new.tmp"
+    write_big_log(tmp, 20)
+    os.replace(tmp, path)
+    assert log.poll() == 20 and log.reset_happened and len(log) == 20
+    assert log.poll() == 0 and not log.reset_happened
+
+    path.unlink()
+    with pytest.raises(OSError):
+        log.poll()
+    log.close()
