@@ -16,9 +16,26 @@ test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
 
+# SVGs of the app for the README, from the sample runs in runs/.
+screenshots: $(STAMP)
+	$(BIN)/python scripts/screenshots.py
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+
+# Each bench prints a table and, last, `NAME ratio=X goal=Y ours=... baseline=...`
+# (bench/README.md). `bench-quick` runs them on tiny inputs: it checks they run, not figures.
+BENCHES := append loop_overhead log_size index tail_latency big_run startup
+
+bench: $(STAMP)
+	@for b in $(BENCHES); do echo "== $$b"; $(BIN)/python bench/$$b.py || exit 1; echo; done
+
+bench-quick: $(STAMP)
+	@for b in $(BENCHES); do \
+		out=$$($(BIN)/python bench/$$b.py --quick) || { echo "$$out"; exit 1; }; \
+		echo "$$out" | tail -n 1; \
+	done
 
 # Rewrite the sample run logs in runs/ with the real engine (crashes are real SIGKILLs).
 samples: $(STAMP)

@@ -1,0 +1,184 @@
+"""Write the README's screenshots (SVG) of agentor-tui, from the sample runs.
+
+    python scripts/screenshots.py [RUNS_DIR] [--out screenshots]
+
+The runs are copied to a scratch directory first (a resume appends to a log). The clock is
+fixed a few minutes after the newest run started, and the resume is driven by an offline model
+that is caught mid-answer, so the pictures come out the same each time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import agentor.agent  # noqa: E402
+import agentor.engine.loop  # noqa: E402
+from agentor import Agentor, function_tool  # noqa: E402
+from agentor.engine.events import Usage  # noqa: E402
+from agentor.engine.models import ModelResponse  # noqa: E402
+from agentor.engine.store import FileStore  # noqa: E402
+from tui.app import RunsApp  # noqa: E402
+from tui.runs import RunIndex  # noqa: E402
+
+SIZE = (160, 45)
+
+
+class SteppingTime:
+    """The engine's clock during the resume shot: a quarter second per reading."""
+
+    def __init__(self, start: float) -> None:
+        self.start = start
+        self.ticks = itertools.count()
+
+    def time(self) -> float:
+        return self.start + next(self.ticks) * 0.25
+
+
+class MidAnswerModel:
+    """Answers with the weather, streaming it, and stops half way (until the shot is taken)."""
+
+    name = "offline-demo"
+
+    def __init__(self) -> None:
+        self.streaming = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def generate(
+        self,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[dict[str, Any]],
+        on_text: Callable[[str], None] | None = None,
+    ) -> ModelResponse:
+        text = "It is sunny and 22°C there, with a light breeze from the west."
+        if on_text is not None:
+            for word in text.split(" ")[:6]:
+                on_text(word + " ")
+        self.streaming.set()
+        await self.release.wait()
+        return ModelResponse(text=text, usage=Usage(120, 16, 136))
+
+
+class AnyRun:
+    def __init__(self, agent: Agentor) -> None:
+        self.agent = agent
+
+    def for_run(self, name: str | None) -> Agentor:
+        return self.agent
+
+    def missing_hint(self, name: str | None) -> str:
+        return ""
+
+
+@function_tool
+def get_weather(city: str) -> str:
+    """Get the current weather for a city.
+
+    Args:
+        city: The city to look up.
+    """
+    return f"The weather in {city} is sunny and 22C."
+
+
+def pick(directory: Path, status: str, min_turns: int = 0) -> tuple[str, str] | None:
+    """(run id, agent name) of the newest run with this status and at least `min_turns`."""
+    index = RunIndex(directory)
+    index.scan()
+    index.fill()
+    for row in index.rows():
+        s = row.summary
+        if row.status == status and s is not None and s.turns >= min_turns:
+            return row.run_id, s.agent or "agent"
+    return None
+
+
+async def shoot(
+    directory: Path,
+    out: Path,
+    name: str,
+    clock: float,
+    keys: Sequence[str] = (),
+    run_id: str | None = None,
+    agents: Any = None,
+    before: Callable[[RunsApp], Any] | None = None,
+) -> None:
+    app = RunsApp(directory, agents=agents, watch=False, clock=lambda: clock)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        while app.index.incomplete:
+            await pilot.pause(0.05)
+        if run_id is not None:
+            app.run_list.select(run_id)
+            await pilot.pause()
+        await pilot.press(*keys)
+        if before is not None:
+            await before(app)
+        await pilot.pause(0.2)
+        (out / f"{name}.svg").write_text(app.export_screenshot(title="agentor-tui"))
+        await app.stop_resume_and_wait()
+    print(f"wrote {out / name}.svg")
+
+
+async def main(source: Path, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as scratch:
+        runs = Path(scratch) / "runs"
+        runs.mkdir()
+        for path in source.glob("*.jsonl"):
+            shutil.copy(path, runs / path.name)
+        index = RunIndex(runs)
+        index.scan()
+        starts = [r.summary.started_at for r in index.rows() if r.summary and r.summary.started_at]
+        clock = (max(starts) if starts else 0.0) + 300
+
+        await shoot(runs, out, "runs", clock)
+        completed = pick(runs, "completed", min_turns=2)
+        if completed:
+            # The last generation: its request as a conversation.
+            await shoot(runs, out, "detail", clock, ["enter", "up", "up"], run_id=completed[0])
+        await shoot(runs, out, "help", clock, ["question_mark"])
+
+        crashed = pick(runs, "interrupted")
+        if crashed:
+            model = MidAnswerModel()
+            run_id, name = crashed
+            agent = Agentor(
+                name, model=model, tools=[get_weather], store=FileStore(runs), max_turns=30
+            )
+            stepping = SteppingTime(clock - 20)
+            agentor.engine.loop.time = stepping  # type: ignore[assignment]
+            agentor.agent.time = stepping  # type: ignore[assignment]
+
+            async def resume(app: RunsApp) -> None:
+                await asyncio.wait_for(model.streaming.wait(), 10)
+
+            await shoot(
+                runs,
+                out,
+                "resume",
+                clock,
+                ["r"],
+                run_id=run_id,
+                agents=AnyRun(agent),
+                before=resume,
+            )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("runs", nargs="?", type=Path, default=ROOT / "runs")
+    parser.add_argument("--out", type=Path, default=ROOT / "screenshots")
+    args = parser.parse_args()
+    if not any(args.runs.glob("*.jsonl")):
+        sys.exit(f"screenshots: no run logs in {args.runs} (make samples writes them)")
+    asyncio.run(main(args.runs, args.out))

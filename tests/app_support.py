@@ -1,0 +1,199 @@
+"""Helpers for the app's Pilot and snapshot tests: fixture runs, agents, what is on screen."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from agentor import Agentor, function_tool
+from agentor.engine.events import Usage
+from agentor.engine.models import ModelResponse
+from agentor.engine.store import FileStore
+from tests.conftest import FIXTURES, ROOT, ScriptedModel
+from tui.app import RunsApp
+
+SIZE = (160, 45)
+# The upstream fixtures were recorded at about 1796037200; "now" is 46 minutes later.
+NOW = 1796040000.0
+MANIFEST = json.loads((FIXTURES / "manifest.json").read_text())
+IDS = {name: spec["run_id"] for name, spec in MANIFEST.items()}
+
+
+def fixed_clock() -> float:
+    return NOW
+
+
+SAMPLES = ROOT / "runs"
+SAMPLE_MANIFEST = json.loads((SAMPLES / "manifest.json").read_text())
+
+
+def copy_samples(directory: Path) -> Path:
+    """The repository's sample runs (written by the real engine) in a directory of our own."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for path in SAMPLES.glob("*.jsonl"):
+        shutil.copy(path, directory / path.name)
+    return directory
+
+
+def copy_fixtures(directory: Path) -> Path:
+    """The upstream run logs (only the logs) in a fresh directory of our own."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for path in FIXTURES.glob("*.jsonl"):
+        shutil.copy(path, directory / path.name)
+    return directory
+
+
+def write_log(directory: Path, run_id: str, events: Sequence[dict[str, Any]]) -> Path:
+    """A log written line by line as given (for crafted runs with fixed times)."""
+    path = directory / f"{run_id}.jsonl"
+    with path.open("a", encoding="utf-8") as f:
+        for e in events:
+            f.write(json.dumps(e, ensure_ascii=False) + "\n")
+    return path
+
+
+def app_for(directory: Path, agents: Any = None, watch: bool = False) -> RunsApp:
+    return RunsApp(directory, agents=agents, watch=watch, clock=fixed_clock)
+
+
+class OneAgent:
+    """What `tui.agents.AgentSet` offers the app: an agent per run (one for all, here)."""
+
+    def __init__(self, agent: Agentor | None) -> None:
+        self.agent = agent
+
+    def for_run(self, agent_name: str | None) -> Agentor | None:
+        return self.agent
+
+    def missing_hint(self, agent_name: str | None) -> str:
+        return f"No agent for {agent_name!r}: pass --agent path/to/file.py:name"
+
+
+class GatedModel(ScriptedModel):
+    """A scripted model that can hold a reply: it streams part of its text, then waits.
+
+    `hold(i)` makes the i-th request (0-based) wait on `gate` after streaming `partial`.
+    """
+
+    def __init__(self, replies: Sequence[Any], partial: str = "") -> None:
+        super().__init__(replies)
+        self.gate = asyncio.Event()
+        self.waiting = asyncio.Event()
+        self.held: set[int] = set()
+        self.partial = partial
+
+    def hold(self, *indexes: int) -> GatedModel:
+        self.held.update(indexes)
+        return self
+
+    async def generate(
+        self,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[dict[str, Any]],
+        on_text: Callable[[str], None] | None = None,
+    ) -> ModelResponse:
+        if len(self.requests) in self.held:
+            if on_text is not None and self.partial:
+                for word in self.partial.split(" "):
+                    on_text(word + " ")
+            self.waiting.set()
+            await self.gate.wait()
+        return await super().generate(messages, tools, on_text)
+
+
+class FailingModel(ScriptedModel):
+    """The model endpoint is down: every request fails like the openai model reports it."""
+
+    def __init__(self, message: str = "APIConnectionError: Connection refused") -> None:
+        super().__init__([])
+        self.message = message
+
+    async def generate(self, messages: Any, tools: Any, on_text: Any = None) -> ModelResponse:
+        from agentor.engine.models import ModelError
+
+        self.requests.append(list(messages))
+        raise ModelError(self.message)
+
+
+def weather_agent(directory: Path, model: Any, executed: list[str] | None = None) -> Agentor:
+    """The seed page's weather agent on `model`, saving to `directory`."""
+    ran = executed if executed is not None else []
+
+    @function_tool
+    def get_weather(city: str) -> str:
+        """Get the current weather for a city.
+
+        Args:
+            city: The city to look up.
+        """
+        ran.append(city)
+        return f"The weather in {city} is sunny and 22C."
+
+    return Agentor(
+        name="Travel Agent",
+        model=model,
+        instructions="You are a helpful weather assistant.",
+        tools=[get_weather],
+        store=FileStore(directory),
+    )
+
+
+def text_reply(text: str) -> ModelResponse:
+    return ModelResponse(text=text, usage=Usage(40, 9, 49))
+
+
+def screen_text(app: RunsApp) -> str:
+    """Everything on the screen as the terminal would get it, without styles."""
+    width, height = app.size
+    console = Console(
+        width=width,
+        height=height,
+        file=io.StringIO(),
+        force_terminal=True,
+        color_system="truecolor",
+        record=True,
+        legacy_windows=False,
+    )
+    console.print(app.screen._compositor.render_update(full=True))
+    return console.export_text(styles=False)
+
+
+def terminal_output(app: RunsApp) -> str:
+    """The bytes a terminal would get for the current screen, escape sequences included."""
+    width, height = app.size
+    out = io.StringIO()
+    console = Console(
+        width=width, height=height, file=out, force_terminal=True, color_system="truecolor"
+    )
+    console.print(app.screen._compositor.render_update(full=True))
+    return out.getvalue()
+
+
+async def wait_until(
+    pilot: Any, predicate: Callable[[], Any], timeout: float = 10.0, what: str = "condition"
+) -> Any:
+    """Let the app run until `predicate()` is truthy (watchers and workers need real time)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.pause(0.02)
+
+
+def notifications(app: RunsApp) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+def row_statuses(app: RunsApp) -> dict[str, str]:
+    return {r.run_id: r.status for r in app.run_list.rows}

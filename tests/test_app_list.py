@@ -1,0 +1,274 @@
+"""The run list: statuses of upstream and engine-written runs, the title, filters, keys."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentor.engine.events import Event
+from agentor.engine.store import FileStore
+from tests.app_support import (
+    IDS,
+    MANIFEST,
+    SAMPLE_MANIFEST,
+    SIZE,
+    app_for,
+    copy_fixtures,
+    copy_samples,
+    notifications,
+    row_statuses,
+    screen_text,
+    text_reply,
+    weather_agent,
+)
+from tests.conftest import ScriptedModel
+
+
+async def test_upstream_runs_are_listed_newest_first_with_their_statuses(tmp_path: Path) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        statuses = row_statuses(app)
+        assert statuses == {spec["run_id"]: spec["expect"] for spec in MANIFEST.values()}
+        started = [r.summary.started_at for r in app.run_list.rows]
+        assert started == sorted(started, reverse=True)
+        screen = screen_text(app)
+        assert "Runs 8 · 2 interrupted · 2 failed" in screen
+        # One line per run: status word, short id, agent, model, relative start, prompt.
+        line = next(x for x in screen.splitlines() if IDS["half_finished_crash"][:8] in x)
+        for part in ("interrupted", "Travel Agent", "gpt-4o-mini", "46m ago", "Prague"):
+            assert part in line
+        failed = next(x for x in screen.splitlines() if IDS["failed"][:8] in x)
+        assert "failed" in failed and "InternalServerError" in failed
+        assert "max_turns" in screen
+
+
+async def test_the_sample_runs_show_the_statuses_their_manifest_names(tmp_path: Path) -> None:
+    runs = copy_samples(tmp_path / "runs")
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert row_statuses(app) == {s["run_id"]: s["expect"] for s in SAMPLE_MANIFEST.values()}
+        long_run = SAMPLE_MANIFEST["long_run"]["run_id"]
+        line = next(x for x in screen_text(app).splitlines() if long_run[:8] in x)
+        assert "Trip Planner" in line and " 31 " in line and "48.9k" in line
+
+
+async def test_engine_written_runs_show_turns_tools_and_tokens(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    model = ScriptedModel([])
+    model.replies = [model.calls(("get_weather", {"city": "Oslo"})), text_reply("Sunny in Oslo.")]
+    done = await weather_agent(runs, model).arun("Weather in Oslo?")
+    # A crash after the tool result: the log as a killed process leaves it.
+    crashed = "crashed-run"
+    store = FileStore(runs)
+    store.append_many(
+        crashed,
+        [
+            Event(
+                "run_start",
+                agent="Travel Agent",
+                model="scripted",
+                started_at=NOW_ISH,
+                messages=[{"role": "user", "content": "Weather in Rome?"}],
+            ),
+            Event(
+                "generation",
+                turn=1,
+                calls=[
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "get_weather", "arguments": '{"city": "Rome"}'},
+                    }
+                ],
+                messages=[{"role": "user", "content": "Weather in Rome?"}],
+            ),
+            Event("tool_call", name="get_weather", args={"city": "Rome"}, call_id="c1", turn=1),
+        ],
+    )
+    (runs / "broken.jsonl").mkdir()  # a directory where a log should be
+    (runs / "empty.jsonl").write_bytes(b"")
+
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        statuses = row_statuses(app)
+        assert statuses[done.run_id] == "completed"
+        assert statuses[crashed] == "interrupted"
+        assert statuses["broken"] == "unreadable"
+        assert statuses["empty"] == "unreadable"
+        screen = screen_text(app)
+        line = next(x for x in screen.splitlines() if done.run_id[:8] in x)
+        assert line.split()[1] == "completed"
+        # 2 turns, 1 tool call, 6 + 49 tokens, the first prompt.
+        assert "  2      1       55  Weather in Oslo?" in line
+        assert "is a directory" in screen and "empty file" in screen
+        assert "Runs 4 · 1 interrupted · 2 unreadable" in screen
+
+
+NOW_ISH = 1796039000.0
+
+
+async def test_filter_narrows_as_you_type_enter_selects_first_match_esc_clears(
+    tmp_path: Path,
+) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("slash")
+        assert app.focused is app.query_one("#filter")
+        await pilot.press(*"prag")
+        await pilot.pause()
+        shown = {r.run_id for r in app.run_list.rows}
+        assert shown == {IDS["half_finished_crash"], IDS["resumed_two_segments"]}
+        assert "Runs 2 of 8" in screen_text(app)
+        await pilot.press("space", *"int")  # words narrow further: prompt and status
+        await pilot.pause()
+        assert [r.run_id for r in app.run_list.rows] == [IDS["half_finished_crash"]]
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.focused is app.run_list
+        assert app.run_list.current.run_id == IDS["half_finished_crash"]
+        assert app.timeline.run_id == IDS["half_finished_crash"]
+        assert "filter: prag int" in screen_text(app)
+        await pilot.press("escape")  # in the list: drops the filter
+        await pilot.pause()
+        assert len(app.run_list.rows) == 8
+
+        # By id, agent and model too; esc in the filter clears it.
+        await pilot.press("slash", *IDS["failed"][:4])
+        await pilot.pause()
+        assert [r.run_id for r in app.run_list.rows] == [IDS["failed"]]
+        await pilot.press("escape")
+        await pilot.pause()
+        assert len(app.run_list.rows) == 8 and app.focused is app.run_list
+        await pilot.press("slash", *"zzz")
+        await pilot.pause()
+        assert app.run_list.rows == []
+        await pilot.press("escape")
+        await pilot.press("slash", *"GPT")
+        await pilot.pause()
+        assert len(app.run_list.rows) == 8
+
+
+async def test_s_cycles_the_status_filter(tmp_path: Path) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        seen = []
+        for _ in range(4):
+            await pilot.press("s")
+            await pilot.pause()
+            seen.append(sorted({r.status for r in app.run_list.rows}))
+        assert seen == [
+            ["failed", "interrupted", "max_turns"],
+            ["failed", "max_turns"],
+            ["completed"],
+            ["completed", "failed", "interrupted", "max_turns"],
+        ]
+        await pilot.press("s")
+        assert "status: needs attention" in screen_text(app)
+
+
+async def test_enter_and_tab_move_into_timeline_and_detail_and_esc_comes_back(
+    tmp_path: Path,
+) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert app.focused is app.run_list
+        await pilot.press("down", "enter")
+        assert app.focused is app.timeline
+        assert app.timeline.run_id == app.run_list.rows[1].run_id
+        await pilot.press("enter")
+        assert app.focused is app.event_detail
+        await pilot.press("escape")
+        assert app.focused is app.timeline
+        await pilot.press("escape")
+        assert app.focused is app.run_list
+        await pilot.press("tab")
+        assert app.focused is app.timeline
+        await pilot.press("tab")
+        assert app.focused is app.event_detail
+
+
+async def test_a_click_selects_a_run(tmp_path: Path) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.click("#runs", offset=(5, 3))  # below the header line: the third run
+        await pilot.pause()
+        assert app.run_list.cursor == 2
+        assert app.timeline.run_id == app.run_list.rows[2].run_id
+
+
+async def test_c_copies_the_run_id(tmp_path: Path) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("c")
+        first = app.run_list.rows[0].run_id
+        assert app.clipboard == first
+        assert f"Copied run id {first}" in notifications(app)
+
+
+async def test_help_screen_and_command_palette_list_every_key(tmp_path: Path) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        footer = screen_text(app).splitlines()[-1]
+        for key in (
+            "/ Filter",
+            "s Status",
+            "r Resume",
+            "x Stop",
+            "f Follow",
+            "c Copy id",
+            "? Help",
+            "q Quit",
+        ):
+            assert key in footer
+        await pilot.press("question_mark")
+        await pilot.pause()
+        text = screen_text(app)
+        for key in (
+            "/",
+            "esc",
+            "enter, tab",
+            "cycle the status filter",
+            "resume",
+            "stop the",
+            "follow",
+            "copy the run id",
+            "quit",
+        ):
+            assert key in text
+        await pilot.press("escape")
+        await pilot.pause()
+        assert "cycle the status filter" not in screen_text(app)
+        titles = {c.title for c in app.get_system_commands(app.screen)}
+        assert {
+            "Filter runs",
+            "Cycle status filter",
+            "Resume run",
+            "Stop resume",
+            "Follow",
+            "Copy run id",
+            "Help",
+            "Quit",
+        } <= titles
+
+
+async def test_a_missing_directory_is_a_message_not_a_crash(tmp_path: Path) -> None:
+    app = app_for(tmp_path / "nowhere")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert app.run_list.rows == []
+        assert "nowhere is gone" in screen_text(app)

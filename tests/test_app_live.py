@@ -1,0 +1,167 @@
+"""Live: what other processes do to the directory shows up by itself (real watchfiles)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from agentor.engine.store import FileStore
+from tests.app_support import (
+    IDS,
+    SIZE,
+    app_for,
+    copy_fixtures,
+    row_statuses,
+    screen_text,
+    wait_until,
+    write_log,
+)
+
+# What upstream wrote when it finished the crashed Vienna run: the reply, message and end.
+FINISH_VIENNA = [
+    {
+        "type": "generation",
+        "turn": 2,
+        "usage": {"input_tokens": 100, "output_tokens": 12, "total_tokens": 112},
+        "model": "gpt-4o-mini",
+        "text": "Vienna is sunny, 22°C.",
+        "started_at": 1796037300.0,
+        "ended_at": 1796037301.0,
+    },
+    {"type": "message", "text": "Vienna is sunny, 22°C.", "turn": 2},
+    {
+        "type": "run_end",
+        "status": "completed",
+        "text": "Vienna is sunny, 22°C.",
+        "turn": 2,
+        "ended_at": 1796037301.5,
+    },
+]
+
+
+async def settle(pilot) -> None:
+    """Give the watcher a moment to arm itself before the test changes files."""
+    await pilot.pause(0.4)
+
+
+async def test_events_appended_by_another_writer_appear_in_list_and_timeline(
+    tmp_path: Path,
+) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    run_id = IDS["crash_after_tool_result"]
+    app = app_for(runs, watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        assert app.run_list.select(run_id)
+        await pilot.pause()
+        assert len(app.timeline.run_log) == 4 and app.timeline.follow
+        await settle(pilot)
+        # A partial line first: nothing shows until its newline arrives.
+        line = json.dumps(FINISH_VIENNA[0]).encode() + b"\n"
+        with (runs / f"{run_id}.jsonl").open("ab") as f:
+            f.write(line[:20])
+            f.flush()
+            await pilot.pause(0.4)
+            assert len(app.timeline.run_log) == 4
+            f.write(line[20:])
+            for event in FINISH_VIENNA[1:]:
+                f.write(json.dumps(event).encode() + b"\n")
+        await wait_until(pilot, lambda: row_statuses(app)[run_id] == "completed", what="status")
+        await wait_until(pilot, lambda: len(app.timeline.run_log) == 7, what="timeline")
+        await pilot.pause()
+        # Following: the cursor moved to the newest event, and the detail with it.
+        assert app.timeline.cursor == 6
+        screen = screen_text(app)
+        assert "completed · Vienna is sunny, 22°C." in screen
+        assert "run_end · turn 2 · line 7" in screen
+        assert "Runs 8 · 1 interrupted · 2 failed" in screen
+
+
+async def test_with_follow_off_new_events_do_not_move_the_cursor(tmp_path: Path) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    run_id = IDS["crash_after_tool_result"]
+    app = app_for(runs, watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        assert app.run_list.select(run_id)
+        await pilot.press("f")
+        assert not app.timeline.follow
+        assert "follow off" in screen_text(app)
+        await settle(pilot)
+        write_log(runs, run_id, FINISH_VIENNA)
+        await wait_until(pilot, lambda: len(app.timeline.run_log) == 7, what="timeline")
+        assert app.timeline.cursor == 3
+        await pilot.press("f")  # on again: jumps to the newest
+        assert app.timeline.follow and app.timeline.cursor == 6
+
+
+async def test_a_new_run_file_appears_and_a_deleted_one_leaves(tmp_path: Path) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    app = app_for(runs, watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await settle(pilot)
+        write_log(
+            runs,
+            "fresh-run",
+            [
+                {
+                    "type": "run_start",
+                    "agent": "Newcomer",
+                    "model": "m",
+                    "started_at": 1796039990.0,
+                    "messages": [{"role": "user", "content": "brand new"}],
+                }
+            ],
+        )
+        await wait_until(pilot, lambda: "fresh-run" in row_statuses(app), what="new row")
+        assert app.run_list.rows[0].run_id == "fresh-run"  # the newest is on top
+        await pilot.pause()
+        assert "Newcomer" in screen_text(app) and "Runs 9 · 3 interrupted" in screen_text(app)
+
+        # The cursor stayed on the run it was on; open the new one, then it is deleted: it
+        # leaves the list, the cursor moves on to the next run, nothing crashes.
+        assert app.run_list.current.run_id == IDS["crash_after_tool_result"]
+        assert app.run_list.select("fresh-run")
+        await pilot.pause()
+        assert app.timeline.run_id == "fresh-run"
+        (runs / "fresh-run.jsonl").unlink()
+        (runs / f"{IDS['failed']}.jsonl").unlink()
+        await wait_until(pilot, lambda: len(app.run_list.rows) == 7, what="rows to leave")
+        assert "fresh-run" not in row_statuses(app) and IDS["failed"] not in row_statuses(app)
+        await pilot.pause()
+        assert app.timeline.run_id == app.run_list.current.run_id  # moved to the next run
+
+
+async def test_the_directory_deleted_leaves_a_clear_message(tmp_path: Path) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    app = app_for(runs, watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await settle(pilot)
+        shutil.rmtree(runs)
+        await wait_until(pilot, lambda: app.directory_gone, what="the deletion")
+        await pilot.pause()
+        screen = screen_text(app)
+        assert "was deleted" in screen
+        assert app.run_list.rows == []
+        await pilot.press("r", "down", "enter", "c")  # keys on an empty app do no harm
+        assert app.is_running
+
+
+async def test_a_lock_taken_and_released_elsewhere_turns_running_then_interrupted(
+    tmp_path: Path,
+) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    run_id = IDS["half_finished_crash"]
+    app = app_for(runs, watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert row_statuses(app)[run_id] == "interrupted"
+        # Another holder (its own FileStore: a separate open file, as another process has).
+        with FileStore(runs).lock(run_id):
+            await wait_until(pilot, lambda: row_statuses(app)[run_id] == "running", what="running")
+            await pilot.pause()
+            assert "1 running" in screen_text(app)
+        await wait_until(
+            pilot, lambda: row_statuses(app)[run_id] == "interrupted", what="interrupted"
+        )

@@ -1,0 +1,240 @@
+"""`r` resumes a run in this process; `x` and `q` stop it; every refusal is a notification."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from agentor.engine.store import FileStore
+from examples.demo_model import DemoModel
+from examples.weather import build_agent
+from tests.app_support import (
+    IDS,
+    SAMPLE_MANIFEST,
+    SIZE,
+    FailingModel,
+    GatedModel,
+    OneAgent,
+    app_for,
+    copy_fixtures,
+    copy_samples,
+    notifications,
+    row_statuses,
+    screen_text,
+    text_reply,
+    wait_until,
+    weather_agent,
+)
+from tests.conftest import ROOT, ScriptedModel, log_types
+from tui.agents import AgentSet
+
+VIENNA = IDS["crash_after_tool_result"]
+PRAGUE = IDS["half_finished_crash"]
+
+
+def last_segment(path: Path) -> list[str]:
+    types = log_types(path)
+    start = len(types) - 1 - types[::-1].index("run_start")
+    return types[start:]
+
+
+async def start_resume(pilot, app, run_id: str) -> None:
+    assert app.run_list.select(run_id)
+    await pilot.pause()
+    await pilot.press("r")
+
+
+async def test_resume_streams_its_events_into_the_timeline_and_completes(tmp_path: Path) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    model = GatedModel([text_reply("Vienna is sunny, 22C.")], partial="Vienna is").hold(0)
+    executed: list[str] = []
+    app = app_for(runs, agents=OneAgent(weather_agent(runs, model, executed)))
+    async with app.run_test(size=SIZE) as pilot:
+        await start_resume(pilot, app, VIENNA)
+        await wait_until(pilot, lambda: model.waiting.is_set(), what="the model request")
+        await pilot.pause()
+        # While the model streams: running (we hold the lock), the streamed text shows.
+        assert row_statuses(app)[VIENNA] == "running"
+        assert app.resuming == VIENNA
+        screen = screen_text(app)
+        assert "▍ resuming 2dfade51 Vienna is" in screen
+        assert "▶ resumed · segment 2" in screen  # the new run_start is in the timeline
+        model.gate.set()
+        await wait_until(pilot, lambda: row_statuses(app)[VIENNA] == "completed", what="end")
+        await pilot.pause()
+        assert len(app.timeline.run_log) == 8
+        assert app.timeline.cursor == 7
+        screen = screen_text(app)
+        assert "completed · Vienna is sunny, 22C." in screen
+        assert "Run 2dfade51 completed: Vienna is sunny, 22C." in notifications(app)
+        assert not app.stream_line.display
+    # The tool's saved result was enough: it did not run again; one model request was made.
+    assert executed == [] and len(model.requests) == 1
+    assert last_segment(runs / f"{VIENNA}.jsonl") == [
+        "run_start",
+        "generation",
+        "message",
+        "run_end",
+    ]
+
+
+async def test_resume_rewinds_a_half_finished_run(tmp_path: Path) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    model = ScriptedModel([])
+    model.replies = [model.calls(("get_weather", {"city": "Prague"})), text_reply("Sunny.")]
+    executed: list[str] = []
+    app = app_for(runs, agents=OneAgent(weather_agent(runs, model, executed)))
+    async with app.run_test(size=SIZE) as pilot:
+        await start_resume(pilot, app, PRAGUE)
+        await wait_until(pilot, lambda: row_statuses(app)[PRAGUE] == "completed", what="end")
+        await pilot.pause()
+        assert "get_weather → The weather in Prague is sunny and 22C." in screen_text(app)
+    assert executed == ["Prague"]
+
+
+async def test_a_sample_crash_inside_a_tool_is_finished_by_the_offline_demo_model(
+    tmp_path: Path,
+) -> None:
+    runs = copy_samples(tmp_path / "runs")
+    run_id = SAMPLE_MANIFEST["crashed_inside_tool"]["run_id"]
+    agent = build_agent(store=FileStore(runs), model=DemoModel(word_delay=0))
+    app = app_for(runs, agents=AgentSet([agent]))
+    async with app.run_test(size=SIZE) as pilot:
+        await start_resume(pilot, app, run_id)
+        await wait_until(pilot, lambda: row_statuses(app)[run_id] == "completed", what="end")
+        await pilot.pause()
+        assert "▶ resumed · segment 2" in screen_text(app)
+        assert any(n.startswith("Run 999cfea9 completed: ") for n in notifications(app))
+
+
+async def test_a_completed_run_is_refused_as_already_completed(tmp_path: Path) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    model = ScriptedModel([])
+    app = app_for(runs, agents=OneAgent(weather_agent(runs, model)))
+    async with app.run_test(size=SIZE) as pilot:
+        await start_resume(pilot, app, IDS["completed"])
+        await pilot.pause()
+        assert "Run 32e80341 is already completed." in notifications(app)
+        assert app.resume_worker is None and model.requests == []
+
+
+async def test_without_an_agent_the_refusal_says_how_to_pass_one(tmp_path: Path) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    app = app_for(runs, agents=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await start_resume(pilot, app, VIENNA)
+        await pilot.pause()
+        assert any("--agent path/to/file.py:name" in n for n in notifications(app))
+    app = app_for(runs, agents=OneAgent(None))
+    async with app.run_test(size=SIZE) as pilot:
+        await start_resume(pilot, app, VIENNA)
+        await pilot.pause()
+        assert "No agent for 'Travel Agent': pass --agent path/to/file.py:name" in (
+            notifications(app)
+        )
+        assert row_statuses(app)[VIENNA] == "interrupted"
+
+
+async def test_a_run_locked_by_another_process_is_refused_naming_the_pid(tmp_path: Path) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\n"
+            "from agentor.engine.store import FileStore\n"
+            "held = FileStore(sys.argv[1]).lock(sys.argv[2])\n"
+            "held.__enter__()\n"
+            "print('locked', flush=True)\n"
+            "time.sleep(60)\n",
+            str(runs),
+            VIENNA,
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline() == "locked\n"
+        model = ScriptedModel([])
+        app = app_for(runs, agents=OneAgent(weather_agent(runs, model)))
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            assert row_statuses(app)[VIENNA] == "running"
+            await start_resume(pilot, app, VIENNA)
+            expected = f"Run 2dfade51 is locked by process {holder.pid}: it is being run or "
+            await wait_until(
+                pilot,
+                lambda: any(n.startswith(expected) for n in notifications(app)),
+                what="the refusal",
+            )
+            assert model.requests == []
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()
+
+
+async def test_a_failing_model_endpoint_is_reported_and_the_run_stays_resumable(
+    tmp_path: Path,
+) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    failing = FailingModel("APIConnectionError: Connection error.")
+    app = app_for(runs, agents=OneAgent(weather_agent(runs, failing)))
+    async with app.run_test(size=SIZE) as pilot:
+        await start_resume(pilot, app, VIENNA)
+        await wait_until(pilot, lambda: row_statuses(app)[VIENNA] == "failed", what="failed")
+        await pilot.pause()
+        assert any(
+            n.startswith("Run 2dfade51 ended failed: APIConnectionError: Connection error.")
+            and "r tries again" in n
+            for n in notifications(app)
+        )
+        # The endpoint is back: the same key finishes the run.
+        app.agents = OneAgent(weather_agent(runs, ScriptedModel([text_reply("Fine now.")])))
+        await pilot.press("r")
+        await wait_until(pilot, lambda: row_statuses(app)[VIENNA] == "completed", what="done")
+
+
+async def test_x_stops_the_resume_and_leaves_the_run_interrupted(tmp_path: Path) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    model = GatedModel([text_reply("Too late.")], partial="Thinking").hold(0)
+    app = app_for(runs, agents=OneAgent(weather_agent(runs, model)))
+    async with app.run_test(size=SIZE) as pilot:
+        await start_resume(pilot, app, VIENNA)
+        await wait_until(pilot, lambda: model.waiting.is_set(), what="the model request")
+        await pilot.press("r")  # a second resume while one runs is refused
+        assert "Already resuming 2dfade51: x stops it." in notifications(app)
+        await pilot.press("x")
+        await wait_until(pilot, lambda: row_statuses(app)[VIENNA] == "interrupted", what="stop")
+        assert any(n.startswith("Stopped resuming 2dfade51") for n in notifications(app))
+        assert not FileStore(runs).is_locked(VIENNA)
+        assert last_segment(runs / f"{VIENNA}.jsonl") == ["run_start"]
+        assert app.check_action("stop_resume", ()) is None  # x is greyed out in the footer
+
+
+async def test_quitting_during_a_resume_leaves_the_run_interrupted(tmp_path: Path) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    model = GatedModel([text_reply("Too late.")]).hold(0)
+    app = app_for(runs, agents=OneAgent(weather_agent(runs, model)))
+    async with app.run_test(size=SIZE) as pilot:
+        await start_resume(pilot, app, VIENNA)
+        await wait_until(pilot, lambda: model.waiting.is_set(), what="the model request")
+        assert FileStore(runs).is_locked(VIENNA)
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.return_code == 0
+    assert not FileStore(runs).is_locked(VIENNA)
+    assert last_segment(runs / f"{VIENNA}.jsonl") == ["run_start"]
+
+
+def test_the_app_does_not_import_openai() -> None:
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from tui.app import RunsApp\n"
+        "RunsApp(Path('.'), watch=False)\n"
+        "assert 'openai' not in sys.modules, 'openai was imported'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)

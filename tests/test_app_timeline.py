@@ -1,0 +1,169 @@
+"""The timeline of the selected run and the detail of the highlighted event."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.app_support import IDS, SIZE, app_for, copy_fixtures, screen_text, write_log
+
+
+async def select(pilot, app, run_id: str) -> None:
+    assert app.run_list.select(run_id)
+    await pilot.pause()
+    assert app.timeline.run_id == run_id
+
+
+async def test_timeline_has_one_line_per_event_with_offsets_and_summaries(tmp_path: Path) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await select(pilot, app, IDS["completed"])
+        screen = screen_text(app)
+        rows = [x for x in screen.splitlines()[18:] if "│" in x]
+        timeline = [x.split("││")[0] for x in rows]
+        expected = [
+            ("+0.00s", "run_start", "Travel Agent · gpt-4o-mini · What is the weather in Lisbon?"),
+            ("generation", "1", '→ get_weather(city="Lisbon")  33→12 tok'),
+            ("tool_call", "1", 'get_weather(city="Lisbon")'),
+            ("tool_result", "1", "get_weather → The weather in Lisbon is sunny and 22C."),
+            ("generation", "2", "The weather in Lisbon is sunny and 22°C.  101→12 tok"),
+            ("message", "2", "The weather in Lisbon is sunny and 22°C."),
+            ("run_end", "2", "completed · The weather in Lisbon is sunny and 22°C."),
+        ]
+        for line, parts in zip(timeline, expected, strict=False):
+            for part in parts:
+                assert part in line, (part, line)
+        # It opens at the end: the run_end is highlighted and the detail shows it.
+        assert app.timeline.cursor == 6
+        assert "Timeline · 32e80341 · 7 lines" in screen
+        assert "run_end · turn 2 · line 7" in screen
+        assert "following" in screen
+
+
+async def test_detail_shows_the_request_as_a_conversation_and_values_as_json(
+    tmp_path: Path,
+) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await select(pilot, app, IDS["completed"])
+        await pilot.press("enter")  # into the timeline
+        await pilot.press("up", "up")  # the second generation
+        await pilot.pause()
+        detail = app.event_detail.text
+        assert detail.startswith("generation · turn 2 · line 5")
+        assert f"run      {IDS['completed']}" in detail  # the full id
+        assert "usage    in 101 · out 12 · total 113" in detail
+        # The request rebuilt in full (upstream writes it whole; ours is a delta).
+        assert "Request (4 messages)" in detail
+        for role in ("system", "user", "assistant", "tool"):
+            assert f"\n{role}" in detail
+        assert '→ get_weather(city="Lisbon")' in detail
+        assert "Response\n  The weather in Lisbon is sunny and 22°C." in detail
+        await pilot.press("up", "up")  # the tool call: its arguments as pretty JSON
+        await pilot.pause()
+        assert 'Arguments\n  {\n    "city": "Lisbon"\n  }' in app.event_detail.text
+        await pilot.press("down")
+        await pilot.pause()
+        assert "Result\n  The weather in Lisbon is sunny and 22C." in app.event_detail.text
+        # The detail scrolls: enter moves into it.
+        await pilot.press("enter")
+        assert app.focused is app.event_detail
+
+
+async def test_resume_segments_are_marked(tmp_path: Path) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await select(pilot, app, IDS["resumed_two_segments"])
+        assert app.timeline.run_log.segment_starts == [0, 3]
+        screen = screen_text(app)
+        assert "▶ resumed · segment 2" in screen
+        assert screen.count("run_start") == 2
+
+
+async def test_failed_run_shows_its_error_in_the_timeline_and_detail(tmp_path: Path) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await select(pilot, app, IDS["failed"])
+        screen = screen_text(app)
+        assert "failed · InternalServerError: Error code: 500" in screen
+        assert "Error\n  InternalServerError: Error code: 500" in app.event_detail.text
+
+
+async def test_bad_lines_show_as_unreadable_lines_never_as_events(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    path = write_log(
+        runs,
+        "torn",
+        [
+            {"type": "run_start", "agent": "A", "model": "m", "started_at": 1796039000.0},
+            {"type": "tool_call", "name": "f", "args": {}, "call_id": "c", "ts": 1796039001.0},
+        ],
+    )
+    with path.open("ab") as f:
+        f.write(b'{"type": "tool_result", "na\n')  # corrupt, but whole
+        f.write(b'{"type": "tool_result", "name": "f", "result": 1, "ts": 1796039002.0}\n')
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await select(pilot, app, "torn")
+        screen = screen_text(app)
+        assert "unreadable line 3: not JSON" in screen
+        # The list row stays readable and says what is wrong with the file.
+        assert "interrupted" in screen and "⚠ 1 bad line; first at byte" in screen
+        assert "f → 1" in screen
+        assert len(app.timeline.run_log) == 4
+        await pilot.press("enter", "up")
+        await pilot.pause()
+        assert app.event_detail.text.startswith("unreadable line 3")
+        assert '{"type": "tool_result", "na' in app.event_detail.text
+
+
+async def test_huge_values_are_cut_with_a_note(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    big = "x" * 50_000 + "\n" + "y" * 30_000
+    write_log(
+        runs,
+        "big",
+        [
+            {"type": "run_start", "agent": "A", "model": "m", "started_at": 1796039000.0},
+            {"type": "tool_result", "name": "dump", "result": big, "call_id": "c", "turn": 1},
+        ],
+    )
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await select(pilot, app, "big")
+        detail = app.event_detail.text
+        assert "… cut: 72,001 more characters, 1 more lines not shown" in detail
+        assert len(detail) < 10_000
+        assert "dump → xxxx" in screen_text(app)
+
+
+async def test_a_run_of_100000_events_opens_at_its_end_decoding_only_what_shows(
+    tmp_path: Path,
+) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    start = json.dumps({"type": "run_start", "agent": "Long", "model": "m", "ts": 1796030000.0})
+    step = '{"type": "tool_result", "name": "step", "result": %d, "turn": %d, "ts": %.2f}\n'
+    steps = "".join(step % (i, i // 2, 1796030000.0 + i / 100) for i in range(1, 100_000))
+    (runs / "long.jsonl").write_text(start + "\n" + steps)
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await select(pilot, app, "long")
+        log = app.timeline.run_log
+        assert len(log) == 100_000
+        assert app.timeline.cursor == 99_999
+        screen = screen_text(app)
+        assert "step → 99999" in screen and "+16m39s" in screen
+        assert "Timeline · long · 100,000 lines" in screen
+        # Only the lines on screen (and the first, for the start time) were decoded.
+        assert log.decoded < 100
+        await pilot.press("enter", "home")
+        await pilot.pause()
+        assert "Long · m" in screen_text(app)
+        assert log.decoded < 200

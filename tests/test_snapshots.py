@@ -1,0 +1,87 @@
+"""How the app looks: SVG snapshots at a fixed size, with a fixed clock and no watchers.
+
+Regenerate after a deliberate change with `pytest tests/test_snapshots.py --snapshot-update`,
+and look at the SVGs before committing them.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+
+import agentor.agent
+import agentor.engine.loop
+from tests.app_support import (
+    IDS,
+    SIZE,
+    GatedModel,
+    OneAgent,
+    app_for,
+    copy_fixtures,
+    weather_agent,
+)
+from tests.conftest import ScriptedModel
+
+
+class SteppingClock:
+    """Stands in for the engine's `time` module: each reading is a little later, and the same
+    in every test run."""
+
+    def __init__(self, start: float) -> None:
+        self._ticks = itertools.count()
+        self.start = start
+
+    def time(self) -> float:
+        return self.start + next(self._ticks) * 0.25
+
+
+@pytest.fixture
+def runs(tmp_path: Path) -> Path:
+    runs = copy_fixtures(tmp_path / "runs")
+    (runs / "0000cafe-unreadable.jsonl").mkdir()  # an unreadable row, for its colour
+    return runs
+
+
+def test_main_screen(snap_compare, runs: Path) -> None:
+    assert snap_compare(app_for(runs), terminal_size=SIZE)
+
+
+def test_timeline_with_detail(snap_compare, runs: Path) -> None:
+    async def open_request(pilot) -> None:
+        pilot.app.run_list.select(IDS["parallel_calls"])
+        await pilot.pause()
+
+    # Into the timeline, up to the second generation: its request as a conversation.
+    assert snap_compare(
+        app_for(runs), terminal_size=SIZE, run_before=open_request, press=["enter", "up", "up"]
+    )
+
+
+def test_help_screen(snap_compare, runs: Path) -> None:
+    assert snap_compare(app_for(runs), terminal_size=SIZE, press=["question_mark"])
+
+
+def test_resume_in_progress(snap_compare, runs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = SteppingClock(1796039940.0)
+    monkeypatch.setattr(agentor.engine.loop, "time", clock)
+    monkeypatch.setattr(agentor.agent, "time", clock)
+    # The half-finished run is rewound: the model asks for the tool again, then streams its
+    # answer, and is caught in the middle of it.
+    model = GatedModel([], partial="The weather in Prague is sunny, with").hold(1)
+    model.replies = [
+        ScriptedModel.calls(model, ("get_weather", {"city": "Prague"})),
+        ScriptedModel.text("The weather in Prague is sunny, with a light breeze."),
+    ]
+    app = app_for(runs, agents=OneAgent(weather_agent(runs, model)))
+
+    async def resume(pilot) -> None:
+        pilot.app.run_list.select(IDS["half_finished_crash"])
+        await pilot.pause()
+        await pilot.press("r")
+        while not model.waiting.is_set():
+            await pilot.pause(0.02)
+        await pilot.pause(0.1)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=resume)

@@ -1,0 +1,158 @@
+"""`RunList`: every run of the directory, newest first, one line each."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+from rich.cells import cell_len, set_cell_size
+from rich.text import Text
+
+from ..literal import literal_line
+from ..messages import RunHighlighted
+from ..render import STATUS_STYLES, count, duration, relative_time
+from ..runs import RunRow
+from .cursor_list import CursorList
+
+Column = tuple[str, int, bool]  # title, width, right-aligned
+
+# The prompt takes what is left; on a narrow screen columns go, in `DROP` order, to leave it
+# at least PROMPT_MIN cells.
+COLUMNS: tuple[Column, ...] = (
+    ("status", 11, False),
+    ("id", 8, False),
+    ("agent", 16, False),
+    ("model", 14, False),
+    ("started", 9, False),
+    ("took", 7, True),
+    ("turns", 5, True),
+    ("tools", 5, True),
+    ("tokens", 7, True),
+)
+DROP = ("model", "took", "tools", "turns", "started", "tokens", "agent")
+PROMPT_MIN = 30
+GAP = "  "
+
+
+def columns_for(width: int) -> tuple[Column, ...]:
+    """The columns that fit beside a readable prompt in `width` cells."""
+    shown = list(COLUMNS)
+    for title in DROP:
+        if sum(w + len(GAP) for _, w, _ in shown) + PROMPT_MIN <= width:
+            break
+        shown = [c for c in shown if c[0] != title]
+    return tuple(shown)
+
+
+def fit(text: str, width: int, right: bool = False) -> str:
+    """`text` padded or cut (with an ellipsis) to exactly `width` cells."""
+    if cell_len(text) > width:
+        return set_cell_size(text, width - 1) + "…"
+    pad = " " * (width - cell_len(text))
+    return pad + text if right else text + pad
+
+
+class RunList(CursorList):
+    """The run rows it is given (already filtered and sorted by the app)."""
+
+    has_header = True
+
+    def __init__(self, clock: Callable[[], float] = time.time, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.clock = clock
+        self.rows: list[RunRow] = []
+        self.empty_message = "No runs yet."
+
+    @property
+    def current(self) -> RunRow | None:
+        return self.rows[self.cursor] if 0 <= self.cursor < len(self.rows) else None
+
+    def set_rows(self, rows: Sequence[RunRow], keep: str | None = None) -> None:
+        """Show `rows`; the cursor stays on run `keep` when it is still there."""
+        before = self.current.run_id if self.current else None
+        self.rows = list(rows)
+        keep = keep or before
+        index = next((i for i, r in enumerate(self.rows) if r.run_id == keep), None)
+        if index is not None:
+            self.cursor = index
+        self.rows_changed()
+        self.scroll_to_cursor()
+        after = self.current.run_id if self.current else None
+        if after != before:
+            self.cursor_moved()
+
+    def select(self, run_id: str) -> bool:
+        for i, r in enumerate(self.rows):
+            if r.run_id == run_id:
+                self.move_cursor(i)
+                return True
+        return False
+
+    # -- CursorList ----------------------------------------------------------------------------
+
+    def row_count(self) -> int:
+        return len(self.rows)
+
+    def cursor_moved(self) -> None:
+        row = self.current
+        self.post_message(RunHighlighted(row.run_id if row else None))
+
+    def empty_text(self) -> Text:
+        return Text("  " + literal_line(self.empty_message), "italic")
+
+    def render_header(self, width: int) -> Text:
+        out = Text(no_wrap=True)
+        for title, w, right in columns_for(width):
+            out.append(fit(title, w, right) + GAP)
+        out.append("prompt")
+        return out
+
+    def render_row(self, index: int, width: int) -> Text:
+        return run_line(self.rows[index], self.clock(), columns_for(width))
+
+
+def cells(row: RunRow, now: float) -> dict[str, tuple[str, str]]:
+    """Each column's (text, style) for a run."""
+    s = row.summary
+    out = {
+        "status": (row.status, STATUS_STYLES.get(row.status, "")),
+        "id": (literal_line(row.run_id[:8]), "bold" if row.status != "completed" else ""),
+    }
+    if s is None:
+        return out
+    # Quick rows (head and tail read) do not know their counts until the whole file is read.
+    partial = "dim" if not row.complete else ""
+    end = s.ended_at or s.last_event_at
+    took = end - s.started_at if end is not None and s.started_at is not None else None
+    out |= {
+        "agent": (literal_line(s.agent or "-", 40), ""),
+        "model": (literal_line(s.model or "-", 40), "dim"),
+        "started": (relative_time(s.started_at if s.started_at else row.mtime, now), ""),
+        "took": (duration(took), ""),
+        "turns": ("…" if partial else str(s.turns), partial),
+        "tools": ("…" if partial else str(s.tool_calls), partial),
+        "tokens": ("…" if partial else count(s.usage.total_tokens), partial),
+    }
+    return out
+
+
+def run_line(row: RunRow, now: float, columns: Sequence[Column] = COLUMNS) -> Text:
+    """One run as a list line: status word in its colour, then the columns, then the prompt."""
+    s = row.summary
+    out = Text(no_wrap=True)
+    values = cells(row, now)
+    for title, w, right in columns:
+        text, style = values.get(title, ("-", "dim"))
+        out.append(fit(text, w, right), style)
+        out.append(GAP)
+    if row.status == "unreadable" or s is None:
+        out.append(literal_line(row.error or "unreadable", 200), "red")
+        return out
+    out.append(literal_line(s.first_prompt or "", 300))
+    if s.error and row.status in ("failed", "max_turns"):
+        out.append("  ")
+        out.append(literal_line(s.error, 200), "red")
+    if row.error:  # a readable run with bad lines says so
+        out.append("  ⚠ ", "yellow")
+        out.append(literal_line(row.error, 200), "yellow")
+    return out
