@@ -18,6 +18,7 @@ from agentor.engine.events import Usage
 from agentor.engine.models import ModelResponse
 from agentor.engine.store import FileStore
 from tests.conftest import FIXTURES, ROOT, ScriptedModel
+from tui.agents import AgentSet
 from tui.app import RunsApp
 
 SIZE = (160, 45)
@@ -64,14 +65,11 @@ def app_for(directory: Path, agents: Any = None, watch: bool = False) -> RunsApp
     return RunsApp(directory, agents=agents, watch=watch, clock=fixed_clock)
 
 
-class OneAgent:
-    """What `tui.agents.AgentSet` offers the app: an agent per run (one for all, here)."""
+class OneAgent(AgentSet):
+    """An `AgentSet` of one agent (or none) with a short hint, as the app tests use it."""
 
     def __init__(self, agent: Agentor | None) -> None:
-        self.agent = agent
-
-    def for_run(self, agent_name: str | None) -> Agentor | None:
-        return self.agent
+        super().__init__([agent] if agent is not None else [])
 
     def missing_hint(self, agent_name: str | None) -> str:
         return f"No agent for {agent_name!r}: pass --agent path/to/file.py:name"

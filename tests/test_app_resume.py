@@ -238,3 +238,18 @@ def test_the_app_does_not_import_openai() -> None:
         "assert 'openai' not in sys.modules, 'openai was imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+
+
+async def test_resume_writes_into_the_directory_on_screen_whatever_the_agents_store(
+    tmp_path: Path,
+) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    elsewhere = tmp_path / "elsewhere"
+    model = ScriptedModel([text_reply("Vienna is sunny.")])
+    agent = weather_agent(elsewhere, model)
+    app = app_for(runs, agents=AgentSet([agent]))
+    async with app.run_test(size=SIZE) as pilot:
+        await start_resume(pilot, app, VIENNA)
+        await wait_until(pilot, lambda: row_statuses(app)[VIENNA] == "completed", what="end")
+    assert last_segment(runs / f"{VIENNA}.jsonl")[-1] == "run_end"
+    assert agent.store.list_runs() == []  # the module's own store was not touched

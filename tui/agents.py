@@ -8,6 +8,7 @@ work: the file's directory (or, for a module, the current directory) goes on `sy
 
 from __future__ import annotations
 
+import copy
 import importlib
 import importlib.util
 import os
@@ -18,6 +19,7 @@ from types import ModuleType
 from typing import Any
 
 from agentor import Agentor
+from agentor.engine.store import Store
 
 
 class AgentSpecError(ValueError):
@@ -117,6 +119,7 @@ class AgentSet:
 
     def __init__(self, agents: Iterable[Agentor] = ()) -> None:
         self.agents: list[Agentor] = list(agents)
+        self._bound: dict[tuple[int, int], Agentor] = {}
 
     @classmethod
     def load(cls, specs: Sequence[str]) -> AgentSet:
@@ -148,6 +151,19 @@ class AgentSet:
             if agent.name == agent_name:
                 return agent
         return None
+
+    def writing_to(self, agent: Agentor, store: Store) -> Agentor:
+        """`agent` as it is, but saving to `store`: a resume writes into the directory the TUI
+        shows, whatever store the agent module was built with."""
+        if agent.store is store:
+            return agent
+        key = (id(agent), id(store))
+        bound = self._bound.get(key)
+        if bound is None:
+            bound = copy.copy(agent)
+            bound.store = store
+            self._bound[key] = bound
+        return bound
 
     def missing_hint(self, agent_name: str | None) -> str:
         """One line saying how to give the agent a run needs."""

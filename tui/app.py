@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -27,6 +28,7 @@ from textual.worker import Worker
 
 from agentor import RunLockedError
 from agentor.engine.events import GENERATION, RUN_START, TEXT_DELTA
+from agentor.engine.store import FileStore
 
 from .literal import literal_line
 from .messages import (
@@ -129,6 +131,11 @@ class RunsApp(App[None]):
                 yield StreamLine(id="stream")
             yield EventDetail(id="detail")
         yield Footer()
+
+    @functools.cached_property
+    def store(self) -> FileStore:
+        """Where resumes write: the directory on screen (made on first use, not at start)."""
+        return FileStore(self.directory)
 
     # -- widgets -------------------------------------------------------------------------------
 
@@ -426,16 +433,8 @@ class RunsApp(App[None]):
             hint = self.agents.missing_hint(name) if self.agents is not None else NO_AGENT_HINT
             self.tell(literal_line(hint, 500), severity="warning", timeout=8)
             return
-        saves_to = getattr(agent.store, "directory", None)
-        if saves_to is not None and Path(saves_to).resolve() != self.directory.resolve():
-            self.tell(
-                f"The agent {literal_line(agent.name, 80)!r} saves its runs in "
-                f"{literal_line(str(saves_to), 200)}, not here: give it "
-                f"store=FileStore({literal_line(str(self.directory), 200)!r}).",
-                severity="warning",
-                timeout=8,
-            )
-            return
+        assert self.agents is not None
+        agent = self.agents.writing_to(agent, self.store)
         self.resume_worker = self.resume(row.run_id, agent)
         self.refresh_bindings()
 
@@ -466,8 +465,7 @@ class RunsApp(App[None]):
             )
         except KeyError:
             self.tell(
-                f"Run {short} is not in the agent's store: give the agent "
-                f"store=FileStore({literal_line(str(self.directory))!r}).",
+                f"Run {short} is gone: its file left {literal_line(str(self.directory), 200)}.",
                 severity="error",
                 timeout=8,
             )
