@@ -42,6 +42,22 @@ class RunResult:
     # when non-zero the log may be missing steps and the run may not resume from it.
     save_failures: int = 0
 
+    def __repr__(self) -> str:
+        # Short on purpose: `asyncio.run()` reprs the value its task returned (restoring the
+        # SIGINT handler), and a full repr grows with every message of every generation.
+        return (
+            f"RunResult(run_id={self.run_id!r}, status={self.status!r}, "
+            f"final_output={_clip(self.final_output)!r}, events=<{len(self.events)}>, "
+            f"messages=<{len(self.messages)}>, usage={self.usage!r}, error={self.error!r}, "
+            f"save_failures={self.save_failures})"
+        )
+
+
+def _clip(text: str | None, limit: int = 80) -> str | None:
+    if text is None or len(text) <= limit:
+        return text
+    return text[:limit] + "…"
+
 
 class Agentor:
     """An LLM agent whose every step is saved to `store` (when given) as it happens."""

@@ -20,6 +20,8 @@ from typing import Any
 from .events import GENERATION, Event
 
 DELTA_FIELD = "messages_delta"
+# One encoder for every line: `json.dumps` with options builds a new one per call.
+_JSON = json.JSONEncoder(ensure_ascii=False)
 
 
 @dataclass
@@ -42,6 +44,9 @@ class LogEncoder:
         self.compact = compact
         self._last_request: list[dict[str, Any]] | None = None
         self._generations = 0
+        # Size of the log this encoder has seen, kept by FileStore: a log that grew or shrank
+        # behind its back (another process, a failed write) means the delta bases are stale.
+        self.offset = 0
 
     def follow(self, event: Event) -> None:
         """Take note of an event already in the log (read back, not encoded here)."""
@@ -66,7 +71,9 @@ class LogEncoder:
                     "tail": msgs[keep:],
                 }
             self.follow(event)
-        return (json.dumps(data, ensure_ascii=False) + "\n").encode("utf-8")
+        # Lone surrogates (e.g. a tool listing non-UTF-8 file names) cannot be UTF-8: written as
+        # their JSON escape ("\udcff") they read back as the same string.
+        return (_JSON.encode(data) + "\n").encode("utf-8", "backslashreplace")
 
 
 def _shared_prefix(a: list[Any], b: list[Any]) -> int:
@@ -115,6 +122,7 @@ class LogDecoder:
             and isinstance(delta.get("keep"), int)
             and 0 <= delta["keep"] <= len(self._last_request)
             and isinstance(delta.get("tail"), list)
+            and all(isinstance(m, dict) for m in delta["tail"])
         )
         if not ok:
             # The base is missing (a corrupt line before) or the delta is malformed: keep the

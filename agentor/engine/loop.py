@@ -188,7 +188,7 @@ async def run_loop(
 def _args_for_log(raw: str) -> Any:
     try:
         return json.loads(raw) if raw else {}
-    except ValueError:
+    except (ValueError, RecursionError):  # a hostile model may nest arguments 100,000 deep
         return raw
 
 

@@ -61,7 +61,7 @@ def canonical_args(args: Any) -> str:
     if isinstance(args, str):
         try:
             args = json.loads(args)
-        except ValueError:
+        except (ValueError, RecursionError):
             return args
     return json.dumps(args, sort_keys=True, ensure_ascii=False, default=str)
 
@@ -87,7 +87,18 @@ def tool_message(call_id: str, result: Event) -> dict[str, Any]:
     content = result.result if result.error is None else f"Error: {result.error}"
     if not isinstance(content, str):
         content = json.dumps(content, ensure_ascii=False, default=str)
-    return {"role": "tool", "tool_call_id": call_id, "content": content}
+    return {"role": "tool", "tool_call_id": call_id, "content": _utf8_safe(content)}
+
+
+def _utf8_safe(text: str) -> str:
+    """`text` with lone surrogates (what `os.listdir` gives for non-UTF-8 names) replaced by
+    U+FFFD: a request holding them cannot be encoded and would fail the run. The log keeps
+    the tool's result as it was."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
+    return text
 
 
 @dataclass

@@ -51,7 +51,7 @@ class Tool:
         elif isinstance(raw, str):
             try:
                 data = json.loads(raw)
-            except ValueError as exc:
+            except (ValueError, RecursionError) as exc:
                 raise ToolArgumentsError(f"arguments are not valid JSON: {exc}") from None
         else:
             data = raw

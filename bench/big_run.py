@@ -1,0 +1,421 @@
+"""big-run: open a 100,000-event run in the app until its last event is on screen; peak RSS.
+
+The run (about 40 MB; 4 parallel tool calls a turn, compact generations, as FileStore writes
+them) is the only one in its directory. Each measurement is a fresh process:
+`RunsApp(dir, watch=False)` under `run_test`, which opens the newest run at start. Timed from
+the app opening the run (`RunsApp.open_run`) to the timeline drawing the run's last line; the
+process then waits for the app's lazy work on the list (`RunIndex.fill`) to finish and
+reports its peak RSS (VmHWM). A process that opens a tiny run the same way gives the
+app's own footprint; the run's cost is the difference.
+
+Goals: open <= 0.5 s; peak RSS <= 2x the file's size. The ratio printed is peak RSS / file
+size (the whole process, the strict reading); the table also shows what the run adds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import harness
+import synthetic
+
+from agentor.engine.events import (
+    GENERATION,
+    LOG_VERSION,
+    MESSAGE,
+    RUN_END,
+    RUN_START,
+    TOOL_CALL,
+    TOOL_RESULT,
+    Event,
+    Usage,
+)
+from agentor.engine.logformat import _JSON, DELTA_FIELD, LogEncoder
+
+NAME = "big-run"
+GOAL_OPEN_S = 0.5
+GOAL_RSS = 2.0
+CALLS = 4  # parallel tool calls per turn: 1 generation + 4 calls + 4 results = 9 events
+
+
+def write_big_run(path: Path, events_wanted: int, started: float) -> int:
+    """A completed run of about `events_wanted` events; returns how many lines it has.
+
+    Lines are what FileStore(compact=True) writes. Encoding each generation with LogEncoder
+    would compare the whole conversation every turn (quadratic at this size), so generation
+    deltas are built here from what is known (every request extends the previous one) and
+    the first turns are checked against LogEncoder.
+    """
+    turns = max(1, (events_wanted - 4) // (1 + 2 * CALLS))
+    run_id = path.name.removesuffix(".jsonl")
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are a careful research assistant."},
+        {"role": "user", "content": "Check the weather of every city, every day, for a year."},
+    ]
+    reference = LogEncoder(compact=True)
+    lines = 0
+    t = started
+    generations = 0
+    prev_len = 0
+
+    def gen_line(event: Event) -> bytes:
+        nonlocal generations, prev_len
+        # As LogEncoder: the first generation in full, the others as a delta at the end.
+        data = event.to_dict()  # `messages` is the last field: the delta takes its place
+        if generations:
+            data.pop("messages", None)
+            data[DELTA_FIELD] = {
+                "base": generations - 1,
+                "keep": prev_len,
+                "tail": messages[prev_len:],
+            }
+        generations += 1
+        prev_len = len(messages)
+        return (_JSON.encode(data) + "\n").encode()
+
+    def emit(event: Event) -> bytes:
+        nonlocal lines
+        lines += 1
+        if event.type == GENERATION:
+            checked = generations < 3  # the shortcut must write what the engine writes
+            if checked:
+                event.messages = list(messages)
+            line = gen_line(event)
+            if checked:
+                assert line == reference.encode(event), "big-run lines differ from LogEncoder"
+            return line
+        line = reference.encode(event) if generations <= 3 else None
+        return line if line is not None else (_JSON.encode(event.to_dict()) + "\n").encode()
+
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        buf: list[bytes] = []
+        start = Event(
+            RUN_START,
+            run_id=run_id,
+            agent="Research Agent",
+            model="gpt-4.1",
+            messages=list(messages),
+            v=LOG_VERSION,
+            pid=4242,
+            host="bench",
+            started_at=t,
+            ts=t,
+        )
+        buf.append(emit(start))
+        for turn in range(1, turns + 1):
+            calls = [
+                {
+                    "id": f"call_{turn:07d}_{c}_abcdefghijkl",
+                    "type": "function",
+                    "function": {
+                        "name": "get_weather",
+                        "arguments": f'{{"city": "{synthetic.CITIES[c]}", "day": {turn}}}',
+                    },
+                }
+                for c in range(CALLS)
+            ]
+            prompt = 30 * len(messages)
+            gen = Event(
+                GENERATION,
+                turn=turn,
+                usage=Usage(prompt, 40, prompt + 40),
+                model="gpt-4.1",
+                messages=None,
+                calls=calls,
+                started_at=t,
+                ended_at=t + 0.9,
+                ts=t + 0.9,
+            )
+            t += 1.0
+            buf.append(emit(gen))
+            results = []
+            for c, call in enumerate(calls):
+                args = {"city": synthetic.CITIES[c], "day": turn}
+                buf.append(
+                    emit(
+                        Event(
+                            TOOL_CALL,
+                            name="get_weather",
+                            args=args,
+                            call_id=call["id"],
+                            turn=turn,
+                            ts=t,
+                        )
+                    )
+                )
+            for c, call in enumerate(calls):
+                args = {"city": synthetic.CITIES[c], "day": turn}
+                result = f"Day {turn} in {synthetic.CITIES[c]}: sunny, {10 + turn % 20}C."
+                results.append(result)
+                buf.append(
+                    emit(
+                        Event(
+                            TOOL_RESULT,
+                            name="get_weather",
+                            args=args,
+                            call_id=call["id"],
+                            turn=turn,
+                            result=result,
+                            started_at=t,
+                            ended_at=t + 0.02,
+                            ts=t + 0.02,
+                        )
+                    )
+                )
+            messages.append({"role": "assistant", "content": None, "tool_calls": calls})
+            for call, result in zip(calls, results, strict=True):
+                messages.append({"role": "tool", "tool_call_id": call["id"], "content": result})
+            t += 0.1
+            if len(buf) > 4096:
+                os.write(fd, b"".join(buf))
+                buf.clear()
+        answer = "Every city was sunny, every day."
+        usage = Usage(30 * len(messages), 12, 30 * len(messages) + 12)
+        final = Event(
+            GENERATION,
+            turn=turns + 1,
+            usage=usage,
+            model="gpt-4.1",
+            text=answer,
+            started_at=t,
+            ended_at=t + 1,
+            ts=t + 1,
+        )
+        buf.append(emit(final))
+        buf.append(emit(Event(MESSAGE, text=answer, turn=turns + 1, usage=usage, ts=t + 1)))
+        buf.append(
+            emit(
+                Event(
+                    RUN_END,
+                    status="completed",
+                    text=answer,
+                    turn=turns + 1,
+                    ended_at=t + 1,
+                    ts=t + 1,
+                )
+            )
+        )
+        os.write(fd, b"".join(buf))
+    finally:
+        os.close(fd)
+    return lines
+
+
+# -- the measured process ---------------------------------------------------------------------
+
+
+def child(directory: str, lines: int, timeout: float = 120.0) -> None:
+    """Open the directory's one run in the app; print timings and peak RSS as JSON."""
+    import asyncio
+
+    t_process = time.monotonic()
+    from tui.app import RunsApp
+    from tui.widgets.timeline import Timeline
+
+    marks: dict[str, float] = {"imported": time.monotonic()}
+    last = lines - 1
+    original_render = Timeline.render_row
+    original_open = getattr(RunsApp, "open_run", None)
+
+    def render_row(self: Timeline, index: int, width: int):  # type: ignore[no-untyped-def]
+        if index == last and "drawn" not in marks:
+            marks["drawn"] = time.monotonic()
+        return original_render(self, index, width)
+
+    def open_run(self: RunsApp, run_id: str | None) -> None:
+        if run_id is not None:
+            marks.setdefault("open", time.monotonic())
+        original_open(self, run_id)  # type: ignore[misc]
+
+    Timeline.render_row = render_row  # type: ignore[method-assign]
+    if original_open is not None:
+        RunsApp.open_run = open_run  # type: ignore[method-assign]
+
+    async def go() -> None:
+        marks["app"] = time.monotonic()
+        app = RunsApp(Path(directory), watch=False)
+        async with app.run_test(size=(160, 45)) as pilot:
+            deadline = time.monotonic() + timeout
+            while "drawn" not in marks:
+                if time.monotonic() > deadline:
+                    raise TimeoutError("the last event never showed")
+                await asyncio.sleep(0.002)
+            await pilot.pause()
+            index = getattr(app, "index", None)
+            while index is not None and getattr(index, "incomplete", 0):
+                if time.monotonic() > deadline:
+                    break
+                await asyncio.sleep(0.02)
+            marks["settled"] = time.monotonic()
+            # The fill worker redraws the list once more after its last batch: let it, so
+            # the app is not torn down under it.
+            await asyncio.sleep(0.1)
+            await pilot.pause()
+
+    asyncio.run(go())
+    marks.setdefault("open", marks["app"])
+    print(
+        json.dumps(
+            {
+                "open_s": marks["drawn"] - marks["open"],
+                "start_s": marks["drawn"] - marks["app"],
+                "import_s": marks["imported"] - t_process,
+                "settle_s": marks["settled"] - marks["drawn"],
+                "rss": peak_rss(),
+            }
+        ),
+        flush=True,
+    )
+
+
+def peak_rss() -> int:
+    """This process's peak RSS in bytes.
+
+    VmHWM, not `ru_maxrss`: Linux carries the larger of the parent's RSS at fork over exec
+    into `ru_maxrss`, so a child of a big parent would report the parent's size.
+    """
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def run_child(directory: Path, lines: int) -> dict[str, float]:
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", str(directory), "--lines", str(lines)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(harness.ROOT)},
+    )
+    if out.returncode != 0:
+        raise RuntimeError(f"child failed ({out.returncode}): {out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def data_layer(path: Path, lines: int) -> float:
+    from tui.runs import RunLog
+
+    t = time.perf_counter()
+    log = RunLog(path)
+    item = log.item(len(log) - 1)
+    elapsed = time.perf_counter() - t
+    assert len(log) == lines and getattr(item, "type", None) == RUN_END, (len(log), item)
+    log.close()
+    return elapsed
+
+
+def main() -> None:
+    args = harness.parse_args(
+        __doc__,
+        child=(str, None, "(internal) measure one app process on this directory"),
+        lines=(int, 0, "(internal) lines of the run in --child"),
+    )
+    if args.child:
+        child(args.child, args.lines)
+        return
+    wanted, reps = (2_000, 1) if args.quick else (100_000, 3)
+    tmp = Path(tempfile.mkdtemp(prefix="bench-bigrun-"))
+    try:
+        big_dir, small_dir = tmp / "big", tmp / "small"
+        big_dir.mkdir()
+        small_dir.mkdir()
+        run_id = synthetic.run_id_for(7)
+        big_path = big_dir / f"{run_id}.jsonl"
+        lines = write_big_run(big_path, wanted, time.time() - 86400)
+        size = big_path.stat().st_size
+        small_lines = write_big_run(small_dir / f"{run_id}.jsonl", 10, time.time())
+        if args.quick:  # the shortcut encoder against the engine's own reader
+            from agentor.engine.store import FileStore
+
+            events = FileStore(big_dir).load(run_id)
+            assert len(events) == lines and events[-1].type == RUN_END
+
+        results: dict[str, list[dict[str, float]]] = {"big": [], "small": []}
+
+        def measure(kind: str, directory: Path, n: int) -> float:
+            r = run_child(directory, n)
+            results[kind].append(r)
+            return r["open_s"]
+
+        harness.interleaved(
+            [
+                ("big", lambda: measure("big", big_dir, lines)),
+                ("small", lambda: measure("small", small_dir, small_lines)),
+            ],
+            reps,
+            warmup=0,
+        )
+        data = harness.interleaved([("data", lambda: data_layer(big_path, lines))], reps, warmup=0)[
+            "data"
+        ]
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    def med(kind: str, key: str) -> float:
+        return harness.median([r[key] for r in results[kind]])
+
+    open_s = med("big", "open_s")
+    rss, rss_small = med("big", "rss"), med("small", "rss")
+    print(
+        f"{NAME}: one run of {lines} lines, {harness.fmt_bytes(size)}, {reps} processes each, "
+        f"{harness.machine()}"
+    )
+    harness.table(
+        ["measure", "big run", f"tiny run ({small_lines} lines)", "goal"],
+        [
+            [
+                "open -> last event drawn",
+                harness.fmt_s(open_s),
+                harness.fmt_s(med("small", "open_s")),
+                f"<={GOAL_OPEN_S}s",
+            ],
+            [
+                "app start -> last event drawn",
+                harness.fmt_s(med("big", "start_s")),
+                harness.fmt_s(med("small", "start_s")),
+                "",
+            ],
+            ["RunLog(path) + last item", harness.fmt_s(harness.median(data)), "", ""],
+            [
+                "then list filled (RunIndex.fill)",
+                harness.fmt_s(med("big", "settle_s")),
+                harness.fmt_s(med("small", "settle_s")),
+                "",
+            ],
+            [
+                "peak RSS (process)",
+                harness.fmt_bytes(rss),
+                harness.fmt_bytes(rss_small),
+                f"<={GOAL_RSS:g}x file",
+            ],
+            ["peak RSS / file size", f"{rss / size:.2f}x", "", ""],
+            ["what the run adds / file size", f"{(rss - rss_small) / size:.2f}x", "", ""],
+        ],
+    )
+    harness.result_line(
+        NAME,
+        rss / size,
+        f"rss<={GOAL_RSS:g}x,open<={GOAL_OPEN_S}s",
+        f"open:{harness.fmt_s(open_s)},rss:{harness.fmt_bytes(rss)},"
+        f"run_adds:{harness.fmt_bytes(rss - rss_small)}",
+        f"file:{harness.fmt_bytes(size)}",
+    )
+
+
+if __name__ == "__main__":
+    main()
