@@ -8,7 +8,7 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,7 +98,7 @@ class Agentor:
 
     def run(self, input: Input) -> RunResult:
         _refuse_inside_loop("run", "arun")
-        return asyncio.run(self.arun(input))
+        return asyncio.run(self._in_own_loop(self.arun(input)))
 
     async def arun(self, input: Input) -> RunResult:
         return await self._start(input, listener=None, stream_text=False)
@@ -121,7 +121,7 @@ class Agentor:
 
     def resume(self, run_id: str) -> RunResult:
         _refuse_inside_loop("resume", "aresume")
-        return asyncio.run(self.aresume(run_id))
+        return asyncio.run(self._in_own_loop(self.aresume(run_id)))
 
     async def aresume(self, run_id: str, listener: Listener | None = None) -> RunResult:
         """Finish a run from its log. A completed run is returned without a model call.
@@ -158,6 +158,15 @@ class Agentor:
                 yield event
 
     # -- internals -----------------------------------------------------------------------------
+
+    async def _in_own_loop(self, work: Awaitable[RunResult]) -> RunResult:
+        """`work`, then close the model's connections: they die with the loop `run()` made."""
+        try:
+            return await work
+        finally:
+            close = getattr(self.model, "aclose", None)
+            if close is not None:
+                await close()
 
     def _require_store(self) -> Store:
         if self.store is None:

@@ -441,3 +441,24 @@ async def test_memory_store_refuses_a_second_runner_in_process(
     rest = [e async for e in stream]
     assert rest[-1].type == "run_end" and rest[-1].status == "completed"
     assert not store.is_locked(run_id)
+
+
+def test_run_called_again_in_one_process_leaves_no_dangling_connections(children) -> None:
+    # Each run() owns an event loop; the openai client's connections must close with it, or
+    # they are torn down later on a closed loop ("Event loop is closed" tracebacks). The
+    # server lives in the child so that it closes the connections while the child runs on.
+    proc = children.run(
+        "from agentor import Agentor, function_tool\n"
+        "from tests.openai_server import FakeOpenAI\n"
+        "@function_tool\n"
+        "def get_weather(city: str) -> str:\n"
+        "    return f'sunny in {city}'\n"
+        "with FakeOpenAI() as srv:\n"
+        "    agent = Agentor('W', tools=[get_weather], base_url=srv.url, api_key='sk-t',\n"
+        "                    max_retries=0)\n"
+        "    for _ in range(3):\n"
+        "        print(agent.run('What is the weather in Oslo?').final_output)\n"
+    )
+    assert proc.stdout.splitlines() == ["sunny in Oslo"] * 3
+    assert "Event loop is closed" not in proc.stderr
+    assert "Traceback" not in proc.stderr

@@ -80,6 +80,12 @@ class OpenAIModel:
             self._client_loop = loop
         return self._client
 
+    async def aclose(self) -> None:
+        """Close the client's connections (they belong to the running event loop)."""
+        client, self._client, self._client_loop = self._client, None, None
+        if client is not None:
+            await client.close()
+
     def _secret(self) -> str | None:
         client = self._client
         return getattr(client, "api_key", None) or self._api_key
