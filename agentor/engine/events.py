@@ -107,11 +107,11 @@ class Event:
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.type}
-        for f in _FIELDS:
-            value = getattr(self, f)
-            if value is None:
+        # __dict__ holds the fields in declaration order; this runs once per saved event.
+        for key, value in self.__dict__.items():
+            if value is None or key in _NOT_WRITTEN:
                 continue
-            out[f] = value.to_dict() if isinstance(value, Usage) else value
+            out[key] = value.to_dict() if type(value) is Usage else value
         for key, value in self.extra.items():
             out.setdefault(key, value)
         return out
@@ -196,5 +196,6 @@ _FIELD_CHECKS = {
     "forked_from": _is_str,
     "replayed_from": _is_str,
 }
+_NOT_WRITTEN = frozenset({"type", "extra"})
 _FIELDS = tuple(f.name for f in fields(Event) if f.name not in ("type", "extra"))
 assert set(_FIELDS) == set(_FIELD_CHECKS), "every Event field needs a type check"

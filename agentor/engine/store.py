@@ -153,9 +153,11 @@ class FileStore:
             try:
                 # While we hold the lock nobody else writes: once checked, and after each of
                 # our whole writes, the log ends in a newline; skip re-checking it.
-                if held is None or run_id not in self._tail_ok:
+                if held is not None and run_id in self._tail_ok and encoder is not None:
+                    size = encoder.offset  # ours alone while held: it is where we left it
+                else:
                     _repair_tail(fd, self.path(run_id))
-                size = os.fstat(fd).st_size
+                    size = os.fstat(fd).st_size
                 if encoder is None or encoder.offset != size:
                     # A delta names its base by its place in the file: learn what is there (a
                     # log this store has not read, or one that changed since).
