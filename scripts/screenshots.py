@@ -28,6 +28,7 @@ from agentor import Agentor, function_tool  # noqa: E402
 from agentor.engine.events import Usage  # noqa: E402
 from agentor.engine.models import ModelResponse  # noqa: E402
 from agentor.engine.store import FileStore  # noqa: E402
+from tui.agents import AgentSet  # noqa: E402
 from tui.app import RunsApp  # noqa: E402
 from tui.runs import RunIndex  # noqa: E402
 
@@ -67,17 +68,6 @@ class MidAnswerModel:
         self.streaming.set()
         await self.release.wait()
         return ModelResponse(text=text, usage=Usage(120, 16, 136))
-
-
-class AnyRun:
-    def __init__(self, agent: Agentor) -> None:
-        self.agent = agent
-
-    def for_run(self, name: str | None) -> Agentor:
-        return self.agent
-
-    def missing_hint(self, name: str | None) -> str:
-        return ""
 
 
 @function_tool
@@ -125,7 +115,7 @@ async def shoot(
             await before(app)
         await pilot.pause(0.2)
         (out / f"{name}.svg").write_text(app.export_screenshot(title="agentor-tui"))
-        await app.stop_resume_and_wait()
+        await app.resumer.stop_and_wait()
     print(f"wrote {out / name}.svg")
 
 
@@ -169,7 +159,7 @@ async def main(source: Path, out: Path) -> None:
                 clock,
                 ["r"],
                 run_id=run_id,
-                agents=AnyRun(agent),
+                agents=AgentSet([agent]),  # one agent serves every run
                 before=resume,
             )
 

@@ -56,7 +56,7 @@ async def test_resume_streams_its_events_into_the_timeline_and_completes(tmp_pat
         await pilot.pause()
         # While the model streams: running (we hold the lock), the streamed text shows.
         assert row_statuses(app)[VIENNA] == "running"
-        assert app.resuming == VIENNA
+        assert app.resumer.run_id == VIENNA
         screen = screen_text(app)
         assert "▍ resuming 2dfade51 Vienna is" in screen
         assert "▶ resumed · segment 2" in screen  # the new run_start is in the timeline
@@ -116,7 +116,7 @@ async def test_a_completed_run_is_refused_as_already_completed(tmp_path: Path) -
         await start_resume(pilot, app, IDS["completed"])
         await pilot.pause()
         assert "Run 32e80341 is already completed." in notifications(app)
-        assert app.resume_worker is None and model.requests == []
+        assert app.resumer.worker is None and model.requests == []
 
 
 async def test_without_an_agent_the_refusal_says_how_to_pass_one(tmp_path: Path) -> None:

@@ -8,11 +8,11 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
-from ..render import DetailText
+from ..detail import DetailText
 
 
 class EventDetail(VerticalScroll):
-    """Shows prepared text (see `tui.render.detail`); never parses markup."""
+    """Shows prepared text (see `tui.detail.detail`); never parses markup."""
 
     def compose(self) -> ComposeResult:
         yield Static(Text(""), markup=False, id="detail-body")

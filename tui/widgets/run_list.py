@@ -8,10 +8,11 @@ from collections.abc import Callable, Sequence
 from rich.cells import cell_len, set_cell_size
 from rich.text import Text
 
+from ..formatting import count, duration, relative_time
 from ..literal import literal_line
 from ..messages import RunHighlighted
-from ..render import STATUS_STYLES, count, duration, relative_time
 from ..runs import RunRow
+from ..styles import STATUS_STYLES
 from .cursor_list import CursorList
 
 Column = tuple[str, int, bool]  # title, width, right-aligned

@@ -10,10 +10,12 @@ from textual.content import Content
 from agentor.engine.logformat import BadLine
 from agentor.engine.replay import event_time
 
+from ..formatting import offset
 from ..literal import literal_line
 from ..messages import EventHighlighted
-from ..render import TYPE_STYLES, offset, summary
 from ..runs import RunLog
+from ..styles import TYPE_STYLES
+from ..summaries import summary
 from .cursor_list import CursorList
 from .run_list import fit
 

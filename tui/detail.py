@@ -1,0 +1,245 @@
+"""Everything about one event, for the detail view: its fields, the request as a conversation
+(roles coloured), tool arguments and results as pretty JSON, usage and errors.
+
+Every `Text` here is assembled from plain strings passed through `literal`, never from markup,
+so nothing in a log can style or control the terminal. Huge values are cut, with a note.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.highlighter import JSONHighlighter
+from rich.padding import Padding
+from rich.text import Text
+
+from agentor.engine.events import GENERATION, TOOL_CALL, TOOL_RESULT, Event
+from agentor.engine.logformat import BadLine
+from agentor.engine.replay import call_parts, event_time
+
+from .formatting import clock_time, duration, offset
+from .literal import literal, literal_line
+from .styles import ERROR_STYLE, ROLE_STYLES, STATUS_STYLES, TYPE_STYLES
+from .summaries import call_line, content_text
+
+# How much of one value the detail view shows; the rest is cut with a note saying how much.
+DETAIL_LIMIT = 8_000
+# The event's own fields, in the order they are listed under its heading.
+FIELDS = (
+    "agent",
+    "model",
+    "name",
+    "call_id",
+    "status",
+    "pid",
+    "host",
+    "v",
+    "forked_from",
+    "replayed_from",
+)
+
+_json = JSONHighlighter()
+
+
+def cut(text: str, limit: int = DETAIL_LIMIT) -> tuple[str, str | None]:
+    """`text` cut to `limit` characters, and a note of how much was left out (or None)."""
+    if len(text) <= limit:
+        return text, None
+    rest = text[limit:]
+    lines = rest.count("\n")
+    more = f"{len(rest):,} more characters"
+    if lines:
+        more += f", {lines:,} more lines"
+    return text[:limit], f"… cut: {more} not shown"
+
+
+def _without_final_newline(text: Text) -> Text:
+    if text.plain.endswith("\n"):
+        text.right_crop(1)
+    return text
+
+
+class DetailText:
+    """The detail view's content: flowing lines, and indented blocks whose wrapped lines keep
+    their indent (a `Text` alone would wrap them back to the margin)."""
+
+    def __init__(self) -> None:
+        self.blocks: list[tuple[int, Text]] = []
+        self._flow = Text()
+
+    def append(self, text: str, style: str = "") -> None:
+        self._flow.append(text, style)
+
+    def block(self, text: Text, indent: int = 2) -> None:
+        self._close()
+        self.blocks.append((indent, _without_final_newline(text)))
+
+    def long_block(
+        self, text: str, indent: int = 2, style: str = "", is_json: bool = False
+    ) -> None:
+        """Untrusted `text` as a block, cut to `DETAIL_LIMIT` with a note of what was left out;
+        `is_json` highlights it as JSON."""
+        body, note = cut(literal(text))
+        shown = Text(body, style)
+        self.block(_json(shown) if is_json else shown, indent)
+        if note:
+            self.block(Text(note, "bold yellow"), indent)
+
+    def _close(self) -> None:
+        if self._flow:
+            self.blocks.append((0, _without_final_newline(self._flow)))
+            self._flow = Text()
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        self._close()
+        for indent, text in self.blocks:
+            yield Padding(text, (0, 0, 0, indent)) if indent else text
+
+    @property
+    def plain(self) -> str:
+        self._close()
+        return "\n".join(
+            "\n".join(" " * indent + line for line in text.plain.split("\n"))
+            for indent, text in self.blocks
+        )
+
+
+def _append_value(out: DetailText, value: Any, indent: int = 2) -> None:
+    """A value, pretty: strings as text (JSON inside a string is pretty-printed too)."""
+    if isinstance(value, str):
+        value = _maybe_json(value)
+    if isinstance(value, str):
+        out.long_block(value, indent)
+    else:
+        pretty = json.dumps(value, indent=2, ensure_ascii=False, default=str)
+        out.long_block(pretty, indent, is_json=True)
+
+
+def _maybe_json(text: str) -> Any:
+    stripped = text.strip()
+    if stripped[:1] in ("{", "[") and len(stripped) <= 1_000_000:
+        try:
+            return json.loads(stripped)
+        except ValueError:
+            pass
+    return text
+
+
+def _heading(out: DetailText, title: str) -> None:
+    out.append("\n")
+    out.append(title, "bold underline")
+    out.append("\n")
+
+
+def _field(out: DetailText, name: str, value: str, style: str = "") -> None:
+    out.append(f"{name:<9}", "dim")
+    out.append(value, style)
+    out.append("\n")
+
+
+def detail(
+    item: Event | BadLine,
+    index: int,
+    run_id: str,
+    start: float | None,
+    request: list[dict[str, Any]] | None = None,
+) -> DetailText:
+    """Everything about one event: fields, the request as a conversation, values as JSON."""
+    out = DetailText()
+    if isinstance(item, BadLine):
+        out.append(f"unreadable line {item.lineno}", "bold red")
+        out.append("\n")
+        _field(out, "run", run_id)
+        _field(out, "byte", f"{item.offset:,}")
+        _field(out, "reason", literal_line(item.reason))
+        _heading(out, "Raw line")
+        raw = item.raw.decode("utf-8", errors="replace")
+        _append_value(out, raw.rstrip("\n"))
+        return out
+    e = item
+    out.append(literal_line(e.type, 40), TYPE_STYLES.get(e.type, "bold") + " bold")
+    if e.turn is not None:
+        out.append(f" · turn {e.turn}")
+    out.append(f" · line {index + 1}", "dim")
+    out.append("\n")
+    _field(out, "run", literal_line(e.run_id or run_id))
+    t = event_time(e)
+    if t is not None:
+        when = clock_time(t)
+        if start is not None:
+            when = f"{offset(t - start)}  ({when})"
+        _field(out, "at", when)
+    if e.started_at is not None and e.ended_at is not None:
+        _field(out, "took", duration(e.ended_at - e.started_at))
+    for name in FIELDS:
+        value = getattr(e, name)
+        if value is not None:
+            text = str(value)
+            style = STATUS_STYLES.get(text, "") if name == "status" else ""
+            _field(out, name, literal_line(text, 200), style)
+    if e.usage is not None:
+        u = e.usage
+        _field(
+            out,
+            "usage",
+            f"in {u.input_tokens:,} · out {u.output_tokens:,} · total {u.total_tokens:,}",
+        )
+    if e.error is not None:
+        _heading(out, "Error")
+        out.long_block(e.error, style=ERROR_STYLE)
+
+    messages = request if e.type == GENERATION else e.messages
+    if messages is not None:
+        label = "Request" if e.type == GENERATION else "Input"
+        _heading(out, f"{label} ({len(messages)} message{'s' if len(messages) != 1 else ''})")
+        conversation(out, messages)
+    elif e.type == GENERATION:
+        _heading(out, "Request")
+        out.block(Text("(not recorded in full: the line it extends is unreadable)", "dim"))
+
+    if e.type == GENERATION:
+        _heading(out, "Response")
+        if e.text is not None:
+            _append_value(out, e.text)
+        for cid, name, raw in (call_parts(c) for c in e.calls or []):
+            call = Text.assemble(("→ ", "dim"), (literal_line(name, 200), "bold"))
+            call.append(f"  {literal_line(cid, 80)}", "dim")
+            out.block(call)
+            _append_value(out, raw, 4)
+    if e.args is not None and e.type in (TOOL_CALL, TOOL_RESULT):
+        _heading(out, "Arguments")
+        _append_value(out, e.args)
+    # A tool result shows its result even when it is None; other events only when they have one.
+    if (e.type == TOOL_RESULT and e.error is None) or (
+        e.result is not None and e.type != TOOL_RESULT
+    ):
+        _heading(out, "Result")
+        _append_value(out, e.result)
+    if e.text is not None and e.type != GENERATION:
+        _heading(out, "Text")
+        _append_value(out, e.text)
+    if e.extra:
+        _heading(out, "Other fields")
+        _append_value(out, e.extra)
+    return out
+
+
+def conversation(out: DetailText, messages: Sequence[dict[str, Any]]) -> None:
+    """Messages as a chat transcript, each role in its colour."""
+    for m in messages:
+        role = m.get("role")
+        role_text = role if isinstance(role, str) else "?"
+        out.append(f"{literal_line(role_text, 20):<9}", ROLE_STYLES.get(role_text, "bold"))
+        if isinstance(m.get("tool_call_id"), str):
+            out.append(f"(for {literal_line(m['tool_call_id'], 80)})", "dim")
+        out.append("\n")
+        content = m.get("content")
+        if content is not None:
+            out.long_block(content_text(content))
+        for call in m.get("tool_calls") or ():
+            if isinstance(call, dict):
+                _, name, raw = call_parts(call)
+                out.block(Text.assemble(("→ ", "dim"), call_line(name, raw, 400)))

@@ -1,0 +1,70 @@
+"""Times and numbers as the screen shows them: `"3m ago"`, `"4.2s"`, `"+0.25s"`, `"12.3k"`."""
+
+from __future__ import annotations
+
+import time
+
+
+def relative_time(t: float | None, now: float) -> str:
+    """`"3m ago"`, `"2h ago"`; a future time (clock skew) reads `"in 3m"`."""
+    if t is None:
+        return "-"
+    delta = now - t
+    if abs(delta) < 10:
+        return "just now"
+    text = _span(abs(delta))
+    return f"{text} ago" if delta > 0 else f"in {text}"
+
+
+def _span(seconds: float) -> str:
+    if seconds < 60:
+        return f"{int(seconds)}s"
+    if seconds < 3600:
+        return f"{int(seconds // 60)}m"
+    if seconds < 86400:
+        return f"{int(seconds // 3600)}h"
+    if seconds < 86400 * 365:
+        return f"{int(seconds // 86400)}d"
+    return f"{int(seconds // (86400 * 365))}y"
+
+
+def duration(seconds: float | None) -> str:
+    """`"850ms"`, `"4.2s"`, `"3m05s"`, `"2h03m"`."""
+    if seconds is None or seconds < 0:
+        return "-"
+    if seconds < 1:
+        return f"{int(seconds * 1000)}ms"
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    if seconds < 3600:
+        return f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
+    return f"{int(seconds // 3600)}h{int(seconds % 3600 // 60):02d}m"
+
+
+def offset(seconds: float | None) -> str:
+    """A timeline offset from the run's start: `"+0.00s"`, `"+12.3s"`, `"+3m05s"`."""
+    if seconds is None:
+        return ""
+    if seconds < 0:
+        return "-" + offset(-seconds)[1:]
+    if seconds < 10:
+        return f"+{seconds:.2f}s"
+    if seconds < 60:
+        return f"+{seconds:.1f}s"
+    return "+" + duration(seconds)
+
+
+def count(n: int) -> str:
+    """A compact count: `"950"`, `"12.3k"`, `"1.2M"`."""
+    if n < 10_000:
+        return str(n)
+    if n < 1_000_000:
+        return f"{n / 1000:.1f}k"
+    return f"{n / 1_000_000:.1f}M"
+
+
+def clock_time(t: float | None) -> str:
+    """An absolute time in UTC (the same on every machine, and in snapshots)."""
+    if t is None:
+        return "-"
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1000):03d} UTC"

@@ -1,0 +1,72 @@
+"""Which runs the list shows (the `/` text filter and the `s` status filter) and what its
+title counts. Plain data: no widgets here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .literal import literal_line
+from .runs import RunRow
+
+# `s` cycles through these; each names the statuses it shows (None: all).
+STATUS_FILTERS: tuple[tuple[str, frozenset[str] | None], ...] = (
+    ("all", None),
+    ("needs attention", frozenset({"interrupted", "failed", "max_turns", "unreadable"})),
+    ("failed", frozenset({"failed", "max_turns"})),
+    ("completed", frozenset({"completed"})),
+)
+# What the run list's title counts, in this order, when there are any.
+TITLE_COUNTS = (
+    ("running", ("running",)),
+    ("interrupted", ("interrupted",)),
+    ("failed", ("failed", "max_turns")),
+    ("unreadable", ("unreadable",)),
+)
+
+
+def matches(row: RunRow, words: list[str]) -> bool:
+    """Every word of the filter is in the run's id, agent, model, status or first prompt."""
+    s = row.summary
+    fields = [row.run_id, row.status]
+    if s is not None:
+        fields += [s.agent or "", s.model or "", s.first_prompt or ""]
+    haystack = "\n".join(fields).lower()
+    return all(w in haystack for w in words)
+
+
+@dataclass
+class RunFilter:
+    text: str = ""
+    status: int = 0  # an index into STATUS_FILTERS
+
+    def cycle_status(self) -> None:
+        self.status = (self.status + 1) % len(STATUS_FILTERS)
+
+    def apply(self, rows: list[RunRow]) -> list[RunRow]:
+        wanted = STATUS_FILTERS[self.status][1]
+        if wanted is not None:
+            rows = [r for r in rows if r.status in wanted]
+        words = self.text.lower().split()
+        if words:
+            rows = [r for r in rows if matches(r, words)]
+        return rows
+
+    def describe(self) -> str:
+        """`status: failed · filter: london`, or "" when nothing is filtered."""
+        parts = []
+        name, wanted = STATUS_FILTERS[self.status]
+        if wanted is not None:
+            parts.append(f"status: {name}")
+        if self.text:
+            parts.append(f"filter: {literal_line(self.text, 40)}")
+        return " · ".join(parts)
+
+
+def list_title(shown: list[RunRow], total: int) -> str:
+    """`Runs 12 · 3 interrupted`, or `Runs 4 of 12 · …` when a filter hides some."""
+    title = f"Runs {len(shown)}" if len(shown) == total else f"Runs {len(shown)} of {total}"
+    for word, statuses in TITLE_COUNTS:
+        n = sum(1 for r in shown if r.status in statuses)
+        if n:
+            title += f" · {n} {word}"
+    return title

@@ -1,0 +1,39 @@
+"""The Rich styles that carry meaning on screen: statuses, event types, conversation roles."""
+
+from __future__ import annotations
+
+from agentor.engine.events import (
+    FORK,
+    GENERATION,
+    MESSAGE,
+    RUN_END,
+    RUN_START,
+    TOOL_CALL,
+    TOOL_RESULT,
+)
+
+# Status colours mean something (k9s / lazygit): cyan is alive, yellow wants a hand, red broke.
+STATUS_STYLES = {
+    "running": "bold cyan",
+    "interrupted": "bold yellow",
+    "failed": "bold red",
+    "max_turns": "bold red",
+    "unreadable": "red",
+    "completed": "dim",
+}
+TYPE_STYLES = {
+    RUN_START: "bold green",
+    GENERATION: "blue",
+    TOOL_CALL: "yellow",
+    TOOL_RESULT: "green",
+    MESSAGE: "default",
+    RUN_END: "bold",
+    FORK: "magenta",
+}
+ROLE_STYLES = {
+    "system": "bold magenta",
+    "user": "bold green",
+    "assistant": "bold cyan",
+    "tool": "bold yellow",
+}
+ERROR_STYLE = "red"
