@@ -732,3 +732,190 @@ def test_poll_reads_new_lines_waits_for_partial_ones_and_reloads_replaced_files(
     with pytest.raises(OSError):
         log.poll()
     log.close()
+
+
+# -- quick reads: small tails, refills, the summary decoder -------------------------------------
+
+
+def big_log_with_an_end(path: Path, end: dict[str, Any], after: int) -> None:
+    """A big log (over 64 KiB): a run_start, tool results, `end`, then `after` bytes of
+    timed `message` lines (so `end` is that far from the end of the file)."""
+    start = {"type": "run_start", "agent": "Big", "ts": 1.0, "messages": []}
+    result = {"type": "tool_result", "turn": 1, "result": "x" * 500, "call_id": "c", "ts": 2.0}
+    lines = [start] + [result] * 150 + [end]
+    tail = []
+    while sum(len(line) for line in tail) < after:
+        tail.append(json.dumps({"type": "message", "text": "m" * 200, "ts": 3.0}) + "\n")
+    path.write_text("".join(json.dumps(e) + "\n" for e in lines) + "".join(tail))
+
+
+def test_a_quick_row_reads_a_small_tail_first_and_further_back_only_when_needed(
+    monkeypatch, tmp_path: Path
+) -> None:
+    from tui.quickread import FIRST_READ, TAIL_BYTES, TAIL_FIRST
+
+    monkeypatch.setattr(runs, "SCAN_WHOLE_FILES", 0)
+    end = {"type": "run_end", "status": "completed", "text": "done", "ts": 2.5}
+    big_log_with_an_end(tmp_path / "short-end.jsonl", end, after=0)
+    index = RunIndex(tmp_path)
+    index.scan()
+    row = index.get("short-end")
+    assert row is not None and (row.status, row.complete) == ("completed", False)
+    assert row.size > TAIL_BYTES
+    # The first read (the first line) and one small tail read, not 64 KiB of tail.
+    assert index.bytes_read <= FIRST_READ + TAIL_FIRST + 1
+    assert index.lines_decoded == 2
+
+    # The last segment's end further back than the first tail read: the walk reads on.
+    for after in (3_000, 20_000, 50_000):
+        (tmp_path / "short-end.jsonl").unlink(missing_ok=True)
+        big_log_with_an_end(tmp_path / f"end-{after}.jsonl", end, after=after)
+    quick = RunIndex(tmp_path)
+    quick.scan()
+    whole = RunIndex(tmp_path)
+    whole.scan()
+    whole.fill()
+    for after in (3_000, 20_000, 50_000):
+        q, w = quick.get(f"end-{after}"), whole.get(f"end-{after}")
+        assert q is not None and w is not None and not q.complete and w.complete
+        assert (q.status, q.summary.final_output) == ("completed", "done")  # type: ignore[union-attr]
+        assert q.summary.last_event_at == w.summary.last_event_at == 3.0  # type: ignore[union-attr]
+    assert quick.bytes_read < 3 * TAIL_BYTES + 3 * FIRST_READ
+
+
+def test_a_big_file_replaced_after_the_fill_is_reported_for_filling_again(
+    monkeypatch, tmp_path: Path
+) -> None:
+    """The app's fill worker stops once fill() returns nothing; a change that makes a quick
+    row again says so in `Changes.incomplete` (and in `RunIndex.incomplete`)."""
+    monkeypatch.setattr(runs, "SCAN_WHOLE_FILES", 0)
+    path = tmp_path / "big.jsonl"
+    write_big_log(path, 3000)
+    (tmp_path / "small.jsonl").write_text('{"type": "run_start", "ts": 1.0}\n')
+    index = RunIndex(tmp_path)
+    index.scan()
+    assert index.incomplete == 1
+    assert index.fill() == ["big"] and index.fill() == [] and index.incomplete == 0
+
+    tmp = tmp_path / "swap.tmp"
+    write_big_log(tmp, 4000)
+    os.replace(tmp, path)
+    changes = index.refresh([path])
+    assert changes.updated == {"big"} and changes.incomplete == {"big"}
+    row = index.get("big")
+    assert row is not None and not row.complete and index.incomplete == 1
+    assert index.fill() == ["big"] and index.incomplete == 0
+    assert row.summary is not None and row.summary.events == 4000
+
+    # An append to a complete row keeps it complete: nothing to fill.
+    with path.open("ab") as f:
+        f.write(b'{"type": "message", "text": "hi"}\n')
+    changes = index.refresh([path])
+    assert changes.appended == {"big": 1} and changes.incomplete == set()
+    # A new big file (and, with no paths, every file checked) is reported too.
+    write_big_log(tmp_path / "new.jsonl", 3000)
+    changes = index.refresh()
+    assert changes.added == {"new"} and changes.incomplete == {"new"} and index.incomplete == 1
+    small = index.refresh([tmp_path / "small.jsonl"])
+    assert not small and small.incomplete == set()
+
+
+TRICKY_LINES = [
+    # Known fields of the wrong JSON type: kept in `extra` by the engine, so not folded.
+    {"type": "run_start", "agent": 5, "model": ["m"], "started_at": True, "ts": "1", "messages": 1},
+    {"type": "run_start", "agent": "A", "messages": [{"role": "user", "content": [{"text": "p"}]}]},
+    {"type": "generation", "turn": True, "usage": "lots", "model": 3, "ts": 2},
+    {"type": "generation", "turn": 2, "usage": {"input_tokens": "1", "total_tokens": 2.5}},
+    {"type": "run_end", "status": 7, "ended_at": False, "error": {"e": 1}, "text": 3},
+    {"type": "run_end", "status": "completed", "text": "ok", "ended_at": 5, "ts": 4.5},
+    {"type": "tool_call", "ts": None, "started_at": 1e308, "extra": {"deep": [1, 2]}},
+    {"type": "fork", "forked_from": "x", "ts": -0.0},
+]
+TRICKY_RAW = [
+    b'{"type": "message", "text": "\\udcff lone surrogate"}\n',
+    b'\xef\xbb\xbf{"type": "message", "ts": 1.0}\n',  # a UTF-8 BOM: json.loads takes it
+    '{"type": "message", "ts": 1.0}\n'.encode("utf-16-le"),
+    b'{"type": "message", "ts": NaN}\n',
+    b'{"type": "message", "ts": 1.0}  \t\r\n',
+    b'{"type": "message", "ts": 1.0} extra\n',
+    b'{"type": "message", "ts": 1.0}\x0b\n',
+    b'{"type": "message", "text": "\xff"}\n',
+    b'{"type": 5}\n',
+    b"[1, 2]\n",
+    b"{oops\n",
+    b"{\n",
+    b'{"type": "message", "n": ' + b"[" * 100_000 + b"\n",
+]
+
+
+async def test_lines_decoded_for_a_summary_fold_as_the_engines_events_do(tmp_path: Path) -> None:
+    from tui.logfile import decode_for_summary, decode_line
+
+    await engine_runs(tmp_path)
+    files = [*tmp_path.glob("*.jsonl"), *FIXTURES.glob("*.jsonl")]
+    logs = [p.read_bytes().splitlines(keepends=True) for p in files]
+    logs.append([(json.dumps(e) + "\n").encode() for e in TRICKY_LINES] + TRICKY_RAW)
+    for lines in logs:
+        full, slim = [], []
+        for n, line in enumerate(lines):
+            a, b = decode_line(line, 7, n), decode_for_summary(line, 7, n)
+            assert type(a) is type(b), line
+            if isinstance(a, BadLine):
+                assert a == b
+                continue
+            assert summarize("r", [a]) == summarize("r", [b]), line
+            full.append(a)
+            slim.append(b)
+        assert summarize("r", full) == summarize("r", slim)
+
+
+def test_the_summary_decoder_keeps_every_field_fold_reads() -> None:
+    """`replay.fold` is the one place a summary is derived; the fields the quick decoder
+    keeps must cover what it reads of an event (checked from its source)."""
+    import ast
+    import inspect
+
+    from agentor.engine import replay
+    from tui.logfile import FOLD_FIELDS
+
+    read: set[str] = set()
+    for fn in (replay.fold, replay.event_time):
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+        read |= {
+            node.attr
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "e"
+        }
+    assert "status" in read and "ts" in read
+    assert read <= {*FOLD_FIELDS, "messages"}, read - {*FOLD_FIELDS, "messages"}
+
+
+def test_every_public_name_is_importable_from_tui_runs() -> None:
+    from tui import logfile, quickread, rowread, runlog, runrow
+
+    for name in runs.__all__:
+        assert getattr(runs, name) is not None
+    assert runs.RunLog is runlog.RunLog and runs.RunRow is runrow.RunRow
+    assert runs.TAIL_BYTES == quickread.TAIL_BYTES and runs.CHUNK == logfile.CHUNK
+    assert rowread.RowReader is not None
+    for module in (logfile, quickread, rowread, runlog, runrow, runs):
+        assert module.__file__ is not None
+        assert len(Path(module.__file__).read_text().splitlines()) < 400, module.__name__
+
+
+def test_a_file_that_shrinks_during_a_quick_read_keeps_what_was_read(tmp_path: Path) -> None:
+    from tui.quickread import quick_read
+
+    path = tmp_path / "r.jsonl"
+    big_log_with_an_end(path, {"type": "run_end", "status": "completed"}, after=0)
+    data = path.read_bytes()
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        read = quick_read(fd, len(data) + 100)  # as if it was 100 bytes longer at fstat
+    finally:
+        os.close(fd)
+    head_end = data.index(b"\n") + 1
+    assert [i.type for i in read.items] == ["run_start"]  # type: ignore[union-attr]
+    assert (read.offset, read.every_line) == (head_end, False)

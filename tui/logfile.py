@@ -1,0 +1,152 @@
+"""Reading one run log file safely: opening it, exact reads, decoding a line on its own.
+
+Shared by the run list (`tui.runs`, `tui.rowread`, `tui.quickread`) and the lazy log of one
+run (`tui.runlog`). Never imports textual.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import gc
+import json
+import os
+import stat
+from collections.abc import Iterator
+from typing import Any
+
+from agentor.engine.events import RUN_START, Event
+from agentor.engine.logformat import BadLine, LogDecoder
+
+CHUNK = 1024 * 1024  # reads of whole files go by chunks of about this size
+
+_OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK  # no FIFO hangs
+
+
+class Unreadable(Exception):
+    """A file that is there but cannot be read as a log; the message is the row's error."""
+
+
+def os_reason(exc: OSError) -> str:
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return "permission denied"
+    if exc.errno == errno.ELOOP:
+        return "is a symlink (not followed)"
+    if exc.errno == errno.EISDIR:
+        return "is a directory"
+    return (exc.strerror or str(exc)).lower()
+
+
+def open_log(path: str | os.PathLike[str]) -> tuple[int, os.stat_result]:
+    """An fd on a regular file; `Unreadable` for anything else, FileNotFoundError if gone."""
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise Unreadable(os_reason(exc)) from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise Unreadable("is a directory")
+        if not stat.S_ISREG(st.st_mode):
+            raise Unreadable("not a regular file")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
+
+
+def pread(fd: int, size: int, offset: int) -> bytes:
+    """Read exactly `size` bytes unless the file ends first."""
+    data = os.pread(fd, size, offset)
+    if len(data) == size or not data:
+        return data
+    parts = [data]
+    got = len(data)
+    while got < size:
+        more = os.pread(fd, size - got, offset + got)
+        if not more:
+            break
+        parts.append(more)
+        got += len(more)
+    return b"".join(parts)
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC while decoding many lines: JSON makes no cycles, and the
+    collections that the flood of new containers triggers would each walk the whole heap
+    (twice the time of a long walk through a big log; more in the app, whose heap is big)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def decode_line(line: bytes, offset: int, lineno: int) -> Event | BadLine:
+    """One line through the engine's decoder, on its own.
+
+    A fresh decoder has no base for compact generations, so their messages stay unbuilt: the
+    index and the timeline need none, and rebuilding them copies the conversation per line.
+    """
+    decoder = LogDecoder()
+    decoder.offset, decoder.lineno = offset, lineno
+    return decoder.decode(line)
+
+
+# What `replay.fold` reads of an event (plus `messages`, read of a `run_start` only).
+# `Event.from_dict` checks each field on its own, so an event built from these fields alone
+# folds exactly as the whole one does, for a fraction of the cost: a row needs no request
+# messages, tool results or unknown fields (tests compare the two).
+FOLD_FIELDS = (
+    "type",
+    "agent",
+    "model",
+    "turn",
+    "usage",
+    "status",
+    "error",
+    "text",
+    "started_at",
+    "ended_at",
+    "ts",
+)
+_FOLD_START_FIELDS = (*FOLD_FIELDS, "messages")
+
+
+def decode_for_summary(line: bytes, offset: int, lineno: int) -> Event | BadLine:
+    """A line as `decode_line` gives it, keeping only what a `RunSummary` is folded from."""
+    data = _loads(line)
+    if not isinstance(data, dict) or not isinstance(kind := data.get("type"), str):
+        return decode_line(line, offset, lineno)  # not an event: the engine says why
+    keys = _FOLD_START_FIELDS if kind == RUN_START else FOLD_FIELDS
+    return Event.from_dict({k: data[k] for k in keys if k in data})
+
+
+_scan = json.JSONDecoder().scan_once  # the C scanner `json.loads` ends in
+
+
+def _loads(line: bytes) -> Any:
+    """`json.loads(line)`, or None where it raises.
+
+    A line that starts an object (`{` then not a NUL, so `json.loads` would take it as UTF-8)
+    goes to the scanner directly: the wrapper's encoding detection and checks cost a third of
+    the decoding of a typical line.
+    """
+    if line[:1] == b"{" and line[1:2] != b"\x00":
+        try:
+            text = line.decode("utf-8", "surrogatepass")  # as `json.loads` decodes UTF-8
+            data, end = _scan(text, 0)
+        except (ValueError, StopIteration, RecursionError):
+            return None
+        if end != len(text) and text[end:].strip(" \t\n\r"):
+            return None  # "Extra data" for `json.loads`
+        return data
+    try:
+        return json.loads(line)
+    except (ValueError, RecursionError):
+        return None
