@@ -27,9 +27,8 @@ from agentor.engine.models import ModelResponse
 from tests.openai_server import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "upstream-agentor-0.1.1"
-if not FIXTURES.is_dir():  # the shared tree sits beside the checkout; fall back to its home
-    FIXTURES = Path("/work/shared/fixtures/upstream-agentor-0.1.1")
+# Real logs written by upstream Agentor 0.1.1 (a copy of shared/fixtures, read-only).
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "upstream-agentor-0.1.1"
 
 INSTRUCTIONS = "You are a helpful weather assistant."
 

@@ -49,8 +49,9 @@ from agentor.engine.replay import (
 )
 from agentor.engine.store import FileStore, MemoryStore
 from tests import crashkit
+from tests.conftest import FIXTURES
 
-UPSTREAM = Path("/work/shared/fixtures/upstream-agentor-0.1.1")
+UPSTREAM = FIXTURES
 TYPES = [RUN_START, GENERATION, TOOL_CALL, TOOL_RESULT, MESSAGE, RUN_END, FORK]
 FIELDS = [
     "run_id", "agent", "model", "turn", "name", "call_id", "args", "result", "error", "status",

@@ -31,10 +31,7 @@ from agentor.engine.store import FileStore
 from tui.runs import RunIndex, RunLog
 
 ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = Path("/work/shared/fixtures/upstream-agentor-0.1.1")
-if not FIXTURES.is_dir():  # the shared tree beside the checkout
-    FIXTURES = ROOT.parent / "shared" / "fixtures" / "upstream-agentor-0.1.1"
-
+from tests.conftest import FIXTURES  # noqa: E402
 
 # -- runs written by the real engine -------------------------------------------------------------
 
