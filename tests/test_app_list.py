@@ -272,3 +272,15 @@ async def test_a_missing_directory_is_a_message_not_a_crash(tmp_path: Path) -> N
         await pilot.pause()
         assert app.run_list.rows == []
         assert "nowhere is gone" in screen_text(app)
+
+
+def test_the_help_screen_colours_each_status_as_the_run_list_does() -> None:
+    from rich.table import Table
+
+    from tui.styles import STATUS_STYLES
+    from tui.widgets.help_screen import STATUSES, help_text
+
+    table = [p for p in help_text().renderables if isinstance(p, Table)][-1]
+    words = {cell.plain: cell.style for cell in table.columns[0]._cells}
+    assert set(words) == {word for word, _ in STATUSES} == set(STATUS_STYLES)
+    assert words == STATUS_STYLES

@@ -69,11 +69,14 @@ async def test_events_appended_by_another_writer_appear_in_list_and_timeline(
         await wait_until(pilot, lambda: row_statuses(app)[run_id] == "completed", what="status")
         await wait_until(pilot, lambda: len(app.timeline.run_log) == 7, what="timeline")
         await pilot.pause()
-        # Following: the cursor moved to the newest event, and the detail with it.
+        # Following: the cursor moved to the newest event, and the detail with it (the detail
+        # follows live events a frame or so after their lines).
         assert app.timeline.cursor == 6
+        await wait_until(
+            pilot, lambda: "run_end · turn 2 · line 7" in screen_text(app), what="the detail"
+        )
         screen = screen_text(app)
         assert "completed · Vienna is sunny, 22°C." in screen
-        assert "run_end · turn 2 · line 7" in screen
         assert "Runs 8 · 1 interrupted · 2 failed" in screen
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -253,3 +255,116 @@ async def test_resume_writes_into_the_directory_on_screen_whatever_the_agents_st
         await wait_until(pilot, lambda: row_statuses(app)[VIENNA] == "completed", what="end")
     assert last_segment(runs / f"{VIENNA}.jsonl")[-1] == "run_end"
     assert agent.store.list_runs() == []  # the module's own store was not touched
+
+
+class DiskFullStore(FileStore):
+    """The directory's store with a disk that fills up: its `fail_on`-th write (1-based) of
+    events raises ENOSPC, as `os.write` does on a full disk; the other writes go through."""
+
+    def __init__(self, directory: Path, fail_on: int) -> None:
+        super().__init__(directory)
+        self.fail_on = fail_on
+        self.calls = 0
+
+    def append_many(self, run_id, events):
+        self.calls += 1
+        if self.calls == self.fail_on:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return super().append_many(run_id, events)
+
+
+async def test_a_resume_whose_events_could_not_all_be_saved_says_so_and_marks_the_run(
+    tmp_path: Path,
+) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    model = ScriptedModel([text_reply("Vienna is sunny, 22C.")])
+    app = app_for(runs, agents=OneAgent(weather_agent(runs, model)))
+    # The resume's writes: run_start, then the generation (lost), then message and run_end.
+    app.resumer.store = DiskFullStore(runs, fail_on=2)
+    async with app.run_test(size=SIZE) as pilot:
+        await start_resume(pilot, app, VIENNA)
+        await wait_until(pilot, lambda: not app.resumer.running, what="the resume to end")
+        await pilot.pause()
+        assert app.resumer.store.calls >= 3  # the engine carried on after the failed write
+        expected = (
+            "Run 2dfade51 ended completed, but 1 write of its events to the log failed (see "
+            "the agentor log): those events could not be saved, and the run may not be "
+            "resumable from its file."
+        )
+        assert expected in notifications(app)
+        assert not any(n.startswith("Run 2dfade51 completed:") for n in notifications(app))
+        # The row says so, and keeps saying so for the session: through a refresh of the
+        # list, a filter that hides it and the filter cleared again.
+        line = next(x for x in screen_text(app).splitlines() if "2dfade51" in x)
+        assert "⚠ unsaved" in line
+        app.show_rows()
+        await pilot.press("slash", *"prague", "enter")
+        await pilot.pause()
+        assert "2dfade51" not in screen_text(app)
+        await pilot.press("escape")
+        await pilot.pause()
+        line = next(x for x in screen_text(app).splitlines() if "2dfade51" in x)
+        assert "⚠ unsaved" in line
+        # Other runs carry no mark.
+        assert sum("⚠ unsaved" in x for x in screen_text(app).splitlines()) == 1
+    # What the file holds lacks the lost generation: the mark is the only one who knows.
+    assert last_segment(runs / f"{VIENNA}.jsonl") == ["run_start", "message", "run_end"]
+
+
+async def test_a_resume_that_saved_everything_is_not_marked(tmp_path: Path) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    model = ScriptedModel([text_reply("Vienna is sunny, 22C.")])
+    app = app_for(runs, agents=OneAgent(weather_agent(runs, model)))
+    async with app.run_test(size=SIZE) as pilot:
+        await start_resume(pilot, app, VIENNA)
+        await wait_until(pilot, lambda: row_statuses(app)[VIENNA] == "completed", what="end")
+        await pilot.pause()
+        assert "⚠ unsaved" not in screen_text(app)
+        assert app.run_list.marks == {}
+
+
+async def test_two_apps_pressing_r_on_the_same_run_resume_it_once(tmp_path: Path) -> None:
+    """Two TUIs on one directory (two apps, each with its own FileStore, so their locks are
+    separate open files as between processes): the first resumes, the second is refused
+    naming the holder; one new segment, the tool runs once."""
+    runs = copy_fixtures(tmp_path / "runs")
+    executed: list[str] = []
+    first = GatedModel([]).hold(0)
+    first.replies = [first.calls(("get_weather", {"city": "Prague"})), text_reply("Sunny.")]
+    second = ScriptedModel([])
+    second.replies = [second.calls(("get_weather", {"city": "Prague"})), text_reply("Sunny.")]
+    app_a = app_for(runs, agents=OneAgent(weather_agent(runs, first, executed)))
+    app_b = app_for(runs, agents=OneAgent(weather_agent(runs, second, executed)))
+    starts_before = log_types(runs / f"{PRAGUE}.jsonl").count("run_start")
+    async with app_a.run_test(size=SIZE) as pilot_a, app_b.run_test(size=SIZE) as pilot_b:
+        await start_resume(pilot_a, app_a, PRAGUE)
+        await wait_until(pilot_a, lambda: first.waiting.is_set(), what="A's model request")
+        assert FileStore(runs).lock_holder(PRAGUE) == os.getpid()
+
+        await start_resume(pilot_b, app_b, PRAGUE)
+        expected = f"Run b9ba499c is locked by process {os.getpid()}: it is being run or "
+        await wait_until(
+            pilot_b,
+            lambda: any(n.startswith(expected) for n in notifications(app_b)),
+            what="B's refusal",
+        )
+        await wait_until(pilot_b, lambda: not app_b.resumer.running, what="B's worker to end")
+        assert second.requests == []  # B never reached the model (nor, so, the tool)
+        assert app_b.is_running and app_b.return_code is None  # no crash
+
+        first.gate.set()
+        await wait_until(
+            pilot_a, lambda: row_statuses(app_a)[PRAGUE] == "completed", what="A's end"
+        )
+        assert any(n.startswith("Run b9ba499c completed: Sunny.") for n in notifications(app_a))
+        # B sees the run completed once it looks again, and `r` now says so.
+        app_b.refresh_run(PRAGUE, liveness=True)
+        await wait_until(
+            pilot_b, lambda: row_statuses(app_b)[PRAGUE] == "completed", what="B's view"
+        )
+        await pilot_b.press("r")
+        assert "Run b9ba499c is already completed." in notifications(app_b)
+    assert executed == ["Prague"]
+    types = log_types(runs / f"{PRAGUE}.jsonl")
+    assert types.count("run_start") == starts_before + 1
+    assert last_segment(runs / f"{PRAGUE}.jsonl")[-1] == "run_end"

@@ -52,3 +52,21 @@ def test_the_tui_data_layer_imports_no_textual() -> None:
     assert "tui" in loaded
     assert "textual" not in loaded
     assert "openai" not in loaded
+
+
+# What the screen shows, as plain data and Rich text: testable and usable without an app.
+TUI_TEXT_MODULES = [
+    "tui.formatting",
+    "tui.styles",
+    "tui.literal",
+    "tui.summaries",
+    "tui.detail",
+    "tui.run_filter",
+]
+
+
+def test_the_tuis_text_modules_import_no_textual() -> None:
+    loaded = tops(imported_after(TUI_TEXT_MODULES))
+    assert "tui" in loaded
+    assert "textual" not in loaded
+    assert "openai" not in loaded

@@ -8,6 +8,7 @@ run in this process.
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -21,6 +22,7 @@ from textual.content import Content
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widgets import Footer
+from textual.worker import Worker
 
 from agentor.engine.events import GENERATION
 
@@ -45,6 +47,9 @@ from .widgets.help_screen import HelpScreen
 from .widgets.run_list import RunList
 from .widgets.stream_line import StreamLine
 from .widgets.timeline import Timeline
+
+# While the timeline follows new events, its detail is rebuilt at most this often.
+LIVE_DETAIL_S = 0.1
 
 # The command palette's entries: title, what it does (and its key), the action it runs.
 PALETTE = (
@@ -95,6 +100,17 @@ class RunsApp(App[None]):
         self.run_filter = RunFilter()
         self.resumer = Resumer(self)
         self.directory_gone = False
+        self.watched_directory: tuple[int, int] | None = None  # (device, inode) being watched
+        # The fill worker (`tui.live`): the one running, and whether rows want another pass.
+        self.fill_worker: Worker[None] | None = None
+        self.fill_again = False
+        # Runs whose files changed under a resume, read together at the next turn of the loop.
+        self._stale_runs: set[str] = set()
+        self._stale_liveness = False
+        self._pane_titles: tuple[str, str] = ("", "")
+        # The detail following new events (see `_follow_detail`).
+        self._detail_due = False
+        self._detail_shown_at = 0.0
 
     def compose(self) -> ComposeResult:
         with Vertical(id="runs-pane"):
@@ -141,7 +157,14 @@ class RunsApp(App[None]):
             self.run_list.empty_message = self.index.error
         self.show_rows()
         self.run_list.focus()
+        # What exists now (Textual's DOM, the first scan's rows) lives as long as the app: out
+        # of the collector's sight, a full collection takes milliseconds instead of tens of
+        # them, and one no longer lands between an append and its line on screen.
+        gc.freeze()
         live.start(self)
+
+    def on_unmount(self) -> None:
+        gc.unfreeze()
 
     # -- the run list --------------------------------------------------------------------------
 
@@ -151,11 +174,13 @@ class RunsApp(App[None]):
         self.run_list.set_rows(rows)
         title = list_title(rows, len(every))
         if self.directory_gone:
-            title += " · directory deleted"
-        pane = self.query_one("#runs-pane")
-        pane.border_title = Content(title)
+            title += " · directory gone"
         subtitle = self.run_filter.describe()
-        pane.border_subtitle = Content(subtitle) if subtitle else None
+        if (title, subtitle) != self._pane_titles:  # a new title repaints the whole pane
+            self._pane_titles = (title, subtitle)
+            pane = self.query_one("#runs-pane")
+            pane.border_title = Content(title)
+            pane.border_subtitle = Content(subtitle) if subtitle else None
 
     @on(RunHighlighted)
     def _run_highlighted(self, message: RunHighlighted) -> None:
@@ -183,7 +208,32 @@ class RunsApp(App[None]):
 
     @on(EventHighlighted)
     def _event_highlighted(self, message: EventHighlighted) -> None:
-        self.show_detail(message.index)
+        if message.live:
+            self._follow_detail()
+        else:
+            self._detail_due = False  # a key moved the cursor: show its event now
+            self.show_detail(message.index)
+
+    def _follow_detail(self) -> None:
+        """The cursor follows new events: the detail follows them after the new lines are
+        drawn, at most every LIVE_DETAIL_S. Building a detail and laying it out costs as much
+        as the rest of the frame; in a burst only the newest event's detail is built."""
+        if self._detail_due:
+            return  # one is on its way; it shows wherever the cursor is by then
+        self._detail_due = True
+        wait = self._detail_shown_at + LIVE_DETAIL_S - time.monotonic()
+        if wait > 0:
+            self.set_timer(wait, self._show_due_detail)
+        else:
+            self.call_after_refresh(self._show_due_detail)
+
+    def _show_due_detail(self) -> None:
+        if not self._detail_due or live.closing(self):
+            return
+        self._detail_due = False
+        self._detail_shown_at = time.monotonic()
+        cursor = self.timeline.cursor
+        self.show_detail(cursor if cursor >= 0 else None)
 
     def show_detail(self, index: int | None) -> None:
         timeline = self.timeline
@@ -202,10 +252,17 @@ class RunsApp(App[None]):
 
     def apply_changes(self, changes: Changes) -> None:
         """Show what `RunIndex.refresh` found: rows in the list, new lines in the open run."""
-        if not (changes.added or changes.updated or changes.removed or changes.appended):
+        if not changes:
             return
+        if changes.incomplete:
+            live.want_fill(self)  # a big log arrived or was replaced: its counts need a read
         open_id = self.timeline.run_id
-        self.show_rows()
+        if changes.added or changes.updated or changes.removed:
+            self.show_rows()
+        elif changes.appended:
+            # Lines appended to runs move no row (a new place or status is `updated`): only
+            # these rows' counts changed, the rest of the list stays drawn.
+            self.run_list.runs_updated(changes.appended)
         if open_id is None:
             # Nothing open (say the run was unreadable): its row may be readable now.
             current = self.run_list.current
@@ -218,8 +275,21 @@ class RunsApp(App[None]):
             self.timeline.grow()
 
     def refresh_run(self, run_id: str, liveness: bool = False) -> None:
-        """Read what one run's file gained (and, with `liveness`, who holds which lock now)."""
-        changes = self.index.refresh([self.directory / f"{run_id}.jsonl"])
+        """Read what one run's file gained (and, with `liveness`, who holds which lock now).
+
+        Calls made in a burst (a resume records several events at once) are read together,
+        once, after the messages already waiting: one read and one redraw for the burst."""
+        if not self._stale_runs and not self._stale_liveness:
+            self.call_later(self._refresh_stale)
+        self._stale_runs.add(run_id)
+        self._stale_liveness |= liveness
+
+    def _refresh_stale(self) -> None:
+        runs, liveness = self._stale_runs, self._stale_liveness
+        self._stale_runs, self._stale_liveness = set(), False
+        if live.closing(self):
+            return
+        changes = self.index.refresh([self.directory / f"{run_id}.jsonl" for run_id in runs])
         moved = liveness and self.index.refresh_liveness()
         self.apply_changes(changes)
         if moved:

@@ -1,9 +1,11 @@
 """Keeping the screen in step with the directory: the rows the first scan could only sketch are
 completed in the background, watchfiles reports what changes, and a timer re-checks which runs
-are alive (running vs interrupted comes from the store's lock).
+are alive (running vs interrupted comes from the store's lock) and whether a deleted directory
+came back.
 
 Workers and timers are started in `start`, and watching only when the app is live (tests and
-snapshots turn it off, as Posting does).
+snapshots turn it off, as Posting does). Every worker stops quietly once the app is closing:
+its widgets may already be gone when a batch it was reading comes back.
 """
 
 from __future__ import annotations
@@ -12,11 +14,14 @@ import asyncio
 import contextlib
 import functools
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from textual.app import ScreenStackError
 from textual.css.query import NoMatches
+from textual.dom import NoScreen
+from textual.types import NoActiveAppError
 
 from .literal import literal_line
 
@@ -25,32 +30,92 @@ if TYPE_CHECKING:
 
 FILL_BATCH = 64
 FILL_REDRAW_S = 0.25
-WATCH_STEP_MS = 20
-WATCH_DEBOUNCE_MS = 200
+# watchfiles polls its queue every `step` ms and yields once a step brings nothing new, or
+# after `debounce` ms of steady changes: an append shows within ~2 steps, and a run writing
+# without pause is still shown every `debounce` ms (a batch, however many events it holds).
+WATCH_STEP_MS = 10
+WATCH_DEBOUNCE_MS = 40
 LIVENESS_EVERY_S = 1.0
+
+# What touching a widget raises once the app has torn its screen down.
+GONE = (NoMatches, NoScreen, ScreenStackError, NoActiveAppError)
 
 
 def start(app: RunsApp) -> None:
     # Complete the quick rows after the first frame is on screen.
-    fill = functools.partial(fill_rows, app)
-    app.call_after_refresh(app.run_worker, fill, name="fill_rows", group="fill", exclusive=True)
+    app.call_after_refresh(want_fill, app)
     if app.live:
-        watch = functools.partial(watch_directory, app)
-        app.run_worker(watch, name="watch_directory", group="watch", exclusive=True)
-        app.set_interval(LIVENESS_EVERY_S, functools.partial(check_liveness, app))
+        if app.directory.is_dir():
+            start_watching(app)
+        else:
+            app.directory_gone = True  # the timer looks for it to appear
+        app.set_interval(LIVENESS_EVERY_S, functools.partial(tick, app))
+
+
+def closing(app: RunsApp) -> bool:
+    """The app is on its way out (`exit()` was called, or its loop stopped)."""
+    return app.return_code is not None or not app.is_running
+
+
+@contextlib.contextmanager
+def unless_closing(app: RunsApp) -> Iterator[None]:
+    """Widgets gone because the app is closing end the work quietly; at any other time a
+    missing widget is a bug and is raised."""
+    try:
+        yield
+    except GONE:
+        if not closing(app):
+            raise
+
+
+# -- completing quick rows -------------------------------------------------------------------
+
+
+def want_fill(app: RunsApp) -> None:
+    """Rows need reading whole (at start, or a log over 64 KiB arrived or was replaced):
+    (re)start the fill worker, or have the running one go round again."""
+    if closing(app):
+        return
+    app.fill_again = True
+    worker = app.fill_worker
+    if worker is None or worker.is_finished:
+        app.fill_worker = app.run_worker(
+            functools.partial(fill_rows, app), name="fill_rows", group="fill", exclusive=True
+        )
 
 
 async def fill_rows(app: RunsApp) -> None:
     """Complete the summaries the scan could only sketch (turns, tokens), a batch a time."""
-    last_draw = 0.0
-    # RunIndex is thread-safe: whole files are read off the event loop.
-    with contextlib.suppress(NoMatches):  # the app closed while a batch was read
-        while await asyncio.to_thread(app.index.fill, FILL_BATCH):
-            if time.monotonic() - last_draw > FILL_REDRAW_S:
-                last_draw = time.monotonic()
-                app.show_rows()
-            await asyncio.sleep(0.005)  # the reading thread holds the GIL: let keys in
-        app.show_rows()
+    with unless_closing(app):
+        # The flag is cleared before each pass: rows that need filling while a pass runs
+        # (a pass may already have gone by them) get a pass of their own.
+        while app.fill_again:
+            app.fill_again = False
+            last_draw = time.monotonic()
+            # RunIndex is thread-safe: whole files are read off the event loop.
+            while await asyncio.to_thread(app.index.fill, FILL_BATCH):
+                if closing(app):
+                    return
+                if time.monotonic() - last_draw > FILL_REDRAW_S:
+                    last_draw = time.monotonic()
+                    app.show_rows()
+                await asyncio.sleep(0.005)  # the reading thread holds the GIL: let keys in
+            if closing(app):
+                return
+            app.show_rows()
+
+
+# -- watching the directory ------------------------------------------------------------------
+
+
+def start_watching(app: RunsApp) -> None:
+    app.watched_directory = identity(app.directory)
+    app.run_worker(
+        functools.partial(watch_directory, app),
+        name="watch_directory",
+        group="watch",
+        exclusive=True,
+    )
 
 
 async def watch_directory(app: RunsApp) -> None:
@@ -58,28 +123,40 @@ async def watch_directory(app: RunsApp) -> None:
     from watchfiles import awatch
 
     directory = app.directory
-    try:
-        async for batch in awatch(
-            directory,
-            step=WATCH_STEP_MS,
-            debounce=WATCH_DEBOUNCE_MS,
-            recursive=False,
-            ignore_permission_denied=True,
-        ):
-            apply_paths(app, (Path(p) for _, p in batch))
-            if not directory.is_dir():
-                break
-    except NoMatches:  # the app closed while a batch was being applied
-        return
-    except (OSError, RuntimeError) as exc:
-        if directory.is_dir():
-            app.tell(
-                f"Stopped watching {literal_line(str(directory))}: {literal_line(str(exc), 300)}",
-                severity="error",
-            )
-    if not directory.is_dir():
-        with contextlib.suppress(NoMatches):
+    with unless_closing(app):
+        try:
+            async for batch in awatch(
+                directory,
+                step=WATCH_STEP_MS,
+                debounce=WATCH_DEBOUNCE_MS,
+                recursive=False,
+                ignore_permission_denied=True,
+            ):
+                if closing(app):
+                    return
+                # One batch holds every change since the last (bursts come as one): each
+                # file is read once, and the screen is drawn once for all of it.
+                apply_paths(app, (Path(p) for _, p in batch))
+                if not directory.is_dir():
+                    break
+        except (OSError, RuntimeError) as exc:
+            if directory.is_dir() and not closing(app):
+                app.tell(
+                    f"Stopped watching {literal_line(str(directory))}: "
+                    f"{literal_line(str(exc), 300)}",
+                    severity="error",
+                )
+        if not directory.is_dir() and not closing(app):
             directory_deleted(app)
+
+
+def identity(directory: Path) -> tuple[int, int] | None:
+    """Which directory is at that path now (None: none is)."""
+    try:
+        st = directory.stat()
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
 
 
 def apply_paths(app: RunsApp, paths: Iterable[Path]) -> None:
@@ -88,19 +165,53 @@ def apply_paths(app: RunsApp, paths: Iterable[Path]) -> None:
         app.apply_changes(app.index.refresh(wanted))
 
 
-def check_liveness(app: RunsApp) -> None:
-    if app.index.refresh_liveness():
-        app.show_rows()
-    else:
-        app.run_list.redraw()  # "3m ago" moves on
-
-
 def directory_deleted(app: RunsApp) -> None:
+    if app.directory_gone:
+        return
     app.directory_gone = True
     app.run_list.empty_message = (
-        f"The directory {app.directory} was deleted: there is nothing left to show."
+        f"The directory {app.directory} was deleted: there is nothing left to show. "
+        "It is shown again if it comes back."
     )
     apply_paths(app, (r.path for r in app.index.rows()))
     app.show_rows()
     app.timeline.clear("The run directory was deleted.")
     app.tell(f"{literal_line(str(app.directory))} was deleted.", severity="warning")
+
+
+def directory_back(app: RunsApp) -> None:
+    """The directory exists again: list it from scratch and watch it again."""
+    app.directory_gone = False
+    app.run_list.empty_message = "No runs yet."
+    app.index.scan()
+    app.show_rows()
+    if app.timeline.run_id is None and app.run_list.current is not None:
+        app.open_run(app.run_list.current.run_id)
+    want_fill(app)
+    start_watching(app)  # in place of a watcher on the directory that was there before
+    app.tell(f"{literal_line(str(app.directory))} is back.", timeout=4)
+
+
+# -- the timer -------------------------------------------------------------------------------
+
+
+def tick(app: RunsApp) -> None:
+    """Every second: who holds which lock, "3m ago" moving on, a deleted directory back."""
+    with unless_closing(app):
+        # One stat a second: a directory deleted and made again at once (`rm -r runs && cp
+        # -r saved runs`) leaves the watcher on the old one, which will never change again.
+        now = identity(app.directory)
+        if app.directory_gone:
+            if now is not None:
+                directory_back(app)
+            return
+        if now != app.watched_directory and app.watched_directory is not None:
+            if now is None:
+                directory_deleted(app)
+            else:
+                directory_back(app)
+            return
+        if app.index.refresh_liveness():
+            app.show_rows()
+        else:
+            app.run_list.clock_moved()

@@ -16,11 +16,13 @@ class RunHighlighted(Message):
 
 
 class EventHighlighted(Message):
-    """The timeline's cursor is on another line of the open run (None: on none)."""
+    """The timeline's cursor is on another line of the open run (None: on none); `live`: it
+    moved by itself, following new events."""
 
-    def __init__(self, index: int | None) -> None:
+    def __init__(self, index: int | None, live: bool = False) -> None:
         super().__init__()
         self.index = index
+        self.live = live
 
 
 class FilterChanged(Message):

@@ -22,6 +22,9 @@ from .runs import RunRow
 if TYPE_CHECKING:
     from .app import RunsApp
 
+# The run list's note on a run whose resume could not save all of its events.
+UNSAVED = "⚠ unsaved"
+
 
 class Resumer:
     """The app's resume: one at a time, in a worker the app runs."""
@@ -114,7 +117,7 @@ class Resumer:
                 timeout=8,
             )
         else:
-            self._report(short, result)
+            self._report(run_id, result)
         finally:
             self.run_id = None
             with contextlib.suppress(Exception):  # the app may be closing
@@ -122,7 +125,12 @@ class Resumer:
                 app.refresh_run(run_id, liveness=True)
                 app.refresh_bindings()
 
-    def _report(self, short: str, result: Any) -> None:
+    def _report(self, run_id: str, result: Any) -> None:
+        short = run_id[:8]
+        failures = getattr(result, "save_failures", 0) or 0
+        if failures:
+            self._report_unsaved(run_id, result.status, failures)
+            return
         if result.status == "completed":
             output = literal_line(result.final_output or "", 300)
             self.app.tell(f"Run {short} completed: {output}", title="Resumed", timeout=8)
@@ -134,6 +142,21 @@ class Resumer:
             severity="error",
             timeout=10,
         )
+
+    def _report_unsaved(self, run_id: str, status: str, failures: int) -> None:
+        """The engine carried on past failed writes (disk full, no permission): the run's
+        ending is known here, but its log lacks steps. Say so, and mark the run's row for
+        the rest of the session: the file alone cannot tell."""
+        writes = "write" if failures == 1 else "writes"
+        self.app.tell(
+            f"Run {run_id[:8]} ended {status}, but {failures} {writes} of its events to the "
+            "log failed (see the agentor log): those events could not be saved, and the run "
+            "may not be resumable from its file.",
+            title="Events not saved",
+            severity="error",
+            timeout=15,
+        )
+        self.app.run_list.mark(run_id, UNSAVED)
 
     def progress(self, message: ResumeProgress) -> None:
         """An event of the resume was recorded (or a text delta streamed): show it."""

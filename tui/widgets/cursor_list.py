@@ -2,10 +2,15 @@
 
 Only the rows on screen are ever turned into text (`render_row`), so a list of 100,000 rows
 costs what a screenful costs. Subclasses say how many rows there are and what each says.
+
+Live lists change a row or two at a time, so redrawing is as narrow as the change: rows added
+at the end (`rows_appended`) or changed in place (`rows_updated`) keep every other line cached
+and only their own lines are repainted; `rows_changed` is for when anything may have moved.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import ClassVar
 
 from rich.segment import Segment
@@ -14,9 +19,11 @@ from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.cache import LRUCache
+from textual.content import Content
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.widget import Widget
 
 
 class CursorList(ScrollView, can_focus=True):
@@ -45,6 +52,7 @@ class CursorList(ScrollView, can_focus=True):
         super().__init__(id=id, classes=classes)
         self.cursor = -1
         self._cache: LRUCache[tuple[int, bool, int], Strip] = LRUCache(512)
+        self._titles: tuple[str | None, str | None] = ("", "")
 
     # -- what subclasses provide ---------------------------------------------------------------
 
@@ -76,15 +84,24 @@ class CursorList(ScrollView, can_focus=True):
     def rows_changed(self) -> None:
         """The rows' number or content changed: redraw, keep the cursor on a row."""
         self._cache.clear()
-        count = self.row_count()
-        self.virtual_size = Size(self.size.width, count + self.header_height)
-        if count == 0:
-            self.cursor = -1
-        elif self.cursor >= count:
-            self.cursor = count - 1
-        elif self.cursor < 0:
-            self.cursor = 0
+        self._count_rows()
         self.refresh()
+
+    def rows_appended(self, before: int) -> None:
+        """Rows were added after the first `before`, which are as they were: only the new
+        rows that land in view are drawn (a live run grows by a line at a time)."""
+        if before <= 0:
+            self.rows_changed()  # the empty message gives way to rows
+            return
+        self._refresh_rows(before, self._count_rows())
+
+    def rows_updated(self, indexes: Iterable[int]) -> None:
+        """The rows at `indexes` read differently now; the others are as they were."""
+        width = self.scrollable_content_region.width
+        for index in indexes:
+            self._cache.discard((index, True, width))
+            self._cache.discard((index, False, width))
+            self._refresh_rows(index, index + 1)
 
     def redraw(self) -> None:
         """Draw the rows again (their text depends on something that moved, e.g. the clock)."""
@@ -94,12 +111,55 @@ class CursorList(ScrollView, can_focus=True):
     def move_cursor(self, index: int, notify: bool = True) -> None:
         count = self.row_count()
         index = max(0, min(index, count - 1)) if count else -1
-        moved = index != self.cursor
+        before = self.cursor
+        moved = index != before
         self.cursor = index  # cached lines are keyed by whether they hold the cursor
-        self.refresh()
+        if moved:
+            # Only the two rows the cursor left and reached look different (a scroll, if one
+            # follows, repaints the rest by itself).
+            self._refresh_rows(before, before + 1)
+            self._refresh_rows(index, index + 1)
         self.scroll_to_cursor()
         if moved and notify:
             self.cursor_moved()
+
+    def set_titles(self, title: str | None, subtitle: str | None) -> None:
+        """Border title and subtitle, literal; unchanged ones are left alone (setting one
+        repaints the whole widget)."""
+        if title != self._titles[0]:
+            self.border_title = Content(title) if title is not None else None
+        if subtitle != self._titles[1]:
+            self.border_subtitle = Content(subtitle) if subtitle is not None else None
+        self._titles = (title, subtitle)
+
+    def _count_rows(self) -> int:
+        """Size the scrollable area to the rows and keep the cursor on one; the row count."""
+        count = self.row_count()
+        size = Size(self.size.width, count + self.header_height)
+        if size != self.virtual_size:
+            shown = size.height > self.container_size.height
+            if self.container_size and shown == self.show_vertical_scrollbar:
+                # Only the scrollbar's thumb moves: a layout would repaint every widget on
+                # the screen, and on a live run that would be after every event.
+                self.set_reactive(Widget.virtual_size, size)
+                self._scroll_update(size)
+            else:
+                self.virtual_size = size  # the scrollbar comes or goes: lay out again
+        if count == 0:
+            self.cursor = -1
+        elif self.cursor >= count:
+            self.cursor = count - 1
+        elif self.cursor < 0:
+            self.cursor = 0
+        return count
+
+    def _refresh_rows(self, start: int, end: int) -> None:
+        """Repaint the lines of rows `start .. end-1` that are in view (the header stays)."""
+        top = round(self.scroll_y)
+        start = max(start, top, 0)
+        end = min(end, top + max(0, self.scrollable_content_region.height - self.header_height))
+        if end > start:
+            self.refresh_lines(start + self.header_height, end - start)
 
     def scroll_to_cursor(self) -> None:
         if self.cursor < 0:

@@ -13,6 +13,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ..styles import STATUS_STYLES
+
 KEYS = (
     ("Runs", None),
     ("/", "filter by id, agent, model, status or prompt; enter keeps it, esc clears it"),
@@ -31,13 +33,14 @@ KEYS = (
     ("q", "quit (stops a resume in flight, leaving the run resumable)"),
 )
 
+# Each status in the colour the run list gives it (`STATUS_STYLES`: one table for both).
 STATUSES = (
-    ("running", "bold cyan", "incomplete, and a live process holds it"),
-    ("interrupted", "bold yellow", "incomplete, and nobody holds it: r resumes it"),
-    ("failed", "bold red", "ended with an error (the model endpoint failed, ...)"),
-    ("max_turns", "bold red", "stopped by its turn limit"),
-    ("completed", "dim", "finished with an answer"),
-    ("unreadable", "red", "the file cannot be read; the error says why"),
+    ("running", "incomplete, and a live process holds it"),
+    ("interrupted", "incomplete, and nobody holds it: r resumes it"),
+    ("failed", "ended with an error (the model endpoint failed, ...)"),
+    ("max_turns", "stopped by its turn limit"),
+    ("completed", "finished with an answer"),
+    ("unreadable", "the file cannot be read; the error says why"),
 )
 
 
@@ -57,8 +60,8 @@ def help_text() -> Group:
         table.add_row(Text(key, "bold cyan"), Text(what))
     parts += [Text(""), Text("Statuses", "bold underline")]
     table = _grid()
-    for word, style, what in STATUSES:
-        table.add_row(Text(word, style), Text(what))
+    for word, what in STATUSES:
+        table.add_row(Text(word, STATUS_STYLES.get(word, "")), Text(what))
     parts.append(table)
     return Group(*parts)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from rich.cells import cell_len, set_cell_size
 from rich.text import Text
@@ -63,6 +63,10 @@ class RunList(CursorList):
         self.clock = clock
         self.rows: list[RunRow] = []
         self.empty_message = "No runs yet."
+        # A note shown before a run's prompt, kept for the session (e.g. "⚠ unsaved").
+        self.marks: dict[str, str] = {}
+        self._where: dict[str, int] | None = None  # run id -> index, built when asked
+        self._started: dict[str, str] = {}  # run id -> its "started" text as last drawn
 
     @property
     def current(self) -> RunRow | None:
@@ -72,6 +76,7 @@ class RunList(CursorList):
         """Show `rows`; the cursor stays on run `keep` when it is still there."""
         before = self.current.run_id if self.current else None
         self.rows = list(rows)
+        self._where = None
         keep = keep or before
         index = next((i for i, r in enumerate(self.rows) if r.run_id == keep), None)
         if index is not None:
@@ -82,12 +87,39 @@ class RunList(CursorList):
         if after != before:
             self.cursor_moved()
 
+    def index_of(self, run_id: str) -> int | None:
+        if self._where is None:
+            self._where = {r.run_id: i for i, r in enumerate(self.rows)}
+        return self._where.get(run_id)
+
     def select(self, run_id: str) -> bool:
-        for i, r in enumerate(self.rows):
-            if r.run_id == run_id:
-                self.move_cursor(i)
-                return True
-        return False
+        index = self.index_of(run_id)
+        if index is None:
+            return False
+        self.move_cursor(index)
+        return True
+
+    def runs_updated(self, run_ids: Iterable[str]) -> None:
+        """These runs' rows changed in place (their order and filtering did not): redraw
+        their lines only."""
+        self.rows_updated(i for i in map(self.index_of, run_ids) if i is not None)
+
+    def clock_moved(self) -> None:
+        """Redraw the rows on screen whose relative start ("12s ago") reads differently now."""
+        now = self.clock()
+        top = round(self.scroll_y)
+        shown = range(top, min(len(self.rows), top + self.scrollable_content_region.height))
+        self.rows_updated(
+            [
+                i
+                for i in shown
+                if self._started.get(self.rows[i].run_id) != started(self.rows[i], now)
+            ]
+        )
+
+    def mark(self, run_id: str, note: str) -> None:
+        self.marks[run_id] = note
+        self.runs_updated([run_id])
 
     # -- CursorList ----------------------------------------------------------------------------
 
@@ -109,7 +141,17 @@ class RunList(CursorList):
         return out
 
     def render_row(self, index: int, width: int) -> Text:
-        return run_line(self.rows[index], self.clock(), columns_for(width))
+        row, now = self.rows[index], self.clock()
+        self._started[row.run_id] = started(row, now)
+        return run_line(row, now, columns_for(width), self.marks.get(row.run_id))
+
+
+def started(row: RunRow, now: float) -> str:
+    """When the run started, relative to `now` ("3m ago")."""
+    s = row.summary
+    if s is None:
+        return "-"
+    return relative_time(s.started_at if s.started_at else row.mtime, now)
 
 
 def cells(row: RunRow, now: float) -> dict[str, tuple[str, str]]:
@@ -128,7 +170,7 @@ def cells(row: RunRow, now: float) -> dict[str, tuple[str, str]]:
     out |= {
         "agent": (literal_line(s.agent or "-", 40), ""),
         "model": (literal_line(s.model or "-", 40), "dim"),
-        "started": (relative_time(s.started_at if s.started_at else row.mtime, now), ""),
+        "started": (started(row, now), ""),
         "took": (duration(took), ""),
         "turns": ("…" if partial else str(s.turns), partial),
         "tools": ("…" if partial else str(s.tool_calls), partial),
@@ -137,14 +179,20 @@ def cells(row: RunRow, now: float) -> dict[str, tuple[str, str]]:
     return out
 
 
-def run_line(row: RunRow, now: float, columns: Sequence[Column] = COLUMNS) -> Text:
-    """One run as a list line: status word in its colour, then the columns, then the prompt."""
+def run_line(
+    row: RunRow, now: float, columns: Sequence[Column] = COLUMNS, mark: str | None = None
+) -> Text:
+    """One run as a list line: status word in its colour, then the columns, then the prompt
+    (after the `mark`, if the app has one for this run: before the prompt, it is never cut)."""
     s = row.summary
     out = Text(no_wrap=True)
     values = cells(row, now)
     for title, w, right in columns:
         text, style = values.get(title, ("-", "dim"))
         out.append(fit(text, w, right), style)
+        out.append(GAP)
+    if mark:
+        out.append(literal_line(mark, 60), "bold yellow")
         out.append(GAP)
     if row.status == "unreadable" or s is None:
         out.append(literal_line(row.error or "unreadable", 200), "red")

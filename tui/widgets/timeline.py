@@ -5,7 +5,6 @@ from __future__ import annotations
 from bisect import bisect_right
 
 from rich.text import Text
-from textual.content import Content
 
 from agentor.engine.logformat import BadLine
 from agentor.engine.replay import event_time
@@ -68,9 +67,12 @@ class Timeline(CursorList):
             return added
         if added:
             before = self.cursor
-            self.rows_changed()
+            # Lines only come at the end (a partial line waits for its newline): the lines
+            # drawn so far stay as they are.
+            self.rows_appended(len(self.run_log) - added)
             if self.follow:
-                self.move_cursor(len(self.run_log) - 1)
+                self.move_cursor(len(self.run_log) - 1, notify=False)
+                self.post_message(EventHighlighted(self.cursor, live=True))
             elif before < 0:
                 self.cursor_moved()
             self._retitle()
@@ -85,14 +87,13 @@ class Timeline(CursorList):
 
     def _retitle(self) -> None:
         if self.run_log is None or self.run_id is None:
-            self.border_title = Content("Timeline")
-            self.border_subtitle = None
-            return
-        n = len(self.run_log)
-        self.border_title = Content(
-            f"Timeline · {literal_line(self.run_id[:8])} · {n:,} line{'s' if n != 1 else ''}"
-        )
-        self.border_subtitle = Content("following" if self.follow else "follow off (f)")
+            title, subtitle = "Timeline", None
+        else:
+            n = len(self.run_log)
+            lines = f"{n:,} line{'s' if n != 1 else ''}"
+            title = f"Timeline · {literal_line(self.run_id[:8])} · {lines}"
+            subtitle = "following" if self.follow else "follow off (f)"
+        self.set_titles(title, subtitle)
 
     # -- CursorList ----------------------------------------------------------------------------
 
