@@ -19,13 +19,11 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
-import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,12 +33,17 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run as a script: make `examples` importable
 
 import agentor.agent  # noqa: E402
-from agentor import Agentor, Tool, function_tool  # noqa: E402
+from agentor import Agentor  # noqa: E402
 from agentor.engine.events import RUN_START, TOOL_CALL, TOOL_RESULT, Event  # noqa: E402
-from agentor.engine.models import ModelResponse, OpenAIModel  # noqa: E402
 from agentor.engine.store import FileStore  # noqa: E402
 from examples.demo_model import DemoModel  # noqa: E402
 from examples.weather import build_agent, get_weather  # noqa: E402
+from scripts.sample_agents import (  # noqa: E402
+    EndpointOutage,
+    HangAfter,
+    slow_weather,
+    trip_planner,
+)
 
 # Run ids are uuid5 of the sample name, so a rerun rewrites the same files.
 ID_NAMESPACE = uuid.UUID("6f1d2a0e-5a0b-4c52-9f57-2d3c1f0b7a41")
@@ -112,125 +115,6 @@ def named_run(name: str) -> Iterator[str]:
 
 
 # -- the trip planner of the long run ---------------------------------------------------------
-
-
-def _pick(city: str, options: Sequence[Any], salt: str = "") -> Any:
-    return options[zlib.crc32((salt + city).encode()) % len(options)]
-
-
-@function_tool
-def get_forecast(city: str, days: int = 3) -> str:
-    """The weather forecast for the next days in a city.
-
-    Args:
-        city: The city to look up.
-        days: How many days ahead.
-    """
-    skies = ["sunny", "cloudy", "light rain", "showers", "clear", "windy"]
-    return f"{city}, next {days} days: " + ", ".join(
-        _pick(city, skies, str(day)) for day in range(days)
-    )
-
-
-@function_tool
-def find_hotel(city: str) -> dict[str, Any]:
-    """Find a well-rated hotel near the station of a city.
-
-    Args:
-        city: The city to stay in.
-    """
-    return {
-        "city": city,
-        "hotel": f"Hotel {_pick(city, ['Central', 'Bahnhof', 'Europa', 'Astoria', 'Riverside'])}",
-        "stars": _pick(city, [3, 4, 4, 5], "stars"),
-        "price_eur": 80 + zlib.crc32(city.encode()) % 90,
-    }
-
-
-def trip_planner(store: FileStore) -> Agentor:
-    return Agentor(
-        name="Trip Planner",
-        model=DemoModel(word_delay=0),
-        instructions="You plan rail trips: check the weather, the forecast and a hotel per stop.",
-        tools=[get_weather, get_forecast, find_hotel],
-        store=store,
-        max_turns=40,
-    )
-
-
-# -- a model endpoint that goes away ----------------------------------------------------------
-
-
-class EndpointOutage:
-    """Answers like the demo model `answers` times, then its endpoint is gone.
-
-    Later requests go through the openai SDK to a local port where nothing listens, so the
-    run fails with the SDK's own connection error, as it would in production.
-    """
-
-    def __init__(self, answers: int) -> None:
-        self.name = "offline-demo"
-        self._demo = DemoModel(word_delay=0)
-        self._answers = answers
-        # Bound but never listening: connections are refused, and no one else gets the port.
-        self._socket = socket.socket()
-        self._socket.bind(("127.0.0.1", 0))
-        port = self._socket.getsockname()[1]
-        self._gone = OpenAIModel(
-            self.name, base_url=f"http://127.0.0.1:{port}/v1", api_key="sk-offline", max_retries=0
-        )
-
-    async def generate(
-        self,
-        messages: Sequence[dict[str, Any]],
-        tools: Sequence[dict[str, Any]],
-        on_text: Callable[[str], None] | None = None,
-    ) -> ModelResponse:
-        if self._answers > 0:
-            self._answers -= 1
-            return await self._demo.generate(messages, tools, on_text)
-        return await self._gone.generate(messages, tools, on_text)
-
-    def close(self) -> None:
-        self._socket.close()
-
-
-# -- crashes: a child process runs the agent, the parent kills it -----------------------------
-
-
-class HangAfter:
-    """The demo model, except that request number `answers + 1` never comes back."""
-
-    def __init__(self, answers: int) -> None:
-        self.name = "offline-demo"
-        self._demo = DemoModel(word_delay=0)
-        self._answers = answers
-
-    async def generate(
-        self,
-        messages: Sequence[dict[str, Any]],
-        tools: Sequence[dict[str, Any]],
-        on_text: Callable[[str], None] | None = None,
-    ) -> ModelResponse:
-        if self._answers > 0:
-            self._answers -= 1
-            return await self._demo.generate(messages, tools, on_text)
-        print("WAITING for the model", flush=True)
-        await asyncio.Event().wait()
-        raise AssertionError("unreachable")
-
-
-def slow_weather(slow: set[str]) -> Tool:
-    """`get_weather` with the same schema, that sleeps (for good) on the cities in `slow`."""
-
-    def weather(city: str) -> str:
-        if city in slow:
-            print(f"SLEEPING in get_weather({city})", flush=True)
-            time.sleep(3600)
-        return get_weather(city)
-
-    weather.__doc__ = get_weather.fn.__doc__
-    return Tool(weather, name="get_weather")
 
 
 async def child(out: Path, name: str, prompt: str, hang_after: int | None, slow: set[str]) -> None:

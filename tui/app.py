@@ -16,7 +16,7 @@ from typing import ClassVar
 
 from textual import on
 from textual.app import App, ComposeResult, SystemCommand
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.notifications import SeverityLevel
@@ -29,6 +29,7 @@ from agentor.engine.events import GENERATION
 from . import live
 from .agents import AgentSet
 from .detail import detail
+from .keys import BINDINGS, PALETTE
 from .literal import literal_line
 from .messages import (
     EventHighlighted,
@@ -51,37 +52,13 @@ from .widgets.timeline import Timeline
 # While the timeline follows new events, its detail is rebuilt at most this often.
 LIVE_DETAIL_S = 0.1
 
-# The command palette's entries: title, what it does (and its key), the action it runs.
-PALETTE = (
-    ("Open", "Into the timeline, then the detail (enter)", "drill"),
-    ("Back", "Back out to the run list (esc)", "back"),
-    ("Filter runs", "Filter by id, agent, model, status or prompt (/)", "filter"),
-    ("Cycle status filter", "All, needs attention, failed, completed (s)", "cycle_status"),
-    ("Resume run", "Resume the selected run in this process (r)", "resume"),
-    ("Stop resume", "Stop the resume in flight; the run stays resumable (x)", "stop_resume"),
-    ("Follow", "Keep the newest event in view (f)", "follow"),
-    ("Copy run id", "Copy the selected run's id (c)", "copy_id"),
-    ("Help", "Every key (?)", "help"),
-)
-
 
 class RunsApp(App[None]):
     """Browse, follow and resume the runs of one FileStore directory."""
 
     CSS_PATH = "app.tcss"
     TITLE = "agentor-tui"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "drill", "Open"),
-        Binding("escape", "back", "Back"),
-        Binding("slash", "filter", "Filter"),
-        Binding("s", "cycle_status", "Status"),
-        Binding("r", "resume", "Resume"),
-        Binding("x", "stop_resume", "Stop"),
-        Binding("f", "follow", "Follow"),
-        Binding("c", "copy_id", "Copy id"),
-        Binding("question_mark", "help", "Help"),
-        Binding("q", "quit", "Quit"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = list(BINDINGS)
 
     def __init__(
         self,

@@ -15,11 +15,11 @@ import os
 import re
 import stat
 import threading
-import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from . import flock
 from .events import Event
 from .logformat import BadLine, LogDecoder, LogEncoder, split_lines
 
@@ -283,7 +283,7 @@ class FileStore:
         with self._mutex:
             if run_id in self._held:
                 return os.getpid()
-        return _flock_holder(path)
+        return flock.holder(path)
 
 
 def _open_log(path: Path) -> int:
@@ -371,34 +371,5 @@ def _repair_tail(fd: int, path: Path) -> None:
 
 
 def _flock_patiently(fd: int, run_id: str, path: Path) -> None:
-    deadline = time.monotonic() + LOCK_PATIENCE
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                raise RunLockedError(run_id, _flock_holder(path)) from None
-            time.sleep(0.01)
-
-
-def _flock_holder(path: Path) -> int | None:
-    """The pid of the exclusive flock holder of `path`, read from /proc/locks (Linux)."""
-    try:
-        st = os.stat(path, follow_symlinks=False)
-        with open("/proc/locks") as f:
-            table = f.read()
-    except OSError:
-        return None
-    ident = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
-    for row in table.splitlines():
-        parts = row.split()
-        # "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"; blocked waiters have "->".
-        if "->" in parts or len(parts) < 6:
-            continue
-        if parts[1] == "FLOCK" and parts[3] == "WRITE" and parts[5] == ident:
-            try:
-                return int(parts[4])
-            except ValueError:
-                return None
-    return None
+    if not flock.take_exclusive(fd, LOCK_PATIENCE):
+        raise RunLockedError(run_id, flock.holder(path))

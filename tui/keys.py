@@ -1,0 +1,31 @@
+"""The app's keys: footer bindings and the command palette's entries, in one place."""
+
+from __future__ import annotations
+
+from textual.binding import Binding
+
+BINDINGS: tuple[Binding, ...] = (
+    Binding("enter", "drill", "Open"),
+    Binding("escape", "back", "Back"),
+    Binding("slash", "filter", "Filter"),
+    Binding("s", "cycle_status", "Status"),
+    Binding("r", "resume", "Resume"),
+    Binding("x", "stop_resume", "Stop"),
+    Binding("f", "follow", "Follow"),
+    Binding("c", "copy_id", "Copy id"),
+    Binding("question_mark", "help", "Help"),
+    Binding("q", "quit", "Quit"),
+)
+
+# The command palette's entries: title, what it does (and its key), the action it runs.
+PALETTE = (
+    ("Open", "Into the timeline, then the detail (enter)", "drill"),
+    ("Back", "Back out to the run list (esc)", "back"),
+    ("Filter runs", "Filter by id, agent, model, status or prompt (/)", "filter"),
+    ("Cycle status filter", "All, needs attention, failed, completed (s)", "cycle_status"),
+    ("Resume run", "Resume the selected run in this process (r)", "resume"),
+    ("Stop resume", "Stop the resume in flight; the run stays resumable (x)", "stop_resume"),
+    ("Follow", "Keep the newest event in view (f)", "follow"),
+    ("Copy run id", "Copy the selected run's id (c)", "copy_id"),
+    ("Help", "Every key (?)", "help"),
+)
