@@ -103,19 +103,13 @@ class Agentor:
     async def arun(self, input: Input) -> RunResult:
         return await self._start(input, listener=None, stream_text=False)
 
-    async def stream_chat(self, input: Input) -> AsyncIterator[Event]:
+    def stream_chat(self, input: Input) -> AsyncIterator[Event]:
         """The run's events as they are recorded, plus transient `text_delta` events.
 
         The first event, `run_start`, carries the run id. Abandoning the stream cancels the
         run, which stays saved and resumable.
         """
-        # aclosing: closing this stream must close (and so cancel) the run's stream now, not
-        # whenever the garbage collector gets to it, so the run's lock is free at once.
-        async with contextlib.aclosing(
-            self._stream(lambda listener: self._start(input, listener, True))
-        ) as events:
-            async for event in events:
-                yield event
+        return self._stream(lambda listener: self._start(input, listener, True))
 
     # -- resuming ------------------------------------------------------------------------------
 
@@ -149,13 +143,9 @@ class Agentor:
             await recorder.emit(self._run_start(run_id, point.input_messages))
             return await self._loop(recorder, point, stream_text=listener is not None)
 
-    async def stream_resume(self, run_id: str) -> AsyncIterator[Event]:
+    def stream_resume(self, run_id: str) -> AsyncIterator[Event]:
         """Like `stream_chat`, for `aresume`."""
-        async with contextlib.aclosing(
-            self._stream(lambda listener: self.aresume(run_id, listener))
-        ) as events:
-            async for event in events:
-                yield event
+        return self._stream(lambda listener: self.aresume(run_id, listener))
 
     # -- internals -----------------------------------------------------------------------------
 
@@ -229,6 +219,8 @@ class Agentor:
         )
 
     async def _stream(self, start: Callable[[Listener], Any]) -> AsyncIterator[Event]:
+        # Handed to the caller as is: closing it (aclose) cancels the run at once, so its
+        # lock is free then, not whenever the garbage collector gets to a wrapper.
         queue: asyncio.Queue[Event | None] = asyncio.Queue()
         task = asyncio.ensure_future(start(queue.put_nowait))
         task.add_done_callback(lambda _: queue.put_nowait(None))

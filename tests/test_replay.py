@@ -220,3 +220,16 @@ def test_first_user_text_reads_plain_and_part_content() -> None:
     assert first_user_text(parts) == "a"
     assert first_user_text([{"role": "system", "content": "s"}]) is None
     assert first_user_text(None) is None
+
+
+def test_a_replay_keeps_its_record_when_the_server_reuses_call_ids() -> None:
+    # Servers such as llama.cpp or a restarted scripted one number calls per request, so the
+    # resumed generation's calls carry the same ids as the crashed one's. The replayed Oslo
+    # result (c1, replayed_from c1) must still carry the record on to the next rewind.
+    oslo = {"city": "Oslo"}
+    log = [start(), gen(1, PROMPT, OSLO, ROME), result("c1", "sunny", args=oslo)]
+    log += [start(), gen(1, PROMPT, OSLO, ROME)]
+    log += [result("c1", "sunny", args=oslo, replayed_from="c1")]
+    point = resume_point(log)
+    assert point.rewound
+    assert [(r.event.call_id, r.event.result) for r in point.recorded] == [("c1", "sunny")]

@@ -307,3 +307,31 @@ def test_usage_totals_survive_the_file(tmp_path: Path) -> None:
     store = FileStore(tmp_path)
     store.append(RUN, Event("generation", turn=1, usage=Usage(1, 2, 3), messages=[]))
     assert store.load(RUN)[0].usage == Usage(1, 2, 3)
+
+
+def test_a_load_racing_the_holders_append_does_not_corrupt_later_deltas(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The TUI may read a run through the same FileStore that a resume is writing it with. A
+    # load that read the file just before an append must not leave its (older) view behind
+    # as the holder's encoder, or the next generation's delta names the wrong base.
+    import agentor.engine.store as store_mod
+
+    store = FileStore(tmp_path)
+    reqs = [[{"role": "user", "content": f"m{i}"} for i in range(n)] for n in (1, 2, 3)]
+    real_split = store_mod.split_lines
+    raced = []
+
+    def split_after_an_append(data: bytes) -> Any:
+        if not raced:  # the holder appends between the reader's read and its bookkeeping
+            raced.append(True)
+            store.append(RUN, Event("generation", turn=2, messages=reqs[1]))
+        return real_split(data)
+
+    with store.lock(RUN):
+        store.append(RUN, Event("generation", turn=1, messages=reqs[0]))
+        monkeypatch.setattr(store_mod, "split_lines", split_after_an_append)
+        store.load(RUN)
+        monkeypatch.setattr(store_mod, "split_lines", real_split)
+        store.append(RUN, Event("generation", turn=3, messages=reqs[2]))
+    assert [e.messages for e in FileStore(tmp_path).load(RUN)] == reqs

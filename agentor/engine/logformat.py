@@ -54,10 +54,6 @@ class LogEncoder:
             self._last_request = event.messages
             self._generations += 1
 
-    def forget(self) -> None:
-        """Stop writing deltas until the next full generation (the base is no longer known)."""
-        self._last_request = None
-
     def encode(self, event: Event) -> bytes:
         data = event.to_dict()
         if event.type == GENERATION:

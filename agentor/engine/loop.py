@@ -94,7 +94,6 @@ class LoopOutcome:
     status: str
     final_output: str | None
     messages: list[dict[str, Any]]
-    usage: Usage
     error: str | None = None
 
 
@@ -130,7 +129,7 @@ async def run_loop(
                 ended_at=time.time(),
             )
         )
-        return LoopOutcome(status, text, messages, usage, error)
+        return LoopOutcome(status, text, messages, error)
 
     if point.final_text is not None:
         return await finish(COMPLETED, point.final_text)

@@ -114,10 +114,10 @@ class Recorded:
 class ResumePoint:
     """Where a resume picks up.
 
-    `messages` is the request to send next (None when `final_text` already answers the run).
-    `pending` are tool calls of the last generation that already have results; `missing` the
-    ones that do not (the rewind case is `missing` non-empty). `recorded` holds results of
-    rewound generations, each of which answers one equal call instead of running the tool.
+    `messages` is the request to send next; when `final_text` is set, the last generation
+    already answered and only the ending is missing. `rewound` is True when the last
+    generation's calls were not all answered and it is asked again. `recorded` holds results
+    of rewound generations, each of which answers one equal call instead of running the tool.
     """
 
     messages: list[dict[str, Any]]
@@ -138,6 +138,39 @@ def _results_after(events: Sequence[Event], start: int) -> dict[str, Event]:
     return found
 
 
+def _unspent_records(events: Sequence[Event], gens: list[int]) -> list[Recorded]:
+    """Results of rewound generations (not all calls answered) that no later call has used.
+
+    Walked in order so that a replay spends the record it was answered from at that point:
+    call ids are not unique across segments (many servers number calls per request).
+    """
+    recorded: list[Recorded] = []
+    for i in gens:
+        results = _results_after(events, i + 1)
+        for r in results.values():
+            if r.replayed_from:
+                key = canonical_args(r.args)
+                spent = next(
+                    (
+                        x
+                        for x in recorded
+                        if x.event.call_id == r.replayed_from
+                        and x.name == (r.name or "")
+                        and x.args_key == key
+                    ),
+                    None,
+                )
+                if spent is not None:
+                    recorded.remove(spent)
+        ids = [call_parts(c)[0] for c in events[i].calls or []]
+        if ids and not all(cid in results for cid in ids):
+            for cid in ids:
+                r = results.get(cid)
+                if r is not None and r.error is None:
+                    recorded.append(Recorded(r.name or "", canonical_args(r.args), r))
+    return recorded
+
+
 def resume_point(events: Sequence[Event]) -> ResumePoint:
     """What to send next to continue the run the log describes."""
     input_messages: list[dict[str, Any]] = []
@@ -146,28 +179,9 @@ def resume_point(events: Sequence[Event]) -> ResumePoint:
             input_messages = e.messages
             break
 
-    recorded: list[Recorded] = []
-    consumed: set[str] = set()
-    last_gen: int | None = None
-    gens: list[int] = []
-    for i, e in enumerate(events):
-        if e.type == GENERATION and e.messages is not None:
-            gens.append(i)
-            last_gen = i
-        elif e.type == TOOL_RESULT and e.replayed_from:
-            consumed.add(e.replayed_from)
-
-    # Results of generations that were rewound (not all calls answered) answer later calls.
-    for i in gens:
-        gen = events[i]
-        results = _results_after(events, i + 1)
-        ids = [call_parts(c)[0] for c in gen.calls or []]
-        if ids and not all(cid in results for cid in ids):
-            for cid in ids:
-                r = results.get(cid)
-                if r is not None and r.error is None and cid not in consumed:
-                    recorded.append(Recorded(r.name or "", canonical_args(r.args), r))
-
+    gens = [i for i, e in enumerate(events) if e.type == GENERATION and e.messages is not None]
+    recorded = _unspent_records(events, gens)
+    last_gen = gens[-1] if gens else None
     if last_gen is None:
         return ResumePoint(
             messages=list(input_messages),

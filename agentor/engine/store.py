@@ -220,7 +220,10 @@ class FileStore:
                 encoder.follow(item)
         encoder.offset = len(data)
         with self._mutex:
-            self._encoders[run_id] = encoder
+            # While we hold the run and have written to it, our encoder is the truth (the
+            # append fast path trusts its offset); this read may predate our latest append.
+            if run_id not in self._tail_ok:
+                self._encoders[run_id] = encoder
         return events, bad
 
     def list_runs(self) -> list[str]:
