@@ -462,3 +462,18 @@ def test_run_called_again_in_one_process_leaves_no_dangling_connections(children
     assert proc.stdout.splitlines() == ["sunny in Oslo"] * 3
     assert "Event loop is closed" not in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+async def test_an_unexpected_error_quoting_the_key_is_redacted() -> None:
+    from agentor.engine.models import ModelError, OpenAIModel
+
+    model = OpenAIModel("m", base_url="http://127.0.0.1:9/v1", api_key="sk-very-secret-key")
+
+    def broken_client() -> None:
+        raise RuntimeError("client setup failed with key sk-very-secret-key")
+
+    model._get_client = broken_client  # an error from outside the SDK that quotes the key
+    with pytest.raises(ModelError) as caught:
+        await model.generate([{"role": "user", "content": "hi"}], [])
+    assert "sk-very-secret-key" not in str(caught.value)
+    assert "***" in str(caught.value)

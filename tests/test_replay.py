@@ -233,3 +233,16 @@ def test_a_replay_keeps_its_record_when_the_server_reuses_call_ids() -> None:
     point = resume_point(log)
     assert point.rewound
     assert [(r.event.call_id, r.event.result) for r in point.recorded] == [("c1", "sunny")]
+
+
+def test_a_new_segment_clears_the_error_of_the_one_before() -> None:
+    from agentor.engine.events import RUN_END, RUN_START, Event
+    from agentor.engine.replay import summarize
+
+    failed = [
+        Event(RUN_START, agent="A", messages=[{"role": "user", "content": "hi"}]),
+        Event(RUN_END, status="failed", error="HTTP 500"),
+    ]
+    assert summarize("r", failed).error == "HTTP 500"
+    resumed = summarize("r", [*failed, Event(RUN_START, agent="A", messages=[])])
+    assert (resumed.status, resumed.error, resumed.segments) == ("incomplete", None, 2)

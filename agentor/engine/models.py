@@ -107,8 +107,10 @@ class OpenAIModel:
                 return _from_completion(completion)
             return await _from_stream(client, kwargs, on_text)
         except Exception as exc:
-            if type(exc).__module__.startswith(("openai", "httpx")):
-                raise ModelError(redact(f"{type(exc).__name__}: {exc}", self._secret())) from None
+            text, secret = f"{type(exc).__name__}: {exc}", self._secret()
+            # The SDK's own errors, and any other that quotes the key, leave here redacted.
+            if type(exc).__module__.startswith(("openai", "httpx")) or (secret and secret in text):
+                raise ModelError(redact(text, secret)) from None
             raise
 
 

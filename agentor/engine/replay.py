@@ -276,6 +276,7 @@ def fold(s: RunSummary, events: Sequence[Event]) -> RunSummary:
             s.segments += 1
             s.status = INCOMPLETE
             s.ended_at = None
+            s.error = None  # the error of an earlier segment no longer describes the run
             s.agent = s.agent or e.agent
             s.model = s.model or e.model
             if s.started_at is None:
