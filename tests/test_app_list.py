@@ -284,3 +284,18 @@ def test_the_help_screen_colours_each_status_as_the_run_list_does() -> None:
     words = {cell.plain: cell.style for cell in table.columns[0]._cells}
     assert set(words) == {word for word, _ in STATUSES} == set(STATUS_STYLES)
     assert words == STATUS_STYLES
+
+
+async def test_a_filter_that_hides_every_run_says_so_not_no_runs_yet(tmp_path: Path) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("slash", *"zzz", "enter")
+        await pilot.pause()
+        screen = screen_text(app)
+        assert "No runs yet." not in screen
+        assert "No run matches the filter" in screen
+        await pilot.press("escape")
+        await pilot.pause()
+        assert "No run matches the filter" not in screen_text(app)

@@ -120,3 +120,22 @@ async def test_notifications_show_errors_literally(tmp_path: Path) -> None:
         assert "boom [bold red]x[/]" in screen
         assert "␛[2J" in screen.split("ended failed", 1)[1]
         assert_no_raw(app)
+
+
+async def test_an_unknown_run_end_status_is_shown_literally_in_the_list(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    write_log(
+        runs,
+        "bogus",
+        [
+            {"type": "run_start", "agent": "a", "started_at": 1796039000.0},
+            {"type": "run_end", "status": f"x{CLEAR}", "ts": 1796039001.0},
+        ],
+    )
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        list_line = next(x for x in screen_text(app).splitlines() if "bogus" in x)
+        assert "x␛[2J" in list_line
+        assert_no_raw(app)

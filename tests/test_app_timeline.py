@@ -167,3 +167,42 @@ async def test_a_run_of_100000_events_opens_at_its_end_decoding_only_what_shows(
         await pilot.pause()
         assert "Long · m" in screen_text(app)
         assert log.decoded < 200
+
+
+async def test_a_message_whose_tool_calls_are_not_a_list_is_shown_not_a_crash(
+    tmp_path: Path,
+) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    odd = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": None, "tool_calls": 5},
+        {"role": "assistant", "content": "ok", "tool_calls": {"id": "c1"}},
+    ]
+    write_log(runs, "odd", [{"type": "run_start", "agent": "A", "messages": odd}])
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await select(pilot, app, "odd")
+        detail = app.event_detail.text
+        assert "Input (3 messages)" in detail and "ok" in detail
+
+
+async def test_times_out_of_any_range_are_shown_not_a_crash(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    path = runs / "wild.jsonl"
+    # Python's JSON reads Infinity and NaN; a finite 1e300 is past every calendar.
+    path.write_text(
+        '{"type": "run_start", "agent": "A", "started_at": 1e300, "ts": 1e300}\n'
+        '{"type": "message", "text": "x", "ts": Infinity}\n'
+        '{"type": "run_end", "status": "completed", "started_at": -1e300, "ended_at": NaN}\n'
+    )
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await select(pilot, app, "wild")
+        for key in ("up", "up"):
+            await pilot.press("enter", key)
+            await pilot.pause()
+            assert app.event_detail.text
+        screen = screen_text(app)
+        assert "wild" in screen and "run_start" in screen

@@ -148,7 +148,7 @@ class RunsApp(App[None]):
     def show_rows(self) -> None:
         every = self.index.rows()
         rows = self.run_filter.apply(every)
-        self.run_list.set_rows(rows)
+        self.run_list.set_rows(rows, hidden=len(every) - len(rows))
         title = list_title(rows, len(every))
         if self.directory_gone:
             title += " · directory gone"

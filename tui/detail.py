@@ -239,7 +239,8 @@ def conversation(out: DetailText, messages: Sequence[dict[str, Any]]) -> None:
         content = m.get("content")
         if content is not None:
             out.long_block(content_text(content))
-        for call in m.get("tool_calls") or ():
+        calls = m.get("tool_calls")
+        for call in calls if isinstance(calls, list) else ():  # any JSON value, in a log
             if isinstance(call, dict):
                 _, name, raw = call_parts(call)
                 out.block(Text.assemble(("→ ", "dim"), call_line(name, raw, 400)))

@@ -1,13 +1,18 @@
-"""Times and numbers as the screen shows them: `"3m ago"`, `"4.2s"`, `"+0.25s"`, `"12.3k"`."""
+"""Times and numbers as the screen shows them: `"3m ago"`, `"4.2s"`, `"+0.25s"`, `"12.3k"`.
+
+Times come from logs, where JSON may hold any number (`1e300`, `Infinity`, `NaN`): what no
+clock can show reads `"-"` (or `"?"` for an offset), never an exception in a render.
+"""
 
 from __future__ import annotations
 
+import math
 import time
 
 
 def relative_time(t: float | None, now: float) -> str:
     """`"3m ago"`, `"2h ago"`; a future time (clock skew) reads `"in 3m"`."""
-    if t is None:
+    if t is None or not math.isfinite(now - t):
         return "-"
     delta = now - t
     if abs(delta) < 10:
@@ -30,7 +35,7 @@ def _span(seconds: float) -> str:
 
 def duration(seconds: float | None) -> str:
     """`"850ms"`, `"4.2s"`, `"3m05s"`, `"2h03m"`."""
-    if seconds is None or seconds < 0:
+    if seconds is None or not math.isfinite(seconds) or seconds < 0:
         return "-"
     if seconds < 1:
         return f"{int(seconds * 1000)}ms"
@@ -45,6 +50,8 @@ def offset(seconds: float | None) -> str:
     """A timeline offset from the run's start: `"+0.00s"`, `"+12.3s"`, `"+3m05s"`."""
     if seconds is None:
         return ""
+    if not math.isfinite(seconds):
+        return "?"
     if seconds < 0:
         return "-" + offset(-seconds)[1:]
     if seconds < 10:
@@ -67,4 +74,8 @@ def clock_time(t: float | None) -> str:
     """An absolute time in UTC (the same on every machine, and in snapshots)."""
     if t is None:
         return "-"
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1000):03d} UTC"
+    try:
+        day = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t))
+    except (OverflowError, OSError, ValueError):
+        return f"{t!r} (not a date)"
+    return day + f".{int(t % 1 * 1000):03d} UTC"

@@ -103,11 +103,6 @@ class CursorList(ScrollView, can_focus=True):
             self._cache.discard((index, False, width))
             self._refresh_rows(index, index + 1)
 
-    def redraw(self) -> None:
-        """Draw the rows again (their text depends on something that moved, e.g. the clock)."""
-        self._cache.clear()
-        self.refresh()
-
     def move_cursor(self, index: int, notify: bool = True) -> None:
         count = self.row_count()
         index = max(0, min(index, count - 1)) if count else -1

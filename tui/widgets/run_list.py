@@ -63,6 +63,7 @@ class RunList(CursorList):
         self.clock = clock
         self.rows: list[RunRow] = []
         self.empty_message = "No runs yet."
+        self.hidden = 0  # runs a filter hides (an empty list then says so)
         # A note shown before a run's prompt, kept for the session (e.g. "⚠ unsaved").
         self.marks: dict[str, str] = {}
         self._where: dict[str, int] | None = None  # run id -> index, built when asked
@@ -72,13 +73,14 @@ class RunList(CursorList):
     def current(self) -> RunRow | None:
         return self.rows[self.cursor] if 0 <= self.cursor < len(self.rows) else None
 
-    def set_rows(self, rows: Sequence[RunRow], keep: str | None = None) -> None:
-        """Show `rows`; the cursor stays on run `keep` when it is still there."""
+    def set_rows(self, rows: Sequence[RunRow], hidden: int = 0) -> None:
+        """Show `rows` (`hidden`: how many more a filter hides); the cursor stays on its run
+        when that is still there."""
         before = self.current.run_id if self.current else None
         self.rows = list(rows)
+        self.hidden = hidden
         self._where = None
-        keep = keep or before
-        index = next((i for i, r in enumerate(self.rows) if r.run_id == keep), None)
+        index = next((i for i, r in enumerate(self.rows) if r.run_id == before), None)
         if index is not None:
             self.cursor = index
         self.rows_changed()
@@ -131,7 +133,8 @@ class RunList(CursorList):
         self.post_message(RunHighlighted(row.run_id if row else None))
 
     def empty_text(self) -> Text:
-        return Text("  " + literal_line(self.empty_message), "italic")
+        message = "No run matches the filter." if self.hidden else self.empty_message
+        return Text("  " + literal_line(message), "italic")
 
     def render_header(self, width: int) -> Text:
         out = Text(no_wrap=True)
@@ -158,7 +161,8 @@ def cells(row: RunRow, now: float) -> dict[str, tuple[str, str]]:
     """Each column's (text, style) for a run."""
     s = row.summary
     out = {
-        "status": (row.status, STATUS_STYLES.get(row.status, "")),
+        # A `run_end` may name any status: it is text from the log like the rest.
+        "status": (literal_line(row.status, 20), STATUS_STYLES.get(row.status, "")),
         "id": (literal_line(row.run_id[:8]), "bold" if row.status != "completed" else ""),
     }
     if s is None:
