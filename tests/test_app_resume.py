@@ -368,3 +368,21 @@ async def test_two_apps_pressing_r_on_the_same_run_resume_it_once(tmp_path: Path
     types = log_types(runs / f"{PRAGUE}.jsonl")
     assert types.count("run_start") == starts_before + 1
     assert last_segment(runs / f"{PRAGUE}.jsonl")[-1] == "run_end"
+
+
+async def test_r_pressed_twice_at_once_resumes_once_and_says_so(tmp_path: Path) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    model = ScriptedModel([text_reply("Vienna is sunny.")])
+    app = app_for(runs, agents=OneAgent(weather_agent(runs, model)))
+    async with app.run_test(size=SIZE) as pilot:
+        assert app.run_list.select(VIENNA)
+        await pilot.pause()
+        row = app.run_list.current
+        # Two presses handled back to back: the first worker has not begun when the second
+        # one is handled.
+        app.resumer.start(row)
+        app.resumer.start(row)
+        await wait_until(pilot, lambda: row_statuses(app)[VIENNA] == "completed", what="end")
+        assert "Already resuming 2dfade51: x stops it." in notifications(app)
+    assert len(model.requests) == 1
+    assert log_types(runs / f"{VIENNA}.jsonl").count("run_start") == 2

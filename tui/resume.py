@@ -41,7 +41,9 @@ class Resumer:
 
     @property
     def running(self) -> bool:
-        return self.worker is not None and self.worker.is_running
+        # A worker counts from when it is asked for, not from when it starts: two quick `r`s
+        # must not replace a resume that has not begun yet.
+        return self.worker is not None and not self.worker.is_finished
 
     def start(self, row: RunRow | None) -> None:
         """Resume `row`'s run, or say why it cannot be resumed."""
@@ -70,6 +72,7 @@ class Resumer:
             tell(literal_line(agents.missing_hint(name), 500), severity="warning", timeout=8)
             return
         agent = agents.writing_to(agent, self.store)
+        self.run_id = row.run_id
         self.worker = self.app.run_worker(
             functools.partial(self._resume, row.run_id, agent),
             name="resume",
@@ -83,7 +86,6 @@ class Resumer:
         """`agent.aresume(run_id)`, posting each event to the app as it is recorded."""
         app = self.app
         short = run_id[:8]
-        self.run_id = run_id
         app.stream_line.start(run_id)
 
         def listener(event: Any) -> None:
@@ -172,11 +174,10 @@ class Resumer:
         self.app.refresh_run(message.run_id, liveness=event.type == RUN_START)
 
     def stop(self) -> None:
-        worker = self.worker
-        if worker is None or not worker.is_running:
+        if self.worker is None or not self.running:
             self.app.tell("No resume is running.", severity="warning")
             return
-        worker.cancel()
+        self.worker.cancel()
 
     async def stop_and_wait(self, timeout: float = 5.0) -> None:
         """Cancel a resume in flight and let it unwind (release its lock) before going."""
