@@ -928,3 +928,34 @@ def test_a_file_that_shrinks_during_a_quick_read_keeps_what_was_read(tmp_path: P
     head_end = data.index(b"\n") + 1
     assert [i.type for i in read.items] == ["run_start"]  # type: ignore[union-attr]
     assert (read.offset, read.every_line) == (head_end, False)
+
+
+def test_liveness_with_a_budget_probes_running_rows_always_and_the_rest_in_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    start = '{"type": "run_start", "agent": "A", "messages": [{"role": "user", "content": "x"}]}\n'
+    for i in range(10):
+        (tmp_path / f"r{i}.jsonl").write_text(start)
+    index = RunIndex(tmp_path)
+    index.scan()
+    held = {"r3"}
+    probed: list[str] = []
+
+    def locked(run_id: str) -> bool:
+        probed.append(run_id)
+        return run_id in held
+
+    monkeypatch.setattr(index, "_locked", locked)
+    assert index.refresh_liveness() == ["r3"]  # no budget: every incomplete run
+    assert len(probed) == 10
+    probed.clear()
+    held.clear()  # r3's holder died: a running row is probed on every tick
+    assert index.refresh_liveness(budget=4) == ["r3"]
+    assert "r3" in probed and len(probed) == 5
+    seen = set(probed)
+    for _ in range(3):
+        probed.clear()
+        index.refresh_liveness(budget=4)
+        assert len(probed) == 4
+        seen |= set(probed)
+    assert seen == {f"r{i}" for i in range(10)}  # the others take turns

@@ -40,6 +40,10 @@ LIVENESS_EVERY_S = 1.0
 # What touching a widget raises once the app has torn its screen down.
 GONE = (NoMatches, NoScreen, ScreenStackError, NoActiveAppError)
 
+# Incomplete runs whose lock the 1 s timer re-probes per tick besides the running ones
+# (each probe is an open, a flock and a close on the UI thread).
+LIVENESS_BUDGET = 256
+
 
 def start(app: RunsApp) -> None:
     # Complete the quick rows after the first frame is on screen.
@@ -211,7 +215,7 @@ def tick(app: RunsApp) -> None:
             else:
                 directory_back(app)
             return
-        if app.index.refresh_liveness():
+        if app.index.refresh_liveness(budget=LIVENESS_BUDGET):
             app.show_rows()
         else:
             app.run_list.clock_moved()

@@ -115,6 +115,7 @@ class RunIndex:
         self._rows: dict[str, RunRow] = {}
         self._sorted: list[RunRow] | None = None
         self._lock = threading.RLock()
+        self._liveness_turn = 0  # where refresh_liveness(budget) goes on next
         self._dir_names = {os.path.abspath(self.directory)}
 
     # -- public --------------------------------------------------------------------------------
@@ -202,15 +203,28 @@ class RunIndex:
                     changes.incomplete.add(run_id)  # fill() has work again
         return changes
 
-    def refresh_liveness(self) -> list[str]:
+    def refresh_liveness(self, budget: int | None = None) -> list[str]:
+        """Re-probe the lock of incomplete runs; the ids whose status moved.
+
+        With `budget`, each call probes every *running* row (a death changes no file) and at
+        most `budget` of the others, taking turns: a process that takes a run writes to it at
+        once, so the watcher sees those sooner anyway, and a directory of thousands of
+        interrupted runs costs the caller a bounded few milliseconds.
+        """
         moved: list[str] = []
         with self._lock:
-            for row in self._rows.values():
-                if may_be_live(row):
-                    before = row.status
-                    settle(row, self._locked)
-                    if row.status != before:
-                        moved.append(row.run_id)
+            rows = [r for r in self._rows.values() if may_be_live(r)]
+            if budget is not None and len(rows) > budget:
+                running = [r for r in rows if r.status == RUNNING]
+                rest = [r for r in rows if r.status != RUNNING]
+                start = self._liveness_turn % len(rest) if rest else 0
+                self._liveness_turn = start + budget
+                rows = running + (rest[start:] + rest[:start])[:budget]
+            for row in rows:
+                before = row.status
+                settle(row, self._locked)
+                if row.status != before:
+                    moved.append(row.run_id)
         return moved
 
     def rows(self) -> list[RunRow]:
