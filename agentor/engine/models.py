@@ -163,8 +163,13 @@ async def _from_stream(client: Any, kwargs: dict[str, Any], on_text: TextCallbac
                 text.append(delta.content)
                 on_text(delta.content)
             for tc in delta.tool_calls or []:
+                # Some servers leave out `index`: a delta with a new id starts the next call,
+                # one without continues the last.
+                index = tc.index
+                if index is None:
+                    index = len(calls) if tc.id or not calls else max(calls)
                 slot = calls.setdefault(
-                    tc.index,
+                    index,
                     {"id": "", "type": "function", "function": {"name": "", "arguments": ""}},
                 )
                 if tc.id:
