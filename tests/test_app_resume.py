@@ -63,7 +63,11 @@ async def test_resume_streams_its_events_into_the_timeline_and_completes(tmp_pat
         assert "▍ resuming 2dfade51 Vienna is" in screen
         assert "▶ resumed · segment 2" in screen  # the new run_start is in the timeline
         model.gate.set()
-        await wait_until(pilot, lambda: row_statuses(app)[VIENNA] == "completed", what="end")
+        await wait_until(
+            pilot,
+            lambda: row_statuses(app)[VIENNA] == "completed" and not app.resumer.running,
+            what="end",
+        )
         await pilot.pause()
         assert len(app.timeline.run_log) == 8
         assert app.timeline.cursor == 7
@@ -89,7 +93,11 @@ async def test_resume_rewinds_a_half_finished_run(tmp_path: Path) -> None:
     app = app_for(runs, agents=OneAgent(weather_agent(runs, model, executed)))
     async with app.run_test(size=SIZE) as pilot:
         await start_resume(pilot, app, PRAGUE)
-        await wait_until(pilot, lambda: row_statuses(app)[PRAGUE] == "completed", what="end")
+        await wait_until(
+            pilot,
+            lambda: row_statuses(app)[PRAGUE] == "completed" and not app.resumer.running,
+            what="end",
+        )
         await pilot.pause()
         assert "get_weather → The weather in Prague is sunny and 22C." in screen_text(app)
     assert executed == ["Prague"]
@@ -104,7 +112,11 @@ async def test_a_sample_crash_inside_a_tool_is_finished_by_the_offline_demo_mode
     app = app_for(runs, agents=AgentSet([agent]))
     async with app.run_test(size=SIZE) as pilot:
         await start_resume(pilot, app, run_id)
-        await wait_until(pilot, lambda: row_statuses(app)[run_id] == "completed", what="end")
+        await wait_until(
+            pilot,
+            lambda: row_statuses(app)[run_id] == "completed" and not app.resumer.running,
+            what="end",
+        )
         await pilot.pause()
         assert "▶ resumed · segment 2" in screen_text(app)
         assert any(n.startswith("Run 999cfea9 completed: ") for n in notifications(app))
@@ -252,7 +264,11 @@ async def test_resume_writes_into_the_directory_on_screen_whatever_the_agents_st
     app = app_for(runs, agents=AgentSet([agent]))
     async with app.run_test(size=SIZE) as pilot:
         await start_resume(pilot, app, VIENNA)
-        await wait_until(pilot, lambda: row_statuses(app)[VIENNA] == "completed", what="end")
+        await wait_until(
+            pilot,
+            lambda: row_statuses(app)[VIENNA] == "completed" and not app.resumer.running,
+            what="end",
+        )
     assert last_segment(runs / f"{VIENNA}.jsonl")[-1] == "run_end"
     assert agent.store.list_runs() == []  # the module's own store was not touched
 
@@ -317,7 +333,11 @@ async def test_a_resume_that_saved_everything_is_not_marked(tmp_path: Path) -> N
     app = app_for(runs, agents=OneAgent(weather_agent(runs, model)))
     async with app.run_test(size=SIZE) as pilot:
         await start_resume(pilot, app, VIENNA)
-        await wait_until(pilot, lambda: row_statuses(app)[VIENNA] == "completed", what="end")
+        await wait_until(
+            pilot,
+            lambda: row_statuses(app)[VIENNA] == "completed" and not app.resumer.running,
+            what="end",
+        )
         await pilot.pause()
         assert "⚠ unsaved" not in screen_text(app)
         assert app.run_list.marks == {}
@@ -356,14 +376,25 @@ async def test_two_apps_pressing_r_on_the_same_run_resume_it_once(tmp_path: Path
         await wait_until(
             pilot_a, lambda: row_statuses(app_a)[PRAGUE] == "completed", what="A's end"
         )
-        assert any(n.startswith("Run b9ba499c completed: Sunny.") for n in notifications(app_a))
+        # The file can show the end before A's worker has told of it.
+        await wait_until(
+            pilot_a,
+            lambda: any(
+                n.startswith("Run b9ba499c completed: Sunny.") for n in notifications(app_a)
+            ),
+            what="A's notification",
+        )
         # B sees the run completed once it looks again, and `r` now says so.
         app_b.refresh_run(PRAGUE, liveness=True)
         await wait_until(
             pilot_b, lambda: row_statuses(app_b)[PRAGUE] == "completed", what="B's view"
         )
         await pilot_b.press("r")
-        assert "Run b9ba499c is already completed." in notifications(app_b)
+        await wait_until(
+            pilot_b,
+            lambda: "Run b9ba499c is already completed." in notifications(app_b),
+            what="B's refusal of a completed run",
+        )
     assert executed == ["Prague"]
     types = log_types(runs / f"{PRAGUE}.jsonl")
     assert types.count("run_start") == starts_before + 1
@@ -382,7 +413,11 @@ async def test_r_pressed_twice_at_once_resumes_once_and_says_so(tmp_path: Path) 
         # one is handled.
         app.resumer.start(row)
         app.resumer.start(row)
-        await wait_until(pilot, lambda: row_statuses(app)[VIENNA] == "completed", what="end")
+        await wait_until(
+            pilot,
+            lambda: row_statuses(app)[VIENNA] == "completed" and not app.resumer.running,
+            what="end",
+        )
         assert "Already resuming 2dfade51: x stops it." in notifications(app)
     assert len(model.requests) == 1
     assert log_types(runs / f"{VIENNA}.jsonl").count("run_start") == 2
