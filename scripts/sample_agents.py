@@ -63,24 +63,13 @@ def trip_planner(store: FileStore) -> Agentor:
 # -- a model endpoint that goes away ----------------------------------------------------------
 
 
-class EndpointOutage:
-    """Answers like the demo model `answers` times, then its endpoint is gone.
-
-    Later requests go through the openai SDK to a local port where nothing listens, so the
-    run fails with the SDK's own connection error, as it would in production.
-    """
+class DemoThen:
+    """Answers like the demo model `answers` times, then does what `after` says."""
 
     def __init__(self, answers: int) -> None:
         self.name = "offline-demo"
         self._demo = DemoModel(word_delay=0)
         self._answers = answers
-        # Bound but never listening: connections are refused, and no one else gets the port.
-        self._socket = socket.socket()
-        self._socket.bind(("127.0.0.1", 0))
-        port = self._socket.getsockname()[1]
-        self._gone = OpenAIModel(
-            self.name, base_url=f"http://127.0.0.1:{port}/v1", api_key="sk-offline", max_retries=0
-        )
 
     async def generate(
         self,
@@ -91,6 +80,35 @@ class EndpointOutage:
         if self._answers > 0:
             self._answers -= 1
             return await self._demo.generate(messages, tools, on_text)
+        return await self.after(messages, tools, on_text)
+
+    async def after(
+        self,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[dict[str, Any]],
+        on_text: Callable[[str], None] | None,
+    ) -> ModelResponse:
+        raise NotImplementedError
+
+
+class EndpointOutage(DemoThen):
+    """Answers like the demo model `answers` times, then its endpoint is gone.
+
+    Later requests go through the openai SDK to a local port where nothing listens, so the
+    run fails with the SDK's own connection error, as it would in production.
+    """
+
+    def __init__(self, answers: int) -> None:
+        super().__init__(answers)
+        # Bound but never listening: connections are refused, and no one else gets the port.
+        self._socket = socket.socket()
+        self._socket.bind(("127.0.0.1", 0))
+        port = self._socket.getsockname()[1]
+        self._gone = OpenAIModel(
+            self.name, base_url=f"http://127.0.0.1:{port}/v1", api_key="sk-offline", max_retries=0
+        )
+
+    async def after(self, messages, tools, on_text) -> ModelResponse:
         return await self._gone.generate(messages, tools, on_text)
 
     def close(self) -> None:
@@ -100,23 +118,10 @@ class EndpointOutage:
 # -- crashes: a child process runs the agent, the parent kills it -----------------------------
 
 
-class HangAfter:
+class HangAfter(DemoThen):
     """The demo model, except that request number `answers + 1` never comes back."""
 
-    def __init__(self, answers: int) -> None:
-        self.name = "offline-demo"
-        self._demo = DemoModel(word_delay=0)
-        self._answers = answers
-
-    async def generate(
-        self,
-        messages: Sequence[dict[str, Any]],
-        tools: Sequence[dict[str, Any]],
-        on_text: Callable[[str], None] | None = None,
-    ) -> ModelResponse:
-        if self._answers > 0:
-            self._answers -= 1
-            return await self._demo.generate(messages, tools, on_text)
+    async def after(self, messages, tools, on_text) -> ModelResponse:
         print("WAITING for the model", flush=True)
         await asyncio.Event().wait()
         raise AssertionError("unreachable")

@@ -41,6 +41,16 @@ def last_segment(path: Path) -> list[str]:
     return types[start:]
 
 
+async def resume_completed(pilot, app, run_id: str) -> None:
+    """Until the run shows completed and the resume worker has ended (and so has told of it:
+    the file can show the end before the worker's notification)."""
+    await wait_until(
+        pilot,
+        lambda: row_statuses(app)[run_id] == "completed" and not app.resumer.running,
+        what="the resume to complete",
+    )
+
+
 async def start_resume(pilot, app, run_id: str) -> None:
     assert app.run_list.select(run_id)
     await pilot.pause()
@@ -63,11 +73,7 @@ async def test_resume_streams_its_events_into_the_timeline_and_completes(tmp_pat
         assert "▍ resuming 2dfade51 Vienna is" in screen
         assert "▶ resumed · segment 2" in screen  # the new run_start is in the timeline
         model.gate.set()
-        await wait_until(
-            pilot,
-            lambda: row_statuses(app)[VIENNA] == "completed" and not app.resumer.running,
-            what="end",
-        )
+        await resume_completed(pilot, app, VIENNA)
         await pilot.pause()
         assert len(app.timeline.run_log) == 8
         assert app.timeline.cursor == 7
@@ -93,11 +99,7 @@ async def test_resume_rewinds_a_half_finished_run(tmp_path: Path) -> None:
     app = app_for(runs, agents=OneAgent(weather_agent(runs, model, executed)))
     async with app.run_test(size=SIZE) as pilot:
         await start_resume(pilot, app, PRAGUE)
-        await wait_until(
-            pilot,
-            lambda: row_statuses(app)[PRAGUE] == "completed" and not app.resumer.running,
-            what="end",
-        )
+        await resume_completed(pilot, app, PRAGUE)
         await pilot.pause()
         assert "get_weather → The weather in Prague is sunny and 22C." in screen_text(app)
     assert executed == ["Prague"]
@@ -112,11 +114,7 @@ async def test_a_sample_crash_inside_a_tool_is_finished_by_the_offline_demo_mode
     app = app_for(runs, agents=AgentSet([agent]))
     async with app.run_test(size=SIZE) as pilot:
         await start_resume(pilot, app, run_id)
-        await wait_until(
-            pilot,
-            lambda: row_statuses(app)[run_id] == "completed" and not app.resumer.running,
-            what="end",
-        )
+        await resume_completed(pilot, app, run_id)
         await pilot.pause()
         assert "▶ resumed · segment 2" in screen_text(app)
         assert any(n.startswith("Run 999cfea9 completed: ") for n in notifications(app))
@@ -264,11 +262,7 @@ async def test_resume_writes_into_the_directory_on_screen_whatever_the_agents_st
     app = app_for(runs, agents=AgentSet([agent]))
     async with app.run_test(size=SIZE) as pilot:
         await start_resume(pilot, app, VIENNA)
-        await wait_until(
-            pilot,
-            lambda: row_statuses(app)[VIENNA] == "completed" and not app.resumer.running,
-            what="end",
-        )
+        await resume_completed(pilot, app, VIENNA)
     assert last_segment(runs / f"{VIENNA}.jsonl")[-1] == "run_end"
     assert agent.store.list_runs() == []  # the module's own store was not touched
 
@@ -333,11 +327,7 @@ async def test_a_resume_that_saved_everything_is_not_marked(tmp_path: Path) -> N
     app = app_for(runs, agents=OneAgent(weather_agent(runs, model)))
     async with app.run_test(size=SIZE) as pilot:
         await start_resume(pilot, app, VIENNA)
-        await wait_until(
-            pilot,
-            lambda: row_statuses(app)[VIENNA] == "completed" and not app.resumer.running,
-            what="end",
-        )
+        await resume_completed(pilot, app, VIENNA)
         await pilot.pause()
         assert "⚠ unsaved" not in screen_text(app)
         assert app.run_list.marks == {}
@@ -413,11 +403,7 @@ async def test_r_pressed_twice_at_once_resumes_once_and_says_so(tmp_path: Path) 
         # one is handled.
         app.resumer.start(row)
         app.resumer.start(row)
-        await wait_until(
-            pilot,
-            lambda: row_statuses(app)[VIENNA] == "completed" and not app.resumer.running,
-            what="end",
-        )
+        await resume_completed(pilot, app, VIENNA)
         assert "Already resuming 2dfade51: x stops it." in notifications(app)
     assert len(model.requests) == 1
     assert log_types(runs / f"{VIENNA}.jsonl").count("run_start") == 2
