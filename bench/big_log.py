@@ -19,7 +19,7 @@ from agentor.engine.events import (
     Event,
     Usage,
 )
-from agentor.engine.logformat import _JSON, DELTA_FIELD, LogEncoder
+from agentor.engine.logformat import DELTA_FIELD, LogEncoder, encode_line
 
 CALLS = 4  # parallel tool calls per turn: 1 generation + 4 calls + 4 results = 9 events
 
@@ -57,7 +57,7 @@ def write_big_run(path: Path, events_wanted: int, started: float) -> int:
             }
         generations += 1
         prev_len = len(messages)
-        return (_JSON.encode(data) + "\n").encode()
+        return encode_line(data)
 
     def emit(event: Event) -> bytes:
         nonlocal lines
@@ -71,7 +71,7 @@ def write_big_run(path: Path, events_wanted: int, started: float) -> int:
                 assert line == reference.encode(event), "big-run lines differ from LogEncoder"
             return line
         line = reference.encode(event) if generations <= 3 else None
-        return line if line is not None else (_JSON.encode(event.to_dict()) + "\n").encode()
+        return line if line is not None else encode_line(event.to_dict())
 
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:

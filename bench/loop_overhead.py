@@ -55,7 +55,7 @@ def script(turns: int):
 
 def main() -> None:
     args = harness.parse_args(__doc__)
-    turns, reps = (5, 2) if args.quick else (50, 9)
+    turns, reps = (5, 2) if args.quick else (50, 21)
     tmp = Path(tempfile.mkdtemp(prefix="bench-loop-"))
     srv = FakeOpenAI(script(turns)).start()
     # One event loop for every run, as in a long-lived worker: the engine keeps one openai
