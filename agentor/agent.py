@@ -96,20 +96,28 @@ class Agentor:
 
     # -- starting a run ------------------------------------------------------------------------
 
-    def run(self, input: Input) -> RunResult:
+    def run(self, input: Input, *, run_id: str | None = None) -> RunResult:
         _refuse_inside_loop("run", "arun")
-        return asyncio.run(self._in_own_loop(self.arun(input)))
+        return asyncio.run(self._in_own_loop(self.arun(input, run_id=run_id)))
 
-    async def arun(self, input: Input) -> RunResult:
-        return await self._start(input, listener=None, stream_text=False)
+    async def arun(self, input: Input, *, run_id: str | None = None) -> RunResult:
+        """Run the agent on `input`.
 
-    def stream_chat(self, input: Input) -> AsyncIterator[Event]:
+        `run_id` names the run (a job's id, say) instead of a fresh uuid, so the id is known
+        before anything can crash. If the store already holds that run, it is continued as
+        `aresume` would (a finished run comes back without a model call), provided it was
+        started with the same input: a different input raises `ValueError`. So a worker can
+        call `run(input, run_id=job_id)` whether the job is new or its last worker died.
+        """
+        return await self._start(input, listener=None, stream_text=False, run_id=run_id)
+
+    def stream_chat(self, input: Input, *, run_id: str | None = None) -> AsyncIterator[Event]:
         """The run's events as they are recorded, plus transient `text_delta` events.
 
         The first event, `run_start`, carries the run id. Abandoning the stream cancels the
-        run, which stays saved and resumable.
+        run, which stays saved and resumable. `run_id` is as for `arun`.
         """
-        return self._stream(lambda listener: self._start(input, listener, True))
+        return self._stream(lambda listener: self._start(input, listener, True, run_id))
 
     # -- resuming ------------------------------------------------------------------------------
 
@@ -131,23 +139,29 @@ class Agentor:
         async with _holding(store, run_id):
             # Read again under the lock: another process may have finished it meanwhile.
             events = await asyncio.to_thread(store.load, run_id)
-            if status(events) == COMPLETED:
-                return _result_from_log(run_id, events)
-            point = resume_point(events)
-            if not point.messages:
-                # Killed between taking the lock and writing run_start: no input was saved.
-                raise ValueError(f"run {run_id} recorded no input (its log has no run_start)")
-            recorder = Recorder(run_id, store, events=list(events))
-            if listener is not None:
-                recorder.listeners.append(listener)
-            await recorder.emit(self._run_start(run_id, point.input_messages))
-            return await self._loop(recorder, point, stream_text=listener is not None)
+            return await self._continue(store, run_id, events, listener)
 
     def stream_resume(self, run_id: str) -> AsyncIterator[Event]:
         """Like `stream_chat`, for `aresume`."""
         return self._stream(lambda listener: self.aresume(run_id, listener))
 
     # -- internals -----------------------------------------------------------------------------
+
+    async def _continue(
+        self, store: Store, run_id: str, events: list[Event], listener: Listener | None
+    ) -> RunResult:
+        """Finish a run from its events, read under its lock."""
+        if status(events) == COMPLETED:
+            return _result_from_log(run_id, events)
+        point = resume_point(events)
+        if not point.messages:
+            # Killed between taking the lock and writing run_start: no input was saved.
+            raise ValueError(f"run {run_id} recorded no input (its log has no run_start)")
+        recorder = Recorder(run_id, store, events=list(events))
+        if listener is not None:
+            recorder.listeners.append(listener)
+        await recorder.emit(self._run_start(run_id, point.input_messages))
+        return await self._loop(recorder, point, stream_text=listener is not None)
 
     async def _in_own_loop(self, work: Awaitable[RunResult]) -> RunResult:
         """`work`, then close the model's connections: they die with the loop `run()` made."""
@@ -186,14 +200,32 @@ class Agentor:
             started_at=time.time(),
         )
 
-    async def _start(self, input: Input, listener: Listener | None, stream_text: bool) -> RunResult:
+    async def _start(
+        self,
+        input: Input,
+        listener: Listener | None,
+        stream_text: bool,
+        run_id: str | None = None,
+    ) -> RunResult:
         messages = self._input_messages(input)
         store = self.store
-        run_id = uuid.uuid4().hex if store is not None else None
-        recorder = Recorder(run_id, store)
+        named = run_id is not None
+        if run_id is None:
+            run_id = uuid.uuid4().hex if store is not None else None
+        elif store is None:
+            raise ValueError("run_id= needs a store: build the Agentor with store=FileStore(...)")
+        else:
+            validate_run_id(run_id)
+        recorder = Recorder(run_id, store, events=[])
         if listener is not None:
             recorder.listeners.append(listener)
         async with _holding(store, run_id):
+            if named:
+                assert store is not None and run_id is not None
+                events = await asyncio.to_thread(_load_if_any, store, run_id)
+                if events:  # this run exists (an empty log: killed before its run_start)
+                    _check_same_input(run_id, events, messages)
+                    return await self._continue(store, run_id, events, listener)
             await recorder.emit(self._run_start(run_id, messages))
             point = ResumePoint(messages=list(messages), turn=0, input_messages=messages)
             return await self._loop(recorder, point, stream_text)
@@ -250,6 +282,22 @@ def _result_from_log(run_id: str, events: list[Event]) -> RunResult:
         messages=messages,
         error=end.error,
     )
+
+
+def _load_if_any(store: Store, run_id: str) -> list[Event]:
+    try:
+        return store.load(run_id)
+    except KeyError:
+        return []
+
+
+def _check_same_input(run_id: str, events: list[Event], messages: list[dict[str, Any]]) -> None:
+    recorded = resume_point(events).input_messages
+    if recorded and recorded != messages:
+        raise ValueError(
+            f"run {run_id} exists and was started with a different input; "
+            f"resume({run_id!r}) continues it, or choose another run id"
+        )
 
 
 @contextlib.asynccontextmanager

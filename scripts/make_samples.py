@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import os
 import shutil
@@ -24,15 +23,13 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run as a script: make `examples` importable
 
-import agentor.agent  # noqa: E402
 from agentor import Agentor  # noqa: E402
 from agentor.engine.events import RUN_START, TOOL_CALL, TOOL_RESULT, Event  # noqa: E402
 from agentor.engine.store import FileStore  # noqa: E402
@@ -84,36 +81,6 @@ def sample_run_id(name: str) -> str:
     return uuid.uuid5(ID_NAMESPACE, name).hex
 
 
-class _FixedUUID:
-    """The `uuid` module as `agentor.agent` sees it, except that `uuid4()` is fixed."""
-
-    def __init__(self, value: uuid.UUID) -> None:
-        self._value = value
-
-    def uuid4(self) -> uuid.UUID:
-        return self._value
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(uuid, name)
-
-
-@contextlib.contextmanager
-def named_run(name: str) -> Iterator[str]:
-    """Make the next run started in this process take the sample's id.
-
-    The engine draws new run ids from `uuid.uuid4()` and takes none from the caller; swapping
-    its `uuid` for this one run keeps the run itself entirely real. Callers use the id the
-    run reports, so a changed engine only loses the fixed names.
-    """
-    run_id = sample_run_id(name)
-    real = agentor.agent.uuid
-    agentor.agent.uuid = _FixedUUID(uuid.UUID(hex=run_id))  # type: ignore[assignment]
-    try:
-        yield run_id
-    finally:
-        agentor.agent.uuid = real
-
-
 # -- the trip planner of the long run ---------------------------------------------------------
 
 
@@ -122,10 +89,9 @@ async def child(out: Path, name: str, prompt: str, hang_after: int | None, slow:
     model = HangAfter(hang_after) if hang_after is not None else DemoModel(word_delay=0)
     tools = [slow_weather(slow)] if slow else [get_weather]
     agent = build_agent(FileStore(out), model=model, tools=tools)
-    with named_run(name):
-        async for event in agent.stream_chat(prompt):
-            if event.type == RUN_START:
-                print(f"RUN_ID {event.run_id}", flush=True)
+    async for event in agent.stream_chat(prompt, run_id=sample_run_id(name)):
+        if event.type == RUN_START:
+            print(f"RUN_ID {event.run_id}", flush=True)
     raise SystemExit(f"sample {name}: the run finished instead of reaching its crash point")
 
 
@@ -184,8 +150,7 @@ def make(out: Path) -> dict[str, str]:
     ids: dict[str, str] = {}
 
     def run(name: str, agent: Agentor, prompt: str) -> None:
-        with named_run(name):
-            ids[name] = agent.run(prompt).run_id or ""
+        ids[name] = agent.run(prompt, run_id=sample_run_id(name)).run_id or ""
 
     run("completed", weather, "What is the weather in Lisbon?")
     run("parallel_tools", weather, "What is the weather in London, Paris and Tokyo?")
