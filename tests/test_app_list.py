@@ -19,6 +19,7 @@ from tests.app_support import (
     screen_text,
     text_reply,
     weather_agent,
+    write_log,
 )
 from tests.conftest import ScriptedModel
 
@@ -299,3 +300,39 @@ async def test_a_filter_that_hides_every_run_says_so_not_no_runs_yet(tmp_path: P
         await pilot.press("escape")
         await pilot.pause()
         assert "No run matches the filter" not in screen_text(app)
+
+
+async def test_runs_named_by_their_callers_show_their_whole_names(tmp_path: Path) -> None:
+    runs = copy_samples(tmp_path / "runs")
+    start = {
+        "type": "run_start",
+        "agent": "Nightly",
+        "messages": [{"role": "user", "content": "go"}],
+    }
+    write_log(runs, "job-7", [start])
+    write_log(runs, "nightly-report-2026-11-30-eu-west", [start])
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        lines = screen_text(app).splitlines()
+        header = next(x for x in lines if " id " in x and "prompt" in x)
+        named = next(x for x in lines if "nightly-report" in x)
+        # The id column widens to the longest name (cut at 20 cells); generated ids keep 8.
+        assert "nightly-report-2026…" in named and "Nightly" in named
+        assert any("job-7 " in x for x in lines)
+        uuid_line = next(x for x in lines if SAMPLE_MANIFEST["long_run"]["run_id"][:8] in x)
+        assert SAMPLE_MANIFEST["long_run"]["run_id"][:9] not in uuid_line
+        assert header.index("agent") == named.index("Nightly") == uuid_line.index("Trip Planner")
+        app.run_list.select("nightly-report-2026-11-30-eu-west")
+        await pilot.pause()
+        assert "Timeline · nightly-report-2026…" in screen_text(app)
+
+
+def test_short_ids() -> None:
+    from tui.formatting import short_id
+
+    assert short_id("cabc9046ac5040298aa362c0d6d2c5c5") == "cabc9046"
+    assert short_id("3F2B6C1E-8D4A-4E2B-9C1A-7F6E5D4C3B2A") == "3F2B6C1E"
+    assert short_id("job-7") == "job-7"
+    assert short_id("resumedc543548d886efde61e1f1c8e3") == "resumedc543548d886e…"
+    assert len(short_id("x" * 128)) == 20

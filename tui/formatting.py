@@ -1,4 +1,4 @@
-"""Times and numbers as the screen shows them: `"3m ago"`, `"4.2s"`, `"+0.25s"`, `"12.3k"`.
+"""Times, numbers and ids as the screen shows them: `"3m ago"`, `"4.2s"`, `"12.3k"`, `"cabc9046"`.
 
 Times come from logs, where JSON may hold any number (`1e300`, `Infinity`, `NaN`): what no
 clock can show reads `"-"` (or `"?"` for an offset), never an exception in a render.
@@ -7,7 +7,20 @@ clock can show reads `"-"` (or `"?"` for an offset), never an exception in a ren
 from __future__ import annotations
 
 import math
+import re
 import time
+
+# A generated id: a uuid's 32 hex digits, or a uuid with its dashes (from a database, say).
+_UUID = re.compile(r"[0-9a-fA-F]{8}(?:-?[0-9a-fA-F]{4}){3}-?[0-9a-fA-F]{12}")
+ID_MAX = 20  # cells a run id may take in a list or a title
+
+
+def short_id(run_id: str) -> str:
+    """A run id as lists and titles show it: a generated id (a uuid) by its first 8 digits, a
+    name someone chose (`run(..., run_id="nightly-report")`) whole, up to ID_MAX cells."""
+    if _UUID.fullmatch(run_id):
+        return run_id[:8]
+    return run_id if len(run_id) <= ID_MAX else run_id[: ID_MAX - 1] + "…"
 
 
 def relative_time(t: float | None, now: float) -> str:

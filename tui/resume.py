@@ -15,6 +15,7 @@ from agentor import RunLockedError
 from agentor.engine.events import GENERATION, RUN_START, TEXT_DELTA
 from agentor.engine.store import FileStore
 
+from .formatting import short_id
 from .literal import literal_line
 from .messages import ResumeProgress
 from .runs import RunRow
@@ -51,9 +52,9 @@ class Resumer:
         if row is None:
             tell("No run selected.", severity="warning")
             return
-        short = row.run_id[:8]
+        short = short_id(row.run_id)
         if self.running:
-            tell(f"Already resuming {(self.run_id or '')[:8]}: x stops it.", severity="warning")
+            tell(f"Already resuming {short_id(self.run_id or '')}: x stops it.", severity="warning")
             return
         if row.status == "completed":
             tell(f"Run {short} is already completed.", severity="warning")
@@ -85,7 +86,7 @@ class Resumer:
     async def _resume(self, run_id: str, agent: Any) -> None:
         """`agent.aresume(run_id)`, posting each event to the app as it is recorded."""
         app = self.app
-        short = run_id[:8]
+        short = short_id(run_id)
         app.stream_line.start(run_id)
 
         def listener(event: Any) -> None:
@@ -128,7 +129,7 @@ class Resumer:
                 app.refresh_bindings()
 
     def _report(self, run_id: str, result: Any) -> None:
-        short = run_id[:8]
+        short = short_id(run_id)
         failures = getattr(result, "save_failures", 0) or 0
         if failures:
             self._report_unsaved(run_id, result.status, failures)
@@ -151,7 +152,7 @@ class Resumer:
         the rest of the session: the file alone cannot tell."""
         writes = "write" if failures == 1 else "writes"
         self.app.tell(
-            f"Run {run_id[:8]} ended {status}, but {failures} {writes} of its events to the "
+            f"Run {short_id(run_id)} ended {status}, but {failures} {writes} of its events to the "
             "log failed (see the agentor log): those events could not be saved, and the run "
             "may not be resumable from its file.",
             title="Events not saved",

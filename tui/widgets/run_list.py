@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 from rich.cells import cell_len, set_cell_size
 from rich.text import Text
 
-from ..formatting import count, duration, relative_time
+from ..formatting import count, duration, relative_time, short_id
 from ..literal import literal_line
 from ..messages import RunHighlighted
 from ..runs import RunRow
@@ -35,9 +35,10 @@ PROMPT_MIN = 30
 GAP = "  "
 
 
-def columns_for(width: int) -> tuple[Column, ...]:
-    """The columns that fit beside a readable prompt in `width` cells."""
-    shown = list(COLUMNS)
+def columns_for(width: int, id_width: int = 8) -> tuple[Column, ...]:
+    """The columns that fit beside a readable prompt in `width` cells (the id column as wide
+    as `id_width`: runs named by their callers have longer ids than generated ones)."""
+    shown = [(t, id_width if t == "id" else w, r) for t, w, r in COLUMNS]
     for title in DROP:
         if sum(w + len(GAP) for _, w, _ in shown) + PROMPT_MIN <= width:
             break
@@ -68,6 +69,7 @@ class RunList(CursorList):
         self.marks: dict[str, str] = {}
         self._where: dict[str, int] | None = None  # run id -> index, built when asked
         self._started: dict[str, str] = {}  # run id -> its "started" text as last drawn
+        self.id_width = 8  # the widest id shown, at least 8
 
     @property
     def current(self) -> RunRow | None:
@@ -79,6 +81,7 @@ class RunList(CursorList):
         before = self.current.run_id if self.current else None
         self.rows = list(rows)
         self.hidden = hidden
+        self.id_width = max([8, *(cell_len(short_id(r.run_id)) for r in self.rows)])
         self._where = None
         index = next((i for i, r in enumerate(self.rows) if r.run_id == before), None)
         if index is not None:
@@ -138,7 +141,7 @@ class RunList(CursorList):
 
     def render_header(self, width: int) -> Text:
         out = Text(no_wrap=True)
-        for title, w, right in columns_for(width):
+        for title, w, right in columns_for(width, self.id_width):
             out.append(fit(title, w, right) + GAP)
         out.append("prompt")
         return out
@@ -146,7 +149,8 @@ class RunList(CursorList):
     def render_row(self, index: int, width: int) -> Text:
         row, now = self.rows[index], self.clock()
         self._started[row.run_id] = started(row, now)
-        return run_line(row, now, columns_for(width), self.marks.get(row.run_id))
+        columns = columns_for(width, self.id_width)
+        return run_line(row, now, columns, self.marks.get(row.run_id))
 
 
 def started(row: RunRow, now: float) -> str:
@@ -163,7 +167,7 @@ def cells(row: RunRow, now: float) -> dict[str, tuple[str, str]]:
     out = {
         # A `run_end` may name any status: it is text from the log like the rest.
         "status": (literal_line(row.status, 20), STATUS_STYLES.get(row.status, "")),
-        "id": (literal_line(row.run_id[:8]), "bold" if row.status != "completed" else ""),
+        "id": (literal_line(short_id(row.run_id)), "bold" if row.status != "completed" else ""),
     }
     if s is None:
         return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
+from ..formatting import short_id
 from ..literal import literal_line
 
 # Only the end of the stream fits on one line; keep a little more than a wide terminal shows.
@@ -41,7 +42,7 @@ class StreamLine(Static):
 
     def _draw(self, placeholder: str = "") -> None:
         line = Text(no_wrap=True, overflow="ellipsis")
-        line.append(f"▍ resuming {literal_line((self.run_id or '')[:8])} ", "bold cyan")
+        line.append(f"▍ resuming {literal_line(short_id(self.run_id or ''))} ", "bold cyan")
         if self.streamed:
             width = max(10, self.size.width - 22) if self.size.width else 120
             line.append(literal_line(self.streamed[-width:]))

@@ -9,7 +9,7 @@ from rich.text import Text
 from agentor.engine.logformat import BadLine
 from agentor.engine.replay import event_time
 
-from ..formatting import offset
+from ..formatting import offset, short_id
 from ..literal import literal_line
 from ..messages import EventHighlighted
 from ..runs import RunLog
@@ -91,7 +91,7 @@ class Timeline(CursorList):
         else:
             n = len(self.run_log)
             lines = f"{n:,} line{'s' if n != 1 else ''}"
-            title = f"Timeline · {literal_line(self.run_id[:8])} · {lines}"
+            title = f"Timeline · {literal_line(short_id(self.run_id))} · {lines}"
             subtitle = "following" if self.follow else "follow off (f)"
         self.set_titles(title, subtitle)
 
