@@ -33,6 +33,25 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "upstream-agentor-0.1.
 INSTRUCTIONS = "You are a helpful weather assistant."
 
 
+# The events of a finished one-tool run, in order.
+FULL_RUN = [
+    "run_start",
+    "generation",
+    "tool_call",
+    "tool_result",
+    "generation",
+    "message",
+    "run_end",
+]
+
+
+def crash_after_tool_result(path: Path) -> None:
+    """Cut a finished one-tool log back to what a kill before the reply leaves."""
+    lines = path.read_bytes().splitlines(keepends=True)
+    assert [json.loads(line)["type"] for line in lines] == FULL_RUN
+    path.write_bytes(b"".join(lines[:4]))
+
+
 def weather_text(city: str) -> str:
     return f"The weather in {city} is sunny and 22C."
 

@@ -15,25 +15,16 @@ import pytest
 from agentor import Agentor, RunLockedError, RunResult, function_tool
 from agentor.engine.events import Event
 from agentor.engine.store import FileStore, MemoryStore
-from tests.conftest import ScriptedModel, WeatherAgents, log_lines, log_types, weather_text
+from tests.conftest import (
+    FULL_RUN,
+    ScriptedModel,
+    WeatherAgents,
+    crash_after_tool_result,
+    log_lines,
+    log_types,
+    weather_text,
+)
 from tests.openai_server import FakeOpenAI
-
-FULL_RUN = [
-    "run_start",
-    "generation",
-    "tool_call",
-    "tool_result",
-    "generation",
-    "message",
-    "run_end",
-]
-
-
-def crash_after_tool_result(path: Path) -> None:
-    """Cut a finished one-tool log back to what a kill before the reply leaves."""
-    lines = path.read_bytes().splitlines(keepends=True)
-    assert [json.loads(line)["type"] for line in lines] == FULL_RUN
-    path.write_bytes(b"".join(lines[:4]))
 
 
 def test_run_over_http_records_every_step(

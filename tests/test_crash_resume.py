@@ -9,6 +9,7 @@ from agentor import RunLockedError
 from agentor.engine.store import FileStore
 from tests.conftest import (
     CHILD_AGENT,
+    FULL_RUN,
     Children,
     WeatherAgents,
     counted,
@@ -85,15 +86,7 @@ def test_kill_inside_a_tool_rewinds_and_completes(
     assert fake_openai.calls == 3
     assert fake_openai.requests[1]["messages"] == fake_openai.requests[0]["messages"]
     assert counted(children.count_file) == ["Paris", "Paris"]
-    assert log_types(path)[3:] == [
-        "run_start",
-        "generation",
-        "tool_call",
-        "tool_result",
-        "generation",
-        "message",
-        "run_end",
-    ]
+    assert log_types(path)[3:] == FULL_RUN
 
 
 def test_a_recorded_result_is_never_thrown_away(

@@ -20,6 +20,7 @@ from agentor.engine.replay import INCOMPLETE, segments, status, summarize
 from agentor.engine.store import FileStore
 from examples.demo_model import DemoModel, find_cities
 from examples.weather import build_agent, get_weather
+from tests.conftest import FULL_RUN
 
 ROOT = Path(__file__).resolve().parent.parent
 LONDON = "The weather in London is sunny with a temperature of 22°C."
@@ -47,15 +48,7 @@ async def test_the_demo_model_drives_a_real_run_to_completion(tmp_path: Path) ->
 
     assert result.status == "completed"
     assert result.final_output == LONDON  # the guide's worked example, word for word
-    assert types_in_file(tmp_path / f"{result.run_id}.jsonl") == [
-        "run_start",
-        "generation",
-        "tool_call",
-        "tool_result",
-        "generation",
-        "message",
-        "run_end",
-    ]
+    assert types_in_file(tmp_path / f"{result.run_id}.jsonl") == FULL_RUN
     assert result.usage.input_tokens > 0 and result.usage.output_tokens > 0
     assert result.usage.total_tokens == result.usage.input_tokens + result.usage.output_tokens
 

@@ -14,24 +14,16 @@ from agentor import RunLockedError
 from agentor.engine.store import FileStore, MemoryStore
 from tests.conftest import (
     CHILD_AGENT,
+    FULL_RUN,
     Children,
     WeatherAgents,
     counted,
+    crash_after_tool_result,
     log_types,
     wait_for,
     weather_text,
 )
 from tests.openai_server import FakeOpenAI
-
-FULL_RUN = [
-    "run_start",
-    "generation",
-    "tool_call",
-    "tool_result",
-    "generation",
-    "message",
-    "run_end",
-]
 
 
 def test_a_named_run_is_written_under_its_name(
@@ -88,8 +80,7 @@ async def test_a_named_run_cut_short_is_continued_by_the_same_call(
     store = FileStore(tmp_path)
     first = await weather_agent(store=store).arun("What is the weather in Oslo?", run_id="j")
     path = store.path(first.run_id)
-    lines = path.read_bytes().splitlines(keepends=True)
-    path.write_bytes(b"".join(lines[:4]))  # as if killed after the tool result
+    crash_after_tool_result(path)
 
     result = await weather_agent(store=store).arun("What is the weather in Oslo?", run_id="j")
 

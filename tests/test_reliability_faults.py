@@ -110,7 +110,7 @@ async def test_a_clean_run_and_a_resume_report_no_save_failures(tmp_path, srv):
 async def test_a_half_written_line_then_enospc_is_repaired_by_the_next_write(
     tmp_path, srv, monkeypatch, n
 ):
-    real_write_all = store_module._write_all
+    real_write_all = store_module.write_all
     calls = {"n": 0}
 
     def write_half_then_fail(fd, data):
@@ -120,7 +120,7 @@ async def test_a_half_written_line_then_enospc_is_repaired_by_the_next_write(
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         real_write_all(fd, data)
 
-    monkeypatch.setattr(store_module, "_write_all", write_half_then_fail)
+    monkeypatch.setattr(store_module, "write_all", write_half_then_fail)
     store = FileStore(tmp_path)
     agent = crashkit.build_agent("three_turn", store, srv.url)
     result = await agent.arun(crashkit.STEPS_PROMPT)

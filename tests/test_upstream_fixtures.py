@@ -10,7 +10,7 @@ import pytest
 
 from agentor.engine import replay
 from agentor.engine.store import FileStore
-from tests.conftest import FIXTURES, WeatherAgents, log_lines, weather_text
+from tests.conftest import FIXTURES, FULL_RUN, WeatherAgents, log_lines, weather_text
 from tests.openai_server import FakeOpenAI
 
 MANIFEST = json.loads((FIXTURES / "manifest.json").read_text())
@@ -109,15 +109,7 @@ def test_half_finished_crash_rewinds(
     events = runs.load(rid)
     assert [e.to_dict() for e in events[: len(original)]] == [e.to_dict() for e in original]
     new = events[len(original) :]
-    assert [e.type for e in new] == [
-        "run_start",
-        "generation",
-        "tool_call",
-        "tool_result",
-        "generation",
-        "message",
-        "run_end",
-    ]
+    assert [e.type for e in new] == FULL_RUN
     # Our generations after upstream's full-form ones load back as the requests really sent.
     assert [e.messages for e in new if e.type == "generation"] == [
         r["messages"] for r in fake_openai.requests

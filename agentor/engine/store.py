@@ -13,7 +13,6 @@ import fcntl
 import logging
 import os
 import re
-import stat
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Protocol, runtime_checkable
 from . import flock
 from .events import TRANSIENT_TYPES, Event
 from .logformat import BadLine, LogDecoder, LogEncoder, split_lines
+from .logio import encoder_for, open_log, repair_tail, require_regular, write_all
 
 log = logging.getLogger("agentor")
 
@@ -151,7 +151,7 @@ class FileStore:
                     data = encoder.encode(event)
                     written = os.write(fd, data)
                     if written != len(data):
-                        _write_all(fd, data[written:])
+                        write_all(fd, data[written:])
                     os.fsync(fd)
                 except BaseException:
                     self._forget(run_id)
@@ -172,21 +172,21 @@ class FileStore:
         with self._mutex:
             encoder = self._encoders.get(run_id)
             held = self._held.get(run_id)
-            fd = held if held is not None else _open_log(self.path(run_id))
+            fd = held if held is not None else open_log(self.path(run_id))
             try:
                 # While we hold the lock nobody else writes: once checked, and after each of
                 # our whole writes, the log ends in a newline; skip re-checking it.
                 if run_id in self._ready and encoder is not None:
                     size = encoder.offset  # ours alone while held: it is where we left it
                 else:
-                    _repair_tail(fd, self.path(run_id))
+                    repair_tail(fd, self.path(run_id))
                     size = os.fstat(fd).st_size
                 if encoder is None or encoder.offset != size:
                     # A delta names its base by its place in the file: learn what is there (a
                     # log this store has not read, or one that changed since).
-                    encoder = self._encoders[run_id] = _encoder_for(fd, size, self.compact)
+                    encoder = self._encoders[run_id] = encoder_for(fd, size, self.compact)
                 data = b"".join([encoder.encode(e) for e in todo])
-                _write_all(fd, data)
+                write_all(fd, data)
                 os.fsync(fd)
                 encoder.offset = size + len(data)
                 if held is not None:
@@ -228,7 +228,7 @@ class FileStore:
                 raise OSError(exc.errno, f"refusing to read {path}: it is a symlink") from None
             raise
         with os.fdopen(fd, "rb") as f:
-            _require_regular(fd, path)
+            require_regular(fd, path)
             data = f.read()
         lines, rest = split_lines(data)
         if rest:
@@ -270,7 +270,7 @@ class FileStore:
         with self._mutex:
             if run_id in self._held:
                 raise RunLockedError(run_id, os.getpid())
-        fd = _open_log(path)
+        fd = open_log(path)
         try:
             _flock_patiently(fd, run_id, path)
         except BaseException:
@@ -313,93 +313,6 @@ class FileStore:
             if run_id in self._held:
                 return os.getpid()
         return flock.holder(path)
-
-
-def _open_log(path: Path) -> int:
-    try:
-        fd = os.open(
-            path,
-            os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
-            0o600,
-        )
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise OSError(exc.errno, f"refusing to write through a symlink: {path}") from None
-        raise
-    try:
-        _require_regular(fd, path)
-    except OSError:
-        os.close(fd)
-        raise
-    return fd
-
-
-def _require_regular(fd: int, path: Path) -> None:
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        raise OSError(errno.EINVAL, f"not a regular file: {path}")
-
-
-def _encoder_for(fd: int, size: int, compact: bool) -> LogEncoder:
-    """An encoder that knows the generations in the first `size` bytes (whole lines) of a log."""
-    encoder = LogEncoder(compact)
-    if size:
-        decoder = LogDecoder()
-        for line in split_lines(os.pread(fd, size, 0))[0]:
-            item = decoder.decode(line)
-            if not isinstance(item, BadLine):
-                encoder.follow(item)
-    encoder.offset = size
-    return encoder
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    written = os.write(fd, data)
-    if written == len(data):  # the rule for a regular file; the loop is for the exception
-        return
-    view = memoryview(data)[written:]
-    while view:
-        n = os.write(fd, view)
-        view = view[n:]
-
-
-def _repair_tail(fd: int, path: Path) -> None:
-    """If the log ends in a torn line, move that fragment aside so the file is JSONL again."""
-    size = os.fstat(fd).st_size
-    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
-        return
-    end = size
-    while True:
-        start = max(0, end - 65536)
-        cut = os.pread(fd, end - start, start).rfind(b"\n")
-        if cut >= 0 or start == 0:
-            keep = start + cut + 1 if cut >= 0 else 0
-            break
-        end = start
-    fragment = os.pread(fd, size - keep, keep)
-    if not isinstance(LogDecoder().decode(fragment + b"\n"), BadLine):
-        # Only the newline is missing: `load` already counts this line as an event; keep it.
-        _write_all(fd, b"\n")
-        return
-    aside = path.with_name(path.name + ".torn")
-    try:
-        # Like the log itself: private, and never written through a symlink planted there.
-        afd = os.open(
-            aside, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
-        )
-        try:
-            _require_regular(afd, aside)
-            _write_all(afd, fragment + b"\n")
-        finally:
-            os.close(afd)
-    except OSError as exc:
-        log.warning("could not keep the torn line of %s in %s: %s", path, aside, exc)
-    os.ftruncate(fd, keep)
-    log.warning(
-        "%s ended in a torn line (%d bytes); moved it to %s before appending",
-        path,
-        len(fragment),
-        aside,
-    )
 
 
 def _flock_patiently(fd: int, run_id: str, path: Path) -> None:

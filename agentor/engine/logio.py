@@ -1,0 +1,103 @@
+"""The file under a run log: opened safely, written whole, its torn tail repaired.
+
+`FileStore` keeps the what (runs, locks, encoders); this is the how, one system call at a time.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import stat
+from pathlib import Path
+
+from .logformat import BadLine, LogDecoder, LogEncoder, split_lines
+
+log = logging.getLogger("agentor")
+
+
+def open_log(path: Path) -> int:
+    try:
+        fd = os.open(
+            path,
+            os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+            0o600,
+        )
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError(exc.errno, f"refusing to write through a symlink: {path}") from None
+        raise
+    try:
+        require_regular(fd, path)
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
+
+
+def require_regular(fd: int, path: Path) -> None:
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        raise OSError(errno.EINVAL, f"not a regular file: {path}")
+
+
+def encoder_for(fd: int, size: int, compact: bool) -> LogEncoder:
+    """An encoder that knows the generations in the first `size` bytes (whole lines) of a log."""
+    encoder = LogEncoder(compact)
+    if size:
+        decoder = LogDecoder()
+        for line in split_lines(os.pread(fd, size, 0))[0]:
+            item = decoder.decode(line)
+            if not isinstance(item, BadLine):
+                encoder.follow(item)
+    encoder.offset = size
+    return encoder
+
+
+def write_all(fd: int, data: bytes) -> None:
+    written = os.write(fd, data)
+    if written == len(data):  # the rule for a regular file; the loop is for the exception
+        return
+    view = memoryview(data)[written:]
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def repair_tail(fd: int, path: Path) -> None:
+    """If the log ends in a torn line, move that fragment aside so the file is JSONL again."""
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+        return
+    end = size
+    while True:
+        start = max(0, end - 65536)
+        cut = os.pread(fd, end - start, start).rfind(b"\n")
+        if cut >= 0 or start == 0:
+            keep = start + cut + 1 if cut >= 0 else 0
+            break
+        end = start
+    fragment = os.pread(fd, size - keep, keep)
+    if not isinstance(LogDecoder().decode(fragment + b"\n"), BadLine):
+        # Only the newline is missing: `load` already counts this line as an event; keep it.
+        write_all(fd, b"\n")
+        return
+    aside = path.with_name(path.name + ".torn")
+    try:
+        # Like the log itself: private, and never written through a symlink planted there.
+        afd = os.open(
+            aside, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
+        )
+        try:
+            require_regular(afd, aside)
+            write_all(afd, fragment + b"\n")
+        finally:
+            os.close(afd)
+    except OSError as exc:
+        log.warning("could not keep the torn line of %s in %s: %s", path, aside, exc)
+    os.ftruncate(fd, keep)
+    log.warning(
+        "%s ended in a torn line (%d bytes); moved it to %s before appending",
+        path,
+        len(fragment),
+        aside,
+    )
