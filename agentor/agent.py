@@ -160,8 +160,11 @@ class Agentor:
         recorder = Recorder(run_id, store, events=list(events))
         if listener is not None:
             recorder.listeners.append(listener)
-        await recorder.emit(self._run_start(run_id, point.input_messages))
-        return await self._loop(recorder, point, stream_text=listener is not None)
+        try:
+            await recorder.emit(self._run_start(run_id, point.input_messages))
+            return await self._loop(recorder, point, stream_text=listener is not None)
+        finally:
+            await recorder.drain()
 
     async def _in_own_loop(self, work: Awaitable[RunResult]) -> RunResult:
         """`work`, then close the model's connections: they die with the loop `run()` made."""
@@ -226,9 +229,12 @@ class Agentor:
                 if events:  # this run exists (an empty log: killed before its run_start)
                     _check_same_input(run_id, events, messages)
                     return await self._continue(store, run_id, events, listener)
-            await recorder.emit(self._run_start(run_id, messages))
-            point = ResumePoint(messages=list(messages), turn=0, input_messages=messages)
-            return await self._loop(recorder, point, stream_text)
+            try:
+                await recorder.emit(self._run_start(run_id, messages))
+                point = ResumePoint(messages=list(messages), turn=0, input_messages=messages)
+                return await self._loop(recorder, point, stream_text)
+            finally:
+                await recorder.drain()
 
     async def _loop(self, recorder: Recorder, point: ResumePoint, stream_text: bool) -> RunResult:
         outcome = await run_loop(

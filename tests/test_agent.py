@@ -505,3 +505,41 @@ async def test_streamed_tool_calls_without_an_index_are_assembled_in_order() -> 
         ("a", '{"city": "Oslo"}'),
         ("b", '{"city": "Rome"}'),
     ]
+
+
+class GatedStore(FileStore):
+    """Holds the save of a tool result at the gate, before it reaches the store's mutex."""
+
+    def __init__(self, directory: Path) -> None:
+        super().__init__(directory)
+        self.waiting = threading.Event()
+        self.gate = threading.Event()
+
+    def append_many(self, run_id, events) -> None:
+        events = list(events)
+        if any(e.type == "tool_result" for e in events):
+            self.waiting.set()
+            self.gate.wait(10)
+        super().append_many(run_id, events)
+
+
+async def test_a_cancelled_run_finishes_its_save_before_it_lets_go_of_the_run(
+    tmp_path: Path, fake_openai: FakeOpenAI, weather_agent: WeatherAgents
+) -> None:
+    # Cancelled (the TUI's x, an abandoned stream, ^C) while a save is on its way: the save
+    # lands while the run is still held, never after another process may have taken it, and
+    # the tool's result is kept, so a resume does not run the tool again.
+    store = GatedStore(tmp_path)
+    agent = weather_agent(store=store)
+    task = asyncio.create_task(agent.arun("What is the weather in Oslo?"))
+    assert await asyncio.to_thread(store.waiting.wait, 10)
+    run_id = store.list_runs()[0]
+    task.cancel()
+    asyncio.get_running_loop().call_later(0.2, store.gate.set)
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+    assert log_types(store.path(run_id)) == FULL_RUN[:4]
+    assert not store.is_locked(run_id)
+    result = await weather_agent(store=FileStore(tmp_path)).aresume(run_id)
+    assert result.status == "completed" and weather_agent.executed == ["Oslo"]

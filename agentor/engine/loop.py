@@ -54,6 +54,7 @@ class Recorder:
     events: list[Event] = field(default_factory=list)
     listeners: list[Listener] = field(default_factory=list)
     save_failures: int = 0
+    _saving: set[asyncio.Future[None]] = field(default_factory=set)
 
     async def emit(self, *events: Event) -> None:
         now = time.time()
@@ -62,11 +63,22 @@ class Recorder:
                 e.ts = now
         durable = [e for e in events if not e.transient]
         if durable and self.store is not None and self.run_id is not None:
-            await asyncio.to_thread(self._save, durable)
+            # Shielded: a cancelled run still finishes the save it started (`drain`).
+            saving = asyncio.get_running_loop().run_in_executor(None, self._save, durable)
+            self._saving.add(saving)
+            saving.add_done_callback(self._saving.discard)
+            await asyncio.shield(saving)
         self.events.extend(durable)
         for e in events:
             for listener in self.listeners:
                 listener(e)
+
+    async def drain(self, timeout: float = 10.0) -> None:
+        """Wait for saves still under way. Called before the run's lock is let go: a cancelled
+        `emit` leaves its save running, and that write must land while the run is still
+        held (never after another process may have taken it); the event is kept, too."""
+        if self._saving:
+            await asyncio.wait(set(self._saving), timeout=timeout)
 
     def _save(self, events: list[Event]) -> None:
         assert self.store is not None and self.run_id is not None
