@@ -14,7 +14,7 @@ from typing import Any
 
 LOG_VERSION = 1
 
-# Types written to a log. `text_delta` is transient: streamed to live listeners, never persisted.
+# Types written to a log. Transient types are streamed to live listeners, never persisted.
 RUN_START = "run_start"
 GENERATION = "generation"
 TOOL_CALL = "tool_call"
@@ -23,7 +23,10 @@ MESSAGE = "message"
 RUN_END = "run_end"
 FORK = "fork"
 TEXT_DELTA = "text_delta"
-TRANSIENT_TYPES = frozenset({TEXT_DELTA})
+# Transient too: a cancelled run is waiting for a tool thread to end (`name`, `call_id`, `turn`)
+# before it records the result and lets the run go (a running thread cannot be interrupted).
+TOOL_WAIT = "tool_wait"
+TRANSIENT_TYPES = frozenset({TEXT_DELTA, TOOL_WAIT})
 
 
 @dataclass

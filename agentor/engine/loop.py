@@ -8,10 +8,13 @@ interrupted and resumable.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
+import functools
 import json
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +25,7 @@ from .events import (
     TEXT_DELTA,
     TOOL_CALL,
     TOOL_RESULT,
+    TOOL_WAIT,
     Event,
     Usage,
 )
@@ -185,15 +189,28 @@ async def run_loop(
                 for cid, name, raw in calls
             ),
         )
-        results = await asyncio.gather(
-            *(
-                _answer(cid, name, raw, by_name, recorded, recorder, turn)
-                for cid, name, raw in calls
-            )
+        results = await _all_answered(
+            [_answer(cid, name, raw, by_name, recorded, recorder, turn) for cid, name, raw in calls]
         )
         messages.append(assistant_message(gen))
         messages.extend(tool_message(cid, r) for (cid, _, _), r in zip(calls, results, strict=True))
     return await finish(MAX_TURNS, None, f"Reached max_turns ({max_turns}) without a final answer.")
+
+
+async def _all_answered(answers: list[Coroutine[Any, Any, Event]]) -> list[Event]:
+    """One generation's calls, run concurrently. When one stops (the run is cancelled) the
+    others are stopped too, and waited for: `gather` alone would return as soon as an async
+    call is cancelled, while a sync call's thread is still running unrecorded."""
+    tasks = [asyncio.ensure_future(a) for a in answers]
+    try:
+        return await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        while not all(task.done() for task in tasks):
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait(tasks)
+        raise
 
 
 def _args_for_log(raw: str) -> Any:
@@ -230,15 +247,55 @@ async def _answer(
             result.error = f"unknown tool {name!r}; available: {', '.join(by_name) or 'none'}"
         else:
             try:
-                value = await tool.invoke(tool.parse_args(raw))
-                result.result = _loggable(value)
+                args = tool.parse_args(raw)
             except ToolArgumentsError as exc:
                 result.error = str(exc)
-            except Exception as exc:
-                result.error = f"{type(exc).__name__}: {exc}"
+            else:
+                stopped = await _invoke(tool, args, result, recorder)
+                if stopped:
+                    # Cancelled while its thread ran: the result is recorded first, so the
+                    # next resume replays it; then the run stops as it was asked to.
+                    result.ended_at = time.time()
+                    await recorder.emit(result)
+                    raise asyncio.CancelledError
     result.ended_at = time.time()
     await recorder.emit(result)
     return result
+
+
+async def _invoke(tool: Tool, args: dict[str, Any], result: Event, recorder: Recorder) -> bool:
+    """Run the tool into `result` (its value, or its error). True when the run was cancelled
+    while a sync tool's thread ran.
+
+    An async tool is cancelled with the run. A thread cannot be interrupted, and the run must
+    not be let go while it runs (a resume would run the same call again beside it): a cancelled
+    run waits for the thread, however often it is cancelled meanwhile, telling its listeners
+    what it waits for (a transient `tool_wait` event)."""
+    if tool.is_async:
+        try:
+            result.result = _loggable(await tool.fn(**args))
+        except Exception as exc:
+            result.error = f"{type(exc).__name__}: {exc}"
+        return False
+    call = functools.partial(contextvars.copy_context().run, tool.fn, **args)
+    thread = asyncio.get_running_loop().run_in_executor(None, call)
+    stopped = False
+    while not thread.done():
+        try:
+            await asyncio.shield(thread)
+        except asyncio.CancelledError:
+            if not stopped and not thread.done():
+                wait = Event(TOOL_WAIT, name=result.name, call_id=result.call_id, turn=result.turn)
+                await recorder.emit(wait)
+            stopped = True
+        except Exception:
+            break
+    exc = thread.exception()
+    if exc is None:
+        result.result = _loggable(thread.result())
+    else:
+        result.error = f"{type(exc).__name__}: {exc}"
+    return stopped
 
 
 def _loggable(value: Any) -> Any:
