@@ -78,6 +78,7 @@ class RunsApp(App[None]):
         self.resumer = Resumer(self)
         self.directory_gone = False
         self.watched_directory: tuple[int, int] | None = None  # (device, inode) being watched
+        self.watch_armed = False  # the watcher reports changes now (`live.watch_directory`)
         # The fill worker (`tui.live`): the one running, and whether rows want another pass.
         self.fill_worker: Worker[None] | None = None
         self.fill_again = False
