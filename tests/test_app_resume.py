@@ -223,7 +223,11 @@ async def test_x_stops_the_resume_and_leaves_the_run_interrupted(tmp_path: Path)
         assert any(n.startswith("Stopped resuming 2dfade51") for n in notifications(app))
         assert not FileStore(runs).is_locked(VIENNA)
         assert last_segment(runs / f"{VIENNA}.jsonl") == ["run_start"]
-        assert app.check_action("stop_resume", ()) is None  # x is greyed out in the footer
+        # x again: nothing is running now, and it says so.
+        await pilot.press("x")
+        assert notifications(app)[-1] == (
+            "No resume is running: x stops a resume started here with r."
+        )
 
 
 async def test_quitting_during_a_resume_leaves_the_run_interrupted(tmp_path: Path) -> None:

@@ -118,10 +118,12 @@ def test_good_arguments_start_the_app_with_the_directory_and_agents(
     started: list[dict[str, Any]] = []
 
     class FakeApp:
+        return_code = 0
+
         def __init__(self, **kwargs: Any) -> None:
             self.kwargs = kwargs
 
-        def run(self) -> None:
+        async def run_async(self) -> None:
             started.append(self.kwargs)
 
     fake = types.ModuleType("tui.app")

@@ -53,7 +53,7 @@ from .widgets.timeline import Timeline
 LIVE_DETAIL_S = 0.1
 
 
-class RunsApp(App[None]):
+class RunsApp(App[str | None]):
     """Browse, follow and resume the runs of one FileStore directory."""
 
     CSS_PATH = "app.tcss"
@@ -357,8 +357,16 @@ class RunsApp(App[None]):
         self.resumer.stop()
 
     async def action_quit(self) -> None:
-        await self.resumer.stop_and_wait()
-        self.exit()
+        """`q` (ctrl+q, ctrl+c): quit; with a resume in flight, once it has stopped. Asked
+        again meanwhile, quit at once: the app's result is then the warning `tui.cli` prints
+        before it ends the process (a tool's thread cannot be stopped)."""
+        resumer = self.resumer
+        if not resumer.running:
+            self.exit()
+        elif not resumer.quitting:
+            resumer.quit_when_stopped()
+        else:
+            self.exit(resumer.abandon(), return_code=1)
 
     # -- everywhere ----------------------------------------------------------------------------
 
@@ -380,8 +388,6 @@ class RunsApp(App[None]):
         )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "stop_resume" and not self.resumer.running:
-            return None  # shown greyed out in the footer
         return True
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:

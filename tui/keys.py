@@ -15,6 +15,8 @@ BINDINGS: tuple[Binding, ...] = (
     Binding("c", "copy_id", "Copy id"),
     Binding("question_mark", "help", "Help"),
     Binding("q", "quit", "Quit"),
+    # Textual only hints at ctrl+q on ctrl+c; both quit as q does (ctrl+q is Textual's own).
+    Binding("ctrl+c", "quit", "Quit", show=False),
 )
 
 # The command palette's entries: title, what it does (and its key), the action it runs.

@@ -12,9 +12,11 @@ from agentor.engine.events import (
     TOOL_RESULT,
 )
 
-# Status colours mean something (k9s / lazygit): cyan is alive, yellow wants a hand, red broke.
+# Status colours mean something (k9s / lazygit): cyan is alive, yellow wants a hand, red broke,
+# violet is on its way down.
 STATUS_STYLES = {
     "running": "bold cyan",
+    "stopping": "bold #9d65ff",
     "interrupted": "bold yellow",
     "failed": "bold red",
     "max_turns": "bold red",
