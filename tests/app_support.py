@@ -68,10 +68,12 @@ def app_for(directory: Path, agents: Any = None, watch: bool = False) -> RunsApp
 class OneAgent(AgentSet):
     """An `AgentSet` of one agent (or none) with a short hint, as the app tests use it."""
 
-    def __init__(self, agent: Agentor | None) -> None:
-        super().__init__([agent] if agent is not None else [])
+    def __init__(self, agent: Agentor | None, any_agent: bool = False) -> None:
+        super().__init__([agent] if agent is not None else [], any_agent)
 
     def missing_hint(self, agent_name: str | None) -> str:
+        if self.agents:
+            return super().missing_hint(agent_name)
         return f"No agent for {agent_name!r}: pass --agent path/to/file.py:name"
 
 

@@ -109,7 +109,8 @@ async def test_notifications_show_errors_literally(tmp_path: Path) -> None:
     runs.mkdir()
     nasty_run(runs)
     failing = FailingModel(f"boom {NASTY}")
-    app = app_for(runs, agents=OneAgent(weather_agent(runs, failing)))
+    # The run's agent name is hostile text too: any agent may resume it.
+    app = app_for(runs, agents=OneAgent(weather_agent(runs, failing), any_agent=True))
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await pilot.pause()
         await pilot.press("r")

@@ -1,4 +1,4 @@
-"""`agentor-tui [DIR] [--agent SPEC]... [--no-watch]`: argument parsing and `main()`.
+"""`agentor-tui [DIR] [--agent SPEC]... [--any-agent] [--no-watch]`: arguments and `main()`.
 
 Imports stay lazy: `--version` and `--help` load neither the engine nor textual, and openai is
 imported only when a resume makes a request.
@@ -53,7 +53,17 @@ def build_parser() -> argparse.ArgumentParser:
         "(an Agentor or a function returning one); repeat for several agents, matched to "
         "runs by agent name",
     )
-    p.add_argument("--no-watch", action="store_true", help="do not watch the directory")
+    p.add_argument(
+        "--any-agent",
+        action="store_true",
+        help="with a single --agent: resume runs written by any agent with it (by default a "
+        "run is resumed only by an agent of the name that wrote it)",
+    )
+    p.add_argument(
+        "--no-watch",
+        action="store_true",
+        help="do not watch the directory (ctrl+r reloads it)",
+    )
     p.add_argument("--version", action=_VersionAction)
     return p
 
@@ -71,10 +81,13 @@ def main(argv: list[str] | None = None) -> int:
         what = "not a directory" if directory.exists() else "no such directory"
         return fail(f"{what}: {args.dir}")
 
+    if args.any_agent and len(args.agent) != 1:
+        return fail("--any-agent needs exactly one --agent (the agent to resume every run with)")
+
     from .agents import AgentSet, AgentSpecError
 
     try:
-        agents = AgentSet.load(args.agent)
+        agents = AgentSet.load(args.agent, any_agent=args.any_agent)
     except AgentSpecError as exc:
         return fail(str(exc))
 
