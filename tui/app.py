@@ -86,6 +86,10 @@ class RunsApp(App[str | None]):
         self._stale_runs: set[str] = set()
         self._stale_liveness = False
         self._pane_titles: tuple[str, str] = ("", "")
+        # Runs shown only because they are kept in view (`show_rows`), and the run the cursor
+        # was on when `/` was pressed (it goes back there while it matches what is typed).
+        self._kept: set[str] = set()
+        self._filter_from: str | None = None
         # The detail following new events (see `_follow_detail`).
         self._detail_due = False
         self._detail_shown_at = 0.0
@@ -146,9 +150,19 @@ class RunsApp(App[str | None]):
 
     # -- the run list --------------------------------------------------------------------------
 
-    def show_rows(self) -> None:
+    def show_rows(self, keep_in_view: bool = True) -> None:
+        """The rows the filter shows. With `keep_in_view`, the selected run and the one being
+        resumed stay while they are shown, whatever their status becomes (a resumed run turns
+        running: the "needs attention" filter must not snatch it away), until the user moves
+        away (`_run_highlighted`) or changes the filter."""
         every = self.index.rows()
-        rows = self.run_filter.apply(every)
+        keep: set[str] = set()
+        if keep_in_view:
+            current = self.run_list.current
+            ids = (self.resumer.run_id, current.run_id if current else None)
+            keep = {i for i in ids if i is not None and self.run_list.index_of(i) is not None}
+        rows = self.run_filter.apply(every, keep)
+        self._kept = {r.run_id for r in rows if r.run_id in keep and not self.run_filter.admits(r)}
         self.run_list.set_rows(rows, hidden=len(every) - len(rows))
         title = list_title(rows, len(every))
         if self.directory_gone:
@@ -163,6 +177,8 @@ class RunsApp(App[str | None]):
     @on(RunHighlighted)
     def _run_highlighted(self, message: RunHighlighted) -> None:
         self.open_run(message.run_id)
+        if self._kept - {message.run_id, self.resumer.run_id}:
+            self.show_rows()  # moved away from a run only kept in view: the filter takes it
 
     def open_run(self, run_id: str | None) -> None:
         timeline = self.timeline
@@ -276,11 +292,21 @@ class RunsApp(App[str | None]):
     # -- filter --------------------------------------------------------------------------------
 
     def action_filter(self) -> None:
+        current = self.run_list.current
+        self._filter_from = current.run_id if current else None
         self.filter_bar.open()
 
     def set_filter(self, text: str) -> None:
+        current = self.run_list.current
         self.run_filter.text = text
-        self.show_rows()
+        self.refilter(self._filter_from or (current.run_id if current else None))
+
+    def refilter(self, run_id: str | None) -> None:
+        """The filter changed: show what it admits, the cursor on `run_id` (the run it was on
+        when the change began) when that is shown, else on the first run."""
+        self.show_rows(keep_in_view=False)
+        if run_id is None or not self.run_list.select(run_id):
+            self.run_list.move_cursor(0)
 
     @on(FilterChanged)
     def _filter_changed(self, message: FilterChanged) -> None:
@@ -290,17 +316,19 @@ class RunsApp(App[str | None]):
     def _filter_submitted(self, message: FilterSubmitted) -> None:
         self.filter_bar.display = False
         self.set_filter(message.text)
-        self.run_list.move_cursor(0)
+        self._filter_from = None
         self.screen.set_focus(self.run_list)
 
     @on(FilterCleared)
     def _filter_cleared(self, message: FilterCleared) -> None:
         self.set_filter("")
+        self._filter_from = None
         self.screen.set_focus(self.run_list)
 
     def action_cycle_status(self) -> None:
+        current = self.run_list.current
         self.run_filter.cycle_status()
-        self.show_rows()
+        self.refilter(current.run_id if current else None)
 
     # -- navigation ----------------------------------------------------------------------------
 
