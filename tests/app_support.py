@@ -197,3 +197,9 @@ def notifications(app: RunsApp) -> list[str]:
 
 def row_statuses(app: RunsApp) -> dict[str, str]:
     return {r.run_id: r.status for r in app.run_list.rows}
+
+
+def toasts(app: RunsApp) -> list[str]:
+    """What each notification widget on screen shows (its title, then its message), as drawn:
+    the widgets' own text, not the screen's (the same words may be elsewhere on it)."""
+    return [toast.render().plain for toast in app.screen.query("Toast")]

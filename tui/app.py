@@ -29,6 +29,7 @@ from agentor.engine.events import GENERATION
 from . import live
 from .agents import AgentSet
 from .detail import detail
+from .formatting import short_path
 from .keys import BINDINGS, PALETTE
 from .literal import literal_line
 from .messages import (
@@ -74,6 +75,7 @@ class RunsApp(App[str | None]):
         self.live = watch
         self.clock = clock
         self.index = RunIndex(self.directory, clock=clock)
+        self.directory_label = literal_line(short_path(self.directory))  # the list's title
         self.run_filter = RunFilter()
         self.resumer = Resumer(self)
         self.directory_gone = False
@@ -164,7 +166,7 @@ class RunsApp(App[str | None]):
         rows = self.run_filter.apply(every, keep)
         self._kept = {r.run_id for r in rows if r.run_id in keep and not self.run_filter.admits(r)}
         self.run_list.set_rows(rows, hidden=len(every) - len(rows))
-        title = list_title(rows, len(every))
+        title = f"{self.directory_label} · {list_title(rows, len(every))}"
         if self.directory_gone:
             title += " · directory gone"
         subtitle = self.run_filter.describe()
@@ -366,7 +368,23 @@ class RunsApp(App[str | None]):
             self.tell("No run selected.", severity="warning")
             return
         self.copy_to_clipboard(row.run_id)
-        self.tell(f"Copied run id {literal_line(row.run_id)}", timeout=3)
+        # The whole id, alone: to copy by hand where the terminal ignores the clipboard.
+        self.tell(row.run_id, title="Copied run id", timeout=8)
+
+    def action_reload(self) -> None:
+        """ctrl+r (when not watching): read the directory again; the selection stays."""
+        changes = self.index.refresh()
+        moved = self.index.refresh_liveness()
+        self.apply_changes(changes)
+        if moved:
+            self.show_rows()
+        counts = (
+            (len(changes.added), "new"),
+            (len(changes.updated | changes.appended.keys()), "changed"),
+            (len(changes.removed), "gone"),
+        )
+        said = ", ".join(f"{n} {what}" for n, what in counts if n) or "nothing changed"
+        self.tell(f"Reloaded {self.directory_label}: {said}.", timeout=3)
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
@@ -416,9 +434,12 @@ class RunsApp(App[str | None]):
         )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        return True
+        # Watched, the list is always current: no reload (and none in the footer).
+        return not (action == "reload" and self.live)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         for title, help_text, action in PALETTE:
+            if self.check_action(action, ()) is False:
+                continue
             yield SystemCommand(title, help_text, getattr(self, f"action_{action}"))
