@@ -1,7 +1,10 @@
-"""Which directory the screen shows, and reading it again by hand when it is not watched."""
+"""Which directory the screen shows, reading it again by hand when it is not watched, and the
+status colours the README names."""
 
 from __future__ import annotations
 
+import colorsys
+import re
 from pathlib import Path
 
 import pytest
@@ -16,6 +19,7 @@ from tests.app_support import (
     screen_text,
     write_log,
 )
+from tests.conftest import ROOT
 from tests.test_app_live import FINISH_VIENNA
 from tui.formatting import short_path
 
@@ -96,3 +100,37 @@ async def test_ctrl_r_is_not_offered_while_watching(tmp_path: Path) -> None:
         await pilot.pause()
         assert "Reload" not in screen_text(app).splitlines()[-1]
         assert app.check_action("reload", ()) is False
+
+
+# -- colours ---------------------------------------------------------------------------------
+
+
+def drawn_hues(svg: str) -> dict[str, float]:
+    """The hue (degrees) each status word is drawn in, read from a screenshot's SVG."""
+    fills = dict(re.findall(r"\.(terminal-[\d-]*r\d+) \{ fill: (#[0-9a-f]{6})", svg))
+    hues = {}
+    for css, word in re.findall(
+        r'<text class="(terminal-[\d-]*r\d+)"[^>]*>(\w+)(?:&#160;)*</text>', svg
+    ):
+        if word in ("running", "stopping", "interrupted", "failed") and word not in hues:
+            r, g, b = (int(fills[css][i : i + 2], 16) / 255 for i in (1, 3, 5))
+            hues[word] = colorsys.rgb_to_hls(r, g, b)[0] * 360
+    return hues
+
+
+async def test_status_colours_on_screen_are_those_the_readme_names(tmp_path: Path) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        app.run_list.show_status(VIENNA, "running")
+        app.run_list.show_status(PRAGUE, "stopping")
+        app.run_list.show_status(IDS["completed"], "interrupted")
+        await pilot.pause()
+        hues = drawn_hues(app.export_screenshot())
+    readme = (ROOT / "README.md").read_text()
+    assert "(running cyan, stopping violet, interrupted yellow,\n  failed" in readme
+    assert 170 <= hues["running"] <= 200, hues  # cyan
+    assert 250 <= hues["stopping"] <= 290, hues  # violet
+    assert 45 <= hues["interrupted"] <= 65, hues  # yellow, not orange (about 32)
+    assert hues["failed"] <= 15 or hues["failed"] >= 330, hues  # red
