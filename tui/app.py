@@ -153,10 +153,9 @@ class RunsApp(App[str | None]):
     # -- the run list --------------------------------------------------------------------------
 
     def show_rows(self, keep_in_view: bool = True) -> None:
-        """The rows the filter shows. With `keep_in_view`, the selected run and the one being
-        resumed stay while they are shown, whatever their status becomes (a resumed run turns
-        running: the "needs attention" filter must not snatch it away), until the user moves
-        away (`_run_highlighted`) or changes the filter."""
+        """The rows the filter shows; with `keep_in_view`, also the selected run and the one
+        being resumed while shown, whatever their status becomes (a resumed run turns running),
+        until the user moves away (`_run_highlighted`) or changes the filter."""
         every = self.index.rows()
         keep: set[str] = set()
         if keep_in_view:
@@ -372,19 +371,7 @@ class RunsApp(App[str | None]):
         self.tell(row.run_id, title="Copied run id", timeout=8)
 
     def action_reload(self) -> None:
-        """ctrl+r (when not watching): read the directory again; the selection stays."""
-        changes = self.index.refresh()
-        moved = self.index.refresh_liveness()
-        self.apply_changes(changes)
-        if moved:
-            self.show_rows()
-        counts = (
-            (len(changes.added), "new"),
-            (len(changes.updated | changes.appended.keys()), "changed"),
-            (len(changes.removed), "gone"),
-        )
-        said = ", ".join(f"{n} {what}" for n, what in counts if n) or "nothing changed"
-        self.tell(f"Reloaded {self.directory_label}: {said}.", timeout=3)
+        live.reload(self)
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
@@ -403,9 +390,8 @@ class RunsApp(App[str | None]):
         self.resumer.stop()
 
     async def action_quit(self) -> None:
-        """`q` (ctrl+q, ctrl+c): quit; with a resume in flight, once it has stopped. Asked
-        again meanwhile, quit at once: the app's result is then the warning `tui.cli` prints
-        before it ends the process (a tool's thread cannot be stopped)."""
+        """q, ctrl+q, ctrl+c: quit, once a resume in flight has stopped; asked again, at once
+        (the result is then the warning `tui.cli` prints as it ends the process)."""
         resumer = self.resumer
         if not resumer.running:
             self.exit()

@@ -254,6 +254,22 @@ def directory_back(app: RunsApp) -> None:
     app.tell(f"{literal_line(str(app.directory))} is back.", timeout=4)
 
 
+def reload(app: RunsApp) -> None:
+    """ctrl+r, for a directory not watched: read it again; the selection stays."""
+    changes = app.index.refresh()
+    moved = app.index.refresh_liveness()
+    app.apply_changes(changes)
+    if moved:
+        app.show_rows()
+    counts = (
+        (len(changes.added), "new"),
+        (len(changes.updated | changes.appended.keys()), "changed"),
+        (len(changes.removed), "gone"),
+    )
+    said = ", ".join(f"{n} {what}" for n, what in counts if n) or "nothing changed"
+    app.tell(f"Reloaded {app.directory_label}: {said}.", timeout=3)
+
+
 # -- the timer -------------------------------------------------------------------------------
 
 
