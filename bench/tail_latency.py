@@ -101,12 +101,16 @@ async def measure(
         app = RunsApp(directory, watch=True)
         async with app.run_test(size=(160, 45)) as pilot:
             deadline = time.monotonic() + timeout
-            while app.timeline.run_id != live_id or app.timeline.run_log is None:
+            # The live run open, and the watcher (a worker started at mount) armed.
+            while (
+                app.timeline.run_id != live_id
+                or app.timeline.run_log is None
+                or not app.watch_armed
+            ):
                 if time.monotonic() > deadline:
                     raise TimeoutError("the live run never opened")
                 await asyncio.sleep(0.01)
             first_new = len(app.timeline.run_log)
-            await asyncio.sleep(0.5)  # the watcher (a worker started at mount) settles
             writer.stdin.write("go\n")
             writer.stdin.flush()
             deadline = time.monotonic() + timeout + count * 0.08

@@ -4,7 +4,9 @@
     python examples/weather.py --resume RUN_ID
     agentor-tui runs --agent examples/weather.py:agent
 
-Runs are saved in the directory named by `AGENTOR_RUNS` (default `runs`). With
+The script saves its runs in the directory named by `AGENTOR_RUNS` (default `runs`).
+`agent`, what `--agent examples/weather.py:agent` loads, has no store of its own (agentor-tui
+gives it the directory it shows), so importing this file creates nothing. With
 `OPENAI_API_KEY` set the agent talks to gpt-4o-mini; without it, it uses the offline
 `DemoModel`, so everything here works with no network.
 """
@@ -64,7 +66,14 @@ def build_agent(
     )
 
 
-agent = build_agent(store=FileStore(os.environ.get("AGENTOR_RUNS", "runs")))
+# No store: a FileStore would make its directory at import, wherever that happens.
+agent = build_agent()
+
+
+def script_agent() -> Agentor:
+    """The agent the command line runs, saving to `AGENTOR_RUNS` (default `runs`)."""
+    return build_agent(store=FileStore(os.environ.get("AGENTOR_RUNS", "runs")))
+
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -89,7 +98,7 @@ def _report(status: str | None, text: str | None, error: str | None) -> int:
     return 0 if status == "completed" else 1
 
 
-async def ask(question: str) -> int:
+async def ask(agent: Agentor, question: str) -> int:
     end: Event | None = None
     async for event in agent.stream_chat(question):
         if event.type == TEXT_DELTA:
@@ -102,7 +111,7 @@ async def ask(question: str) -> int:
     return _report(end.status, end.text, end.error)
 
 
-async def resume(run_id: str) -> int:
+async def resume(agent: Agentor, run_id: str) -> int:
     end: Event | None = None
     async for event in agent.stream_resume(run_id):
         if event.type != TEXT_DELTA:
@@ -119,12 +128,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("question", nargs="?", default="What is the weather in London?")
     parser.add_argument("--resume", metavar="RUN_ID", help="finish a saved run")
     args = parser.parse_args(argv)
+    agent = script_agent()
     try:
         if args.resume:
-            return asyncio.run(resume(args.resume))
-        return asyncio.run(ask(args.question))
+            return asyncio.run(resume(agent, args.resume))
+        return asyncio.run(ask(agent, args.question))
     except KeyError:
-        print(f"error: no run {args.resume} in {agent.store.directory}", file=sys.stderr)
+        print(
+            f"error: no run {args.resume} in {os.environ.get('AGENTOR_RUNS', 'runs')}",
+            file=sys.stderr,
+        )
     except (RunLockedError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
     return 2

@@ -159,7 +159,7 @@ async def main(source: Path, out: Path) -> None:
                 clock,
                 ["r"],
                 run_id=run_id,
-                agents=AgentSet([agent]),  # one agent serves every run
+                agents=AgentSet([agent]),  # named as the run's agent: it may resume it
                 before=resume,
             )
 

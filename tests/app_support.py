@@ -68,10 +68,12 @@ def app_for(directory: Path, agents: Any = None, watch: bool = False) -> RunsApp
 class OneAgent(AgentSet):
     """An `AgentSet` of one agent (or none) with a short hint, as the app tests use it."""
 
-    def __init__(self, agent: Agentor | None) -> None:
-        super().__init__([agent] if agent is not None else [])
+    def __init__(self, agent: Agentor | None, any_agent: bool = False) -> None:
+        super().__init__([agent] if agent is not None else [], any_agent)
 
     def missing_hint(self, agent_name: str | None) -> str:
+        if self.agents:
+            return super().missing_hint(agent_name)
         return f"No agent for {agent_name!r}: pass --agent path/to/file.py:name"
 
 
@@ -195,3 +197,9 @@ def notifications(app: RunsApp) -> list[str]:
 
 def row_statuses(app: RunsApp) -> dict[str, str]:
     return {r.run_id: r.status for r in app.run_list.rows}
+
+
+def toasts(app: RunsApp) -> list[str]:
+    """What each notification widget on screen shows (its title, then its message), as drawn:
+    the widgets' own text, not the screen's (the same words may be elsewhere on it)."""
+    return [toast.render().plain for toast in app.screen.query("Toast")]

@@ -172,12 +172,20 @@ def test_import_errors_inside_the_agent_module(tmp_path: Path) -> None:
 # -- AgentSet ------------------------------------------------------------------------------------
 
 
-def test_a_single_agent_serves_every_run(agent_file: Path) -> None:
+def test_a_single_agent_serves_the_runs_of_its_name_or_with_any_agent_every_run(
+    agent_file: Path,
+) -> None:
     agents = AgentSet.load([f"{agent_file}:agent"])
     assert len(agents) == 1
     assert agents.for_run("Weather Agent") is agents.agents[0]
-    assert agents.for_run("Some Other Agent") is agents.agents[0]
-    assert agents.for_run(None) is agents.agents[0]
+    assert agents.for_run(None) is agents.agents[0]  # a run that names no agent
+    assert agents.for_run("Some Other Agent") is None
+    assert agents.missing_hint("Some Other Agent") == (
+        "this run was written by Some Other Agent; --agent gives Weather Agent (start "
+        "agentor-tui with --any-agent to resume it with that agent anyway)"
+    )
+    anyone = AgentSet.load([f"{agent_file}:agent"], any_agent=True)
+    assert anyone.for_run("Some Other Agent") is anyone.agents[0]
 
 
 def test_several_agents_are_matched_by_name(agent_file: Path) -> None:

@@ -14,10 +14,10 @@ from tests.app_support import (
     app_for,
     copy_fixtures,
     copy_samples,
-    notifications,
     row_statuses,
     screen_text,
     text_reply,
+    toasts,
     weather_agent,
     write_log,
 )
@@ -208,15 +208,18 @@ async def test_a_click_selects_a_run(tmp_path: Path) -> None:
         assert app.timeline.run_id == app.run_list.rows[2].run_id
 
 
-async def test_c_copies_the_run_id(tmp_path: Path) -> None:
+async def test_c_copies_the_run_id_and_the_notice_shows_it_whole(tmp_path: Path) -> None:
     runs = copy_fixtures(tmp_path / "runs")
     app = app_for(runs)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
         await pilot.pause()
         await pilot.press("c")
+        await pilot.pause()
         first = app.run_list.rows[0].run_id
         assert app.clipboard == first
-        assert f"Copied run id {first}" in notifications(app)
+        # Whole and on a line of its own, to copy by hand where OSC 52 is ignored.
+        assert toasts(app) == [f"Copied run id\n{first}"]
+        assert any(f"▌ {first}" in line for line in screen_text(app).splitlines())
 
 
 async def test_help_screen_and_command_palette_list_every_key(tmp_path: Path) -> None:

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agentor.engine.store import FileStore
 from tests.app_support import (
+    IDS,
     SIZE,
     FailingModel,
     OneAgent,
     app_for,
+    copy_fixtures,
+    notifications,
     screen_text,
     terminal_output,
+    toasts,
     wait_until,
     weather_agent,
     write_log,
@@ -22,10 +27,13 @@ CLEAR = "\x1b[2J"
 TITLE = "\x1b]0;title\x07"
 CLIPBOARD = "\x1b]52;c;Zm9v\x07"
 NASTY = f"{MARKUP} {CLEAR} {TITLE} {CLIPBOARD}"
+# A hyperlink (OSC 8, ST-terminated): a terminal would show "text" and open http://x.
+HYPERLINK = "\x1b]8;;http://x\x1b\\text\x1b]8;;\x1b\\"
+HYPERLINK_SHOWN = "␛]8;;http://x␛\\text␛]8;;␛\\"
 # How they read on screen.
 SHOWN = (MARKUP, "␛[2J", "␛]0;title␇", "␛]52;c;Zm9v␇")
 # What must never reach the terminal.
-RAW = ("\x1b[2J", "\x1b]0;", "\x1b]52", "\x07", "\x9b", "\u202e")
+RAW = ("\x1b[2J", "\x1b]0;", "\x1b]52", "\x1b]8", "\x07", "\x9b", "\u202e")
 
 
 def nasty_run(runs: Path) -> None:
@@ -51,7 +59,7 @@ def nasty_run(runs: Path) -> None:
             {
                 "type": "tool_result",
                 "name": "fetch",
-                "result": f"{NASTY} \x9b31m \u202egnp.exe",
+                "result": f"{NASTY} \x9b31m \u202egnp.exe {HYPERLINK}",
                 "call_id": "c1",
                 "turn": 1,
                 "ts": 1796039002.0,
@@ -96,6 +104,7 @@ async def test_list_timeline_and_detail_show_markup_and_escapes_literally(tmp_pa
         detail = app.event_detail.text
         assert_literal(detail, "detail")
         assert "\\x9b31m \\u202egnp.exe" in detail
+        assert HYPERLINK_SHOWN in detail
         assert_no_raw(app)
         # The request conversation (run_start's input) too.
         await pilot.press("enter", "home")
@@ -108,17 +117,20 @@ async def test_notifications_show_errors_literally(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     runs.mkdir()
     nasty_run(runs)
-    failing = FailingModel(f"boom {NASTY}")
-    app = app_for(runs, agents=OneAgent(weather_agent(runs, failing)))
+    failing = FailingModel(f"boom {NASTY} {HYPERLINK}")
+    # The run's agent name is hostile text too: any agent may resume it.
+    app = app_for(runs, agents=OneAgent(weather_agent(runs, failing), any_agent=True))
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await pilot.pause()
         await pilot.press("r")
         await wait_until(pilot, lambda: failing.requests, what="the model request")
-        await wait_until(pilot, lambda: "ended failed" in screen_text(app), what="the toast")
+        await wait_until(
+            pilot, lambda: any("ended failed" in t for t in toasts(app)), what="the toast"
+        )
         await pilot.pause()
-        screen = screen_text(app)
-        assert "boom [bold red]x[/]" in screen
-        assert "␛[2J" in screen.split("ended failed", 1)[1]
+        # The notification widget's own text (the list shows the same error, literally too).
+        toast = next(t for t in toasts(app) if "ended failed" in t)
+        assert f"boom {' '.join(SHOWN)} {HYPERLINK_SHOWN}" in toast
         assert_no_raw(app)
 
 
@@ -139,3 +151,41 @@ async def test_an_unknown_run_end_status_is_shown_literally_in_the_list(tmp_path
         list_line = next(x for x in screen_text(app).splitlines() if "bogus" in x)
         assert "x␛[2J" in list_line
         assert_no_raw(app)
+
+
+async def test_an_api_key_quoted_by_a_failing_model_never_reaches_a_notification(
+    tmp_path: Path,
+) -> None:
+    """Through the TUI's resume, with the real openai client: the server's error quotes the
+    key; what the notification (and the screen) says has it redacted."""
+    from agentor import Agentor
+    from tests.openai_server import FakeOpenAI
+
+    key = "sk-proj-SECRETsecret0123456789abcdefXYZ"
+    runs = copy_fixtures(tmp_path / "runs")
+
+    def boom(request: dict) -> dict:
+        return {"status": 500, "message": f"upstream said: bad key {key} (and more)"}
+
+    with FakeOpenAI(boom) as srv:
+        agent = Agentor(
+            "Travel Agent",
+            store=FileStore(runs),
+            base_url=srv.url,
+            api_key=key,
+            max_retries=0,
+        )
+        app = app_for(runs, agents=OneAgent(agent))
+        async with app.run_test(size=SIZE, notifications=True) as pilot:
+            assert app.run_list.select(IDS["crash_after_tool_result"])
+            await pilot.pause()
+            await pilot.press("r")
+            await wait_until(
+                pilot, lambda: any("ended failed" in t for t in toasts(app)), what="the toast"
+            )
+            await pilot.pause()
+            assert srv.requests, "the request reached the server"
+            toast = next(t for t in toasts(app) if "ended failed" in t)
+            assert "500" in toast and "***" in toast
+            shown = [*notifications(app), *toasts(app), screen_text(app)]
+            assert not any(key in t or key[8:] in t for t in shown)

@@ -41,8 +41,10 @@ FINISH_VIENNA = [
 
 
 async def settle(pilot) -> None:
-    """Give the watcher a moment to arm itself before the test changes files."""
-    await pilot.pause(0.4)
+    """Until the watcher reports changes (it proves it with a probe file): a change made
+    before that would be missed."""
+    app = pilot.app
+    await wait_until(pilot, lambda: app.watch_armed, what="the watcher to be armed")
 
 
 async def test_events_appended_by_another_writer_appear_in_list_and_timeline(
@@ -58,11 +60,16 @@ async def test_events_appended_by_another_writer_appear_in_list_and_timeline(
         await settle(pilot)
         # A partial line first: nothing shows until its newline arrives.
         line = json.dumps(FINISH_VIENNA[0]).encode() + b"\n"
-        with (runs / f"{run_id}.jsonl").open("ab") as f:
+        path = runs / f"{run_id}.jsonl"
+        with path.open("ab") as f:
             f.write(line[:20])
             f.flush()
-            await pilot.pause(0.4)
+            # Read by the list (the watcher reported it), yet no line for it anywhere.
+            size = path.stat().st_size
+            await wait_until(pilot, lambda: app.index.get(run_id).size == size, what="a read")
+            await pilot.pause()
             assert len(app.timeline.run_log) == 4
+            assert app.index.get(run_id).summary.events == 4
             f.write(line[20:])
             for event in FINISH_VIENNA[1:]:
                 f.write(json.dumps(event).encode() + b"\n")
@@ -168,3 +175,25 @@ async def test_a_lock_taken_and_released_elsewhere_turns_running_then_interrupte
         await wait_until(
             pilot, lambda: row_statuses(app)[run_id] == "interrupted", what="interrupted"
         )
+
+
+async def test_a_run_written_before_the_watch_was_set_up_is_listed_once_it_is(
+    tmp_path: Path,
+) -> None:
+    """A writer racing the start: its file lands after the first scan and before watchfiles
+    watches (so it is never reported); the watcher, once armed, reads the directory again."""
+    runs = copy_fixtures(tmp_path / "runs")
+    app = app_for(runs, watch=True)
+    scan = app.index.scan
+
+    def scan_then_a_run_arrives() -> None:
+        scan()
+        write_log(runs, "raced-run", [{"type": "run_start", "agent": "Racer", "messages": []}])
+
+    app.index.scan = scan_then_a_run_arrives
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await wait_until(pilot, lambda: "raced-run" in row_statuses(app), what="the raced run")
+        # The probe that proved the watch is gone, and was never a row.
+        await wait_until(pilot, lambda: not list(runs.glob(".*.probe")), what="the probe gone")
+        assert len(app.run_list.rows) == 9

@@ -223,7 +223,11 @@ async def test_x_stops_the_resume_and_leaves_the_run_interrupted(tmp_path: Path)
         assert any(n.startswith("Stopped resuming 2dfade51") for n in notifications(app))
         assert not FileStore(runs).is_locked(VIENNA)
         assert last_segment(runs / f"{VIENNA}.jsonl") == ["run_start"]
-        assert app.check_action("stop_resume", ()) is None  # x is greyed out in the footer
+        # x again: nothing is running now, and it says so.
+        await pilot.press("x")
+        assert notifications(app)[-1] == (
+            "No resume is running: x stops a resume started here with r."
+        )
 
 
 async def test_quitting_during_a_resume_leaves_the_run_interrupted(tmp_path: Path) -> None:
@@ -407,3 +411,30 @@ async def test_r_pressed_twice_at_once_resumes_once_and_says_so(tmp_path: Path) 
         assert "Already resuming 2dfade51: x stops it." in notifications(app)
     assert len(model.requests) == 1
     assert log_types(runs / f"{VIENNA}.jsonl").count("run_start") == 2
+
+
+async def test_an_agent_of_another_name_is_refused_unless_any_agent_is_given(
+    tmp_path: Path,
+) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    before = (runs / f"{VIENNA}.jsonl").read_bytes()
+    model = ScriptedModel([text_reply("Vienna is sunny.")])
+    agent = weather_agent(runs, model)
+    agent.name = "UX Agent"
+    app = app_for(runs, agents=AgentSet([agent]))
+    async with app.run_test(size=SIZE) as pilot:
+        await start_resume(pilot, app, VIENNA)
+        await pilot.pause()
+        assert notifications(app)[-1] == (
+            "this run was written by Travel Agent; --agent gives UX Agent (start agentor-tui "
+            "with --any-agent to resume it with that agent anyway)"
+        )
+        assert app.resumer.worker is None
+    assert model.requests == [] and (runs / f"{VIENNA}.jsonl").read_bytes() == before
+
+    app = app_for(runs, agents=AgentSet([agent], any_agent=True))
+    async with app.run_test(size=SIZE) as pilot:
+        await start_resume(pilot, app, VIENNA)
+        await resume_completed(pilot, app, VIENNA)
+    starts = [e for e in FileStore(runs).load(VIENNA) if e.type == "run_start"]
+    assert [s.agent for s in starts] == ["Travel Agent", "UX Agent"]

@@ -146,8 +146,11 @@ async def test_a_burst_of_changes_is_read_once_and_its_detail_built_once(tmp_pat
         for event in FINISH_VIENNA:
             write_log(runs, VIENNA, [event])
             live.apply_paths(app, [runs / f"{VIENNA}.jsonl"])
-        await wait_until(pilot, lambda: details, what="the detail")
-        await pilot.pause(0.3)
+        # Once the newest event's detail is shown and none is due, none can follow.
+        await wait_until(
+            pilot, lambda: details and not app._detail_due, what="the detail to be shown"
+        )
+        await pilot.pause()
         assert details == [6]
         assert "run_end · turn 2 · line 7" in screen_text(app)
 

@@ -63,7 +63,7 @@ def test_version_and_help_import_neither_openai_nor_textual_nor_the_engine() -> 
 def test_help_lists_the_options() -> None:
     proc = run_cli("--help")
     assert proc.returncode == 0
-    for word in ("DIR", "--agent SPEC", "--no-watch", "--version", "default: runs"):
+    for word in ("DIR", "--agent SPEC", "--any-agent", "--no-watch", "--version", "default: runs"):
         assert word in proc.stdout.replace("[dir]", "DIR")
 
 
@@ -118,10 +118,12 @@ def test_good_arguments_start_the_app_with_the_directory_and_agents(
     started: list[dict[str, Any]] = []
 
     class FakeApp:
+        return_code = 0
+
         def __init__(self, **kwargs: Any) -> None:
             self.kwargs = kwargs
 
-        def run(self) -> None:
+        async def run_async(self) -> None:
             started.append(self.kwargs)
 
     fake = types.ModuleType("tui.app")
@@ -134,7 +136,24 @@ def test_good_arguments_start_the_app_with_the_directory_and_agents(
 
     assert main([str(tmp_path), "--agent", f"{tmp_path / 'my_agent_cli_x4.py'}:agent"]) == 0
     assert main([str(tmp_path), "--no-watch"]) == 0
-    first, second = started
+    spec = f"{tmp_path / 'my_agent_cli_x4.py'}:agent"
+    assert main([str(tmp_path), "--agent", spec, "--any-agent"]) == 0
+    first, second, third = started
     assert first["directory"] == tmp_path and first["watch"] is True
-    assert first["agents"].names == ["Mine"]
+    assert first["agents"].names == ["Mine"] and first["agents"].any_agent is False
     assert second["watch"] is False and len(second["agents"]) == 0
+    assert third["agents"].any_agent is True
+
+
+def test_any_agent_needs_exactly_one_agent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    expected = (
+        "agentor-tui: error: --any-agent needs exactly one --agent (the agent to resume "
+        "every run with)\n"
+    )
+    assert main([str(tmp_path), "--any-agent"]) == 2
+    assert capsys.readouterr().err == expected
+    spec = f"{ROOT / 'examples' / 'weather.py'}:agent"
+    assert main([str(tmp_path), "--any-agent", "--agent", spec, "--agent", spec]) == 2
+    assert capsys.readouterr().err == expected

@@ -134,11 +134,36 @@ def load_weather(monkeypatch: pytest.MonkeyPatch, runs: Path, key: str | None) -
 
 
 def test_without_an_openai_key_the_weather_agent_is_offline(monkeypatch, tmp_path: Path) -> None:
-    agent = load_weather(monkeypatch, tmp_path / "here", key=None).agent
+    weather = load_weather(monkeypatch, tmp_path / "here", key=None)
+    agent = weather.agent
     assert agent.name == "Weather Agent"
     assert isinstance(agent.model, DemoModel)
     assert [t.name for t in agent.tools] == ["get_weather"]
-    assert agent.store.directory == tmp_path / "here"
+    assert agent.store is None  # agentor-tui gives it the directory it shows
+    assert weather.script_agent().store.directory == tmp_path / "here"
+
+
+def test_loading_the_weather_agent_from_elsewhere_creates_nothing(tmp_path: Path) -> None:
+    """`agentor-tui DIR --agent path/to/examples/weather.py:agent`, run from another directory,
+    imports the file there (a fresh interpreter: nothing cached)."""
+    code = (
+        "import sys\n"
+        "from tui.agents import load_agent\n"
+        "agent = load_agent(sys.argv[1])\n"
+        "assert agent.name == 'Weather Agent', agent.name\n"
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-c", code, f"{ROOT / 'examples' / 'weather.py'}:agent"],
+        cwd=elsewhere,
+        env=offline_env(PYTHONPATH=str(ROOT)),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert list(elsewhere.iterdir()) == []
 
 
 def test_with_an_openai_key_the_weather_agent_uses_gpt_4o_mini(monkeypatch, tmp_path) -> None:

@@ -38,7 +38,8 @@ class SteppingClock:
 
 
 @pytest.fixture
-def runs(tmp_path: Path) -> Path:
+def runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("HOME", str(tmp_path))  # the list's title says "~/runs"
     runs = copy_fixtures(tmp_path / "runs")
     (runs / "0000cafe-unreadable.jsonl").mkdir()  # an unreadable row, for its colour
     return runs

@@ -115,14 +115,19 @@ def _one_line(exc: BaseException) -> str:
 
 
 class AgentSet:
-    """The agents given on the command line, matched to runs by agent name."""
+    """The agents given on the command line, matched to runs by agent name.
 
-    def __init__(self, agents: Iterable[Agentor] = ()) -> None:
+    A run is resumed only by an agent of the name that wrote it (its `run_start.agent`): the
+    new segment is recorded under the resuming agent's name, model and tools. `any_agent`
+    (`--any-agent`, with a single agent) lets that agent resume runs of any name."""
+
+    def __init__(self, agents: Iterable[Agentor] = (), any_agent: bool = False) -> None:
         self.agents: list[Agentor] = list(agents)
+        self.any_agent = any_agent
         self._bound: dict[tuple[int, int], Agentor] = {}
 
     @classmethod
-    def load(cls, specs: Sequence[str]) -> AgentSet:
+    def load(cls, specs: Sequence[str], any_agent: bool = False) -> AgentSet:
         """Load every spec. Raises `AgentSpecError` (the first failure)."""
         agents: list[Agentor] = []
         names: dict[str, str] = {}
@@ -134,7 +139,7 @@ class AgentSet:
                 )
             names[agent.name] = spec
             agents.append(agent)
-        return cls(agents)
+        return cls(agents, any_agent)
 
     def __len__(self) -> int:
         return len(self.agents)
@@ -145,8 +150,8 @@ class AgentSet:
 
     def for_run(self, agent_name: str | None) -> Agentor | None:
         """The agent to resume a run of `agent_name` (its `run_start.agent`) with, if any."""
-        if len(self.agents) == 1:
-            return self.agents[0]  # one agent serves every run
+        if len(self.agents) == 1 and (self.any_agent or agent_name is None):
+            return self.agents[0]  # allowed to serve every run (or the run names none)
         for agent in self.agents:
             if agent.name == agent_name:
                 return agent
@@ -172,6 +177,11 @@ class AgentSet:
             return (
                 f"no agent to resume with: this run needs {run_agent}; start agentor-tui "
                 "with --agent path/to/file.py:name (or package.module:name)"
+            )
+        if len(self.agents) == 1:
+            return (
+                f"this run was written by {agent_name}; --agent gives {self.agents[0].name} "
+                "(start agentor-tui with --any-agent to resume it with that agent anyway)"
             )
         loaded = ", ".join(repr(n) for n in self.names)
         return (

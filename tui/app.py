@@ -29,6 +29,7 @@ from agentor.engine.events import GENERATION
 from . import live
 from .agents import AgentSet
 from .detail import detail
+from .formatting import short_path
 from .keys import BINDINGS, PALETTE
 from .literal import literal_line
 from .messages import (
@@ -53,7 +54,7 @@ from .widgets.timeline import Timeline
 LIVE_DETAIL_S = 0.1
 
 
-class RunsApp(App[None]):
+class RunsApp(App[str | None]):
     """Browse, follow and resume the runs of one FileStore directory."""
 
     CSS_PATH = "app.tcss"
@@ -74,10 +75,12 @@ class RunsApp(App[None]):
         self.live = watch
         self.clock = clock
         self.index = RunIndex(self.directory, clock=clock)
+        self.directory_label = literal_line(short_path(self.directory))  # the list's title
         self.run_filter = RunFilter()
         self.resumer = Resumer(self)
         self.directory_gone = False
         self.watched_directory: tuple[int, int] | None = None  # (device, inode) being watched
+        self.watch_armed = False  # the watcher reports changes now (`live.watch_directory`)
         # The fill worker (`tui.live`): the one running, and whether rows want another pass.
         self.fill_worker: Worker[None] | None = None
         self.fill_again = False
@@ -85,6 +88,10 @@ class RunsApp(App[None]):
         self._stale_runs: set[str] = set()
         self._stale_liveness = False
         self._pane_titles: tuple[str, str] = ("", "")
+        # Runs shown only because they are kept in view (`show_rows`), and the run the cursor
+        # was on when `/` was pressed (it goes back there while it matches what is typed).
+        self._kept: set[str] = set()
+        self._filter_from: str | None = None
         # The detail following new events (see `_follow_detail`).
         self._detail_due = False
         self._detail_shown_at = 0.0
@@ -145,11 +152,20 @@ class RunsApp(App[None]):
 
     # -- the run list --------------------------------------------------------------------------
 
-    def show_rows(self) -> None:
+    def show_rows(self, keep_in_view: bool = True) -> None:
+        """The rows the filter shows; with `keep_in_view`, also the selected run and the one
+        being resumed while shown, whatever their status becomes (a resumed run turns running),
+        until the user moves away (`_run_highlighted`) or changes the filter."""
         every = self.index.rows()
-        rows = self.run_filter.apply(every)
+        keep: set[str] = set()
+        if keep_in_view:
+            current = self.run_list.current
+            ids = (self.resumer.run_id, current.run_id if current else None)
+            keep = {i for i in ids if i is not None and self.run_list.index_of(i) is not None}
+        rows = self.run_filter.apply(every, keep)
+        self._kept = {r.run_id for r in rows if r.run_id in keep and not self.run_filter.admits(r)}
         self.run_list.set_rows(rows, hidden=len(every) - len(rows))
-        title = list_title(rows, len(every))
+        title = f"{self.directory_label} · {list_title(rows, len(every))}"
         if self.directory_gone:
             title += " · directory gone"
         subtitle = self.run_filter.describe()
@@ -162,6 +178,8 @@ class RunsApp(App[None]):
     @on(RunHighlighted)
     def _run_highlighted(self, message: RunHighlighted) -> None:
         self.open_run(message.run_id)
+        if self._kept - {message.run_id, self.resumer.run_id}:
+            self.show_rows()  # moved away from a run only kept in view: the filter takes it
 
     def open_run(self, run_id: str | None) -> None:
         timeline = self.timeline
@@ -275,11 +293,21 @@ class RunsApp(App[None]):
     # -- filter --------------------------------------------------------------------------------
 
     def action_filter(self) -> None:
+        current = self.run_list.current
+        self._filter_from = current.run_id if current else None
         self.filter_bar.open()
 
     def set_filter(self, text: str) -> None:
+        current = self.run_list.current
         self.run_filter.text = text
-        self.show_rows()
+        self.refilter(self._filter_from or (current.run_id if current else None))
+
+    def refilter(self, run_id: str | None) -> None:
+        """The filter changed: show what it admits, the cursor on `run_id` (the run it was on
+        when the change began) when that is shown, else on the first run."""
+        self.show_rows(keep_in_view=False)
+        if run_id is None or not self.run_list.select(run_id):
+            self.run_list.move_cursor(0)
 
     @on(FilterChanged)
     def _filter_changed(self, message: FilterChanged) -> None:
@@ -289,17 +317,19 @@ class RunsApp(App[None]):
     def _filter_submitted(self, message: FilterSubmitted) -> None:
         self.filter_bar.display = False
         self.set_filter(message.text)
-        self.run_list.move_cursor(0)
+        self._filter_from = None
         self.screen.set_focus(self.run_list)
 
     @on(FilterCleared)
     def _filter_cleared(self, message: FilterCleared) -> None:
         self.set_filter("")
+        self._filter_from = None
         self.screen.set_focus(self.run_list)
 
     def action_cycle_status(self) -> None:
+        current = self.run_list.current
         self.run_filter.cycle_status()
-        self.show_rows()
+        self.refilter(current.run_id if current else None)
 
     # -- navigation ----------------------------------------------------------------------------
 
@@ -337,7 +367,11 @@ class RunsApp(App[None]):
             self.tell("No run selected.", severity="warning")
             return
         self.copy_to_clipboard(row.run_id)
-        self.tell(f"Copied run id {literal_line(row.run_id)}", timeout=3)
+        # The whole id, alone: to copy by hand where the terminal ignores the clipboard.
+        self.tell(row.run_id, title="Copied run id", timeout=8)
+
+    def action_reload(self) -> None:
+        live.reload(self)
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
@@ -356,8 +390,15 @@ class RunsApp(App[None]):
         self.resumer.stop()
 
     async def action_quit(self) -> None:
-        await self.resumer.stop_and_wait()
-        self.exit()
+        """q, ctrl+q, ctrl+c: quit, once a resume in flight has stopped; asked again, at once
+        (the result is then the warning `tui.cli` prints as it ends the process)."""
+        resumer = self.resumer
+        if not resumer.running:
+            self.exit()
+        elif not resumer.quitting:
+            resumer.quit_when_stopped()
+        else:
+            self.exit(resumer.abandon(), return_code=1)
 
     # -- everywhere ----------------------------------------------------------------------------
 
@@ -379,11 +420,12 @@ class RunsApp(App[None]):
         )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "stop_resume" and not self.resumer.running:
-            return None  # shown greyed out in the footer
-        return True
+        # Watched, the list is always current: no reload (and none in the footer).
+        return not (action == "reload" and self.live)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         for title, help_text, action in PALETTE:
+            if self.check_action(action, ()) is False:
+                continue
             yield SystemCommand(title, help_text, getattr(self, f"action_{action}"))

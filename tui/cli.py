@@ -1,4 +1,4 @@
-"""`agentor-tui [DIR] [--agent SPEC]... [--no-watch]`: argument parsing and `main()`.
+"""`agentor-tui [DIR] [--agent SPEC]... [--any-agent] [--no-watch]`: arguments and `main()`.
 
 Imports stay lazy: `--version` and `--help` load neither the engine nor textual, and openai is
 imported only when a resume makes a request.
@@ -7,8 +7,13 @@ imported only when a resume makes a request.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .app import RunsApp
 
 
 def _version() -> str:
@@ -48,7 +53,17 @@ def build_parser() -> argparse.ArgumentParser:
         "(an Agentor or a function returning one); repeat for several agents, matched to "
         "runs by agent name",
     )
-    p.add_argument("--no-watch", action="store_true", help="do not watch the directory")
+    p.add_argument(
+        "--any-agent",
+        action="store_true",
+        help="with a single --agent: resume runs written by any agent with it (by default a "
+        "run is resumed only by an agent of the name that wrote it)",
+    )
+    p.add_argument(
+        "--no-watch",
+        action="store_true",
+        help="do not watch the directory (ctrl+r reloads it)",
+    )
     p.add_argument("--version", action=_VersionAction)
     return p
 
@@ -66,14 +81,47 @@ def main(argv: list[str] | None = None) -> int:
         what = "not a directory" if directory.exists() else "no such directory"
         return fail(f"{what}: {args.dir}")
 
+    if args.any_agent and len(args.agent) != 1:
+        return fail("--any-agent needs exactly one --agent (the agent to resume every run with)")
+
     from .agents import AgentSet, AgentSpecError
 
     try:
-        agents = AgentSet.load(args.agent)
+        agents = AgentSet.load(args.agent, any_agent=args.any_agent)
     except AgentSpecError as exc:
         return fail(str(exc))
 
     from .app import RunsApp  # textual loads only now
 
-    RunsApp(directory=directory, agents=agents, watch=not args.no_watch).run()
-    return 0
+    app = RunsApp(directory=directory, agents=agents, watch=not args.no_watch)
+    return run_app(app)
+
+
+def run_app(app: RunsApp) -> int:
+    """Run the app; its exit status.
+
+    `App.run` would end with `asyncio.run`'s clean-up, which waits for every task and thread:
+    after a resume was abandoned (a second `q` while a tool's thread runs, which nothing can
+    stop), that is until the tool returns. So the loop is run here, and an abandoned resume
+    ends the process at once (`os._exit`, once the terminal is restored): the kernel frees the
+    run's lock, and the tool's result is lost, as the warning says."""
+    import asyncio
+
+    with asyncio.Runner() as runner:
+        try:
+            warning = runner.run(app.run_async())
+        except KeyboardInterrupt:  # SIGINT from outside (a key ^C reaches the app as a key)
+            warning = app.resumer.abandon() if app.resumer.running else None
+            leave(warning, 130)
+            return 130
+        leave(warning, app.return_code or 0)
+    return app.return_code or 0
+
+
+def leave(warning: str | None, status: int) -> None:
+    """With a warning (an abandoned resume): print it, and end the process now."""
+    if warning is None:
+        return
+    print(f"agentor-tui: warning: {warning}", file=sys.stderr, flush=True)
+    sys.stdout.flush()
+    os._exit(status)

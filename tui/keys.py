@@ -13,8 +13,11 @@ BINDINGS: tuple[Binding, ...] = (
     Binding("x", "stop_resume", "Stop"),
     Binding("f", "follow", "Follow"),
     Binding("c", "copy_id", "Copy id"),
+    Binding("ctrl+r", "reload", "Reload"),  # shown only when not watching (check_action)
     Binding("question_mark", "help", "Help"),
     Binding("q", "quit", "Quit"),
+    # Textual only hints at ctrl+q on ctrl+c; both quit as q does (ctrl+q is Textual's own).
+    Binding("ctrl+c", "quit", "Quit", show=False),
 )
 
 # The command palette's entries: title, what it does (and its key), the action it runs.
@@ -27,5 +30,6 @@ PALETTE = (
     ("Stop resume", "Stop the resume in flight; the run stays resumable (x)", "stop_resume"),
     ("Follow", "Keep the newest event in view (f)", "follow"),
     ("Copy run id", "Copy the selected run's id (c)", "copy_id"),
+    ("Reload", "Read the directory again, when not watching it (ctrl+r)", "reload"),
     ("Help", "Every key (?)", "help"),
 )

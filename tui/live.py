@@ -13,6 +13,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import itertools
+import os
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -36,6 +38,9 @@ FILL_REDRAW_S = 0.25
 WATCH_STEP_MS = 10
 WATCH_DEBOUNCE_MS = 40
 LIVENESS_EVERY_S = 1.0
+# How often the probe file is written to until the watcher reports it (see `watch_directory`).
+PROBE_EVERY_S = 0.05
+_probes = itertools.count()
 
 # What touching a widget raises once the app has torn its screen down.
 GONE = (NoMatches, NoScreen, ScreenStackError, NoActiveAppError)
@@ -114,6 +119,7 @@ async def fill_rows(app: RunsApp) -> None:
 
 def start_watching(app: RunsApp) -> None:
     app.watched_directory = identity(app.directory)
+    app.watch_armed = False
     app.run_worker(
         functools.partial(watch_directory, app),
         name="watch_directory",
@@ -123,10 +129,25 @@ def start_watching(app: RunsApp) -> None:
 
 
 async def watch_directory(app: RunsApp) -> None:
-    """Apply what changes in the directory, as it changes (watchfiles)."""
+    """Apply what changes in the directory, as it changes (watchfiles).
+
+    watchfiles gives no sign of when its watch is set up (inside `awatch`'s first step), and a
+    change made before that is never reported. So the watcher proves itself: a probe file is
+    written to until a batch reports it; then the watcher is armed (`armed`)."""
     from watchfiles import awatch
 
     directory = app.directory
+    # Hidden, and not a run log's name: every reader of the directory passes it by.
+    probe = directory / f".agentor-tui-{os.getpid()}-{next(_probes)}.probe"
+    try:
+        # Made here (O_EXCL), never followed if a link or a FIFO took its name.
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except OSError:
+        # A directory we may not write to: nothing can prove the watch; take it as set up.
+        prober = None
+        await armed(app)
+    else:
+        prober = asyncio.ensure_future(write_probe(fd))
     with unless_closing(app):
         try:
             async for batch in awatch(
@@ -138,9 +159,15 @@ async def watch_directory(app: RunsApp) -> None:
             ):
                 if closing(app):
                     return
+                paths = [Path(p) for _, p in batch]
+                if prober is not None and any(p.name == probe.name for p in paths):
+                    prober.cancel()
+                    prober = None
+                    remove(probe)
+                    await armed(app)
                 # One batch holds every change since the last (bursts come as one): each
                 # file is read once, and the screen is drawn once for all of it.
-                apply_paths(app, (Path(p) for _, p in batch))
+                apply_paths(app, paths)
                 if not directory.is_dir():
                     break
         except (OSError, RuntimeError) as exc:
@@ -150,8 +177,39 @@ async def watch_directory(app: RunsApp) -> None:
                     f"{literal_line(str(exc), 300)}",
                     severity="error",
                 )
+        finally:
+            if prober is not None:
+                prober.cancel()
+                remove(probe)
         if not directory.is_dir() and not closing(app):
             directory_deleted(app)
+
+
+async def write_probe(fd: int) -> None:
+    """Write a byte every PROBE_EVERY_S until cancelled (the watcher saw it); then close."""
+    try:
+        while True:
+            os.write(fd, b".")
+            await asyncio.sleep(PROBE_EVERY_S)
+    except OSError:
+        return  # a full disk, say: the watch stays unproved (and works as well)
+    finally:
+        os.close(fd)
+
+
+def remove(probe: Path) -> None:
+    with contextlib.suppress(OSError):
+        probe.unlink()
+
+
+async def armed(app: RunsApp) -> None:
+    """The watch is set up: read the directory again, for what changed between the first
+    scan and now (otherwise it would wait for its file's next change), then say so."""
+    changes = await asyncio.to_thread(app.index.refresh)
+    with unless_closing(app):
+        if not closing(app):
+            app.apply_changes(changes)
+            app.watch_armed = True
 
 
 def identity(directory: Path) -> tuple[int, int] | None:
@@ -194,6 +252,22 @@ def directory_back(app: RunsApp) -> None:
     want_fill(app)
     start_watching(app)  # in place of a watcher on the directory that was there before
     app.tell(f"{literal_line(str(app.directory))} is back.", timeout=4)
+
+
+def reload(app: RunsApp) -> None:
+    """ctrl+r, for a directory not watched: read it again; the selection stays."""
+    changes = app.index.refresh()
+    moved = app.index.refresh_liveness()
+    app.apply_changes(changes)
+    if moved:
+        app.show_rows()
+    counts = (
+        (len(changes.added), "new"),
+        (len(changes.updated | changes.appended.keys()), "changed"),
+        (len(changes.removed), "gone"),
+    )
+    said = ", ".join(f"{n} {what}" for n, what in counts if n) or "nothing changed"
+    app.tell(f"Reloaded {app.directory_label}: {said}.", timeout=3)
 
 
 # -- the timer -------------------------------------------------------------------------------

@@ -1,23 +1,32 @@
 """One-key resume: `r` resumes the selected run in this process (`aresume` in a worker), its
 events streaming to the screen as they are recorded; `x`, or quitting, stops it and leaves the
-run interrupted and resumable. Every refusal and every ending is a notification."""
+run interrupted and resumable. Every refusal and every ending is a notification.
+
+A stop cancels the worker, but a sync tool's thread cannot be interrupted: the engine keeps the
+run (its lock) until the thread has ended and its result is recorded, and tells us what it
+waits for (`tool_wait`). Until then the run shows as *stopping*, `r` on it is refused, and
+quitting waits too; a second `q` abandons the resume (the app's caller ends the process, and
+the tool's result is lost: the next resume runs it again)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import functools
+from collections import Counter
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from textual.worker import Worker
 
 from agentor import RunLockedError
-from agentor.engine.events import GENERATION, RUN_START, TEXT_DELTA
+from agentor.engine.events import GENERATION, RUN_START, TEXT_DELTA, TOOL_RESULT, TOOL_WAIT
 from agentor.engine.store import FileStore
 
 from .formatting import short_id
 from .literal import literal_line
 from .messages import ResumeProgress
+from .runrow import STOPPING
 from .runs import RunRow
 
 if TYPE_CHECKING:
@@ -34,6 +43,13 @@ class Resumer:
         self.app = app
         self.worker: Worker[None] | None = None
         self.run_id: str | None = None  # the run being resumed, while its worker runs
+        self.started = False  # the worker's code has begun (its `finally` will run)
+        self.stopping = False  # x or q: cancelled, and unwinding
+        self.quitting = False  # q: the app goes once the resume has unwound
+        # The tool calls (id -> name) a stopping run waits for, and those since recorded.
+        self.waiting_for: dict[str, str] = {}
+        self.recorded: set[str] = set()
+        self._notice_due = False
 
     @functools.cached_property
     def store(self) -> FileStore:
@@ -54,7 +70,7 @@ class Resumer:
             return
         short = short_id(row.run_id)
         if self.running:
-            tell(f"Already resuming {short_id(self.run_id or '')}: x stops it.", severity="warning")
+            self._refuse_while_running(row.run_id)
             return
         if row.status == "completed":
             tell(f"Run {short} is already completed.", severity="warning")
@@ -74,6 +90,8 @@ class Resumer:
             return
         agent = agents.writing_to(agent, self.store)
         self.run_id = row.run_id
+        self.started = self.stopping = self.quitting = False
+        self.waiting_for, self.recorded = {}, set()
         self.worker = self.app.run_worker(
             functools.partial(self._resume, row.run_id, agent),
             name="resume",
@@ -87,6 +105,10 @@ class Resumer:
         """`agent.aresume(run_id)`, posting each event to the app as it is recorded."""
         app = self.app
         short = short_id(run_id)
+        self.started = True
+        if self.stopping:  # stopped before it began: nothing to unwind
+            self._ended(run_id)
+            raise asyncio.CancelledError
         app.stream_line.start(run_id)
 
         def listener(event: Any) -> None:
@@ -95,10 +117,7 @@ class Resumer:
         try:
             result = await agent.aresume(run_id, listener=listener)
         except asyncio.CancelledError:
-            app.tell(
-                f"Stopped resuming {short}: it is left interrupted, r resumes it.",
-                severity="warning",
-            )
+            app.tell(self._stopped_notice(short), severity="warning", timeout=10)
             raise
         except RunLockedError as exc:
             holder = f"process {exc.pid}" if exc.pid else "another process"
@@ -122,11 +141,21 @@ class Resumer:
         else:
             self._report(run_id, result)
         finally:
-            self.run_id = None
-            with contextlib.suppress(Exception):  # the app may be closing
-                app.stream_line.stop()
-                app.refresh_run(run_id, liveness=True)
-                app.refresh_bindings()
+            self._ended(run_id)
+
+    def _ended(self, run_id: str) -> None:
+        """The worker is done: the run is let go (lock released, tool results recorded)."""
+        quitting = self.quitting
+        self.run_id = None
+        self.stopping = self.quitting = False
+        app = self.app
+        with contextlib.suppress(Exception):  # the app may be closing
+            app.run_list.show_status(run_id, None)
+            app.stream_line.stop()
+            app.refresh_run(run_id, liveness=True)
+            app.refresh_bindings()
+        if quitting:
+            app.exit()
 
     def _report(self, run_id: str, result: Any) -> None:
         short = short_id(run_id)
@@ -164,6 +193,12 @@ class Resumer:
     def progress(self, message: ResumeProgress) -> None:
         """An event of the resume was recorded (or a text delta streamed): show it."""
         event = message.event
+        if message.run_id == self.run_id:
+            if event.type == TOOL_WAIT:
+                self._waiting(event.call_id or f"#{len(self.waiting_for)}", event.name or "a tool")
+                return
+            if event.type == TOOL_RESULT and event.call_id in self.waiting_for:
+                self.recorded.add(event.call_id)
         streaming_here = message.run_id == self.app.stream_line.run_id
         if event.type == TEXT_DELTA:
             if streaming_here:
@@ -175,16 +210,115 @@ class Resumer:
         self.app.refresh_run(message.run_id, liveness=event.type == RUN_START)
 
     def stop(self) -> None:
+        """`x`: stop the resume in flight (at once, unless a tool thread must end first)."""
         if self.worker is None or not self.running:
-            self.app.tell("No resume is running.", severity="warning")
+            self.app.tell("No resume is running: x stops a resume started here with r.")
             return
-        self.worker.cancel()
+        if self.stopping:
+            self._tell_waiting()  # asked again: say again what it waits for
+            return
+        self._stop()
 
-    async def stop_and_wait(self, timeout: float = 5.0) -> None:
-        """Cancel a resume in flight and let it unwind (release its lock) before going."""
-        worker = self.worker
-        if worker is None or worker.is_finished:
+    def quit_when_stopped(self) -> None:
+        """`q` during a resume: stop it, and quit once it has unwound (`_ended`)."""
+        self.quitting = True
+        if not self.stopping:
+            self._stop()
+        elif self.waiting_for:
+            self._tell_waiting()
+        self._show_stopping()
+
+    def abandon(self) -> str:
+        """A second `q` while the resume unwinds: the app goes now. The warning to print; the
+        caller must end the process (the tool's thread would hold it)."""
+        run_id = self.run_id or "?"
+        if not self.waiting_for:
+            return (
+                f"quit before the resume of run {run_id} had stopped: its last step may not "
+                "be recorded; the run is left interrupted."
+            )
+        names = tool_names(self.waiting_for.values())
+        return (
+            f"quit without waiting for {names} to finish (resume of run {run_id}): its "
+            f"result will not be recorded, and the run will run {names} again on the next "
+            "resume."
+        )
+
+    def _stop(self) -> None:
+        assert self.worker is not None and self.run_id is not None
+        self.stopping = True
+        if self.started:  # else `_resume` sees `stopping` when it begins, and ends at once
+            self.worker.cancel()
+        self.app.run_list.show_status(self.run_id, STOPPING)
+        self._show_stopping()
+
+    def stopping_reason(self) -> str:
+        """`stopping: waiting for get_weather to finish (a running tool cannot be ...)`."""
+        if not self.waiting_for:
+            return "stopping"
+        names = tool_names(self.waiting_for.values())
+        return f"stopping: waiting for {names} to finish (a running tool cannot be interrupted)"
+
+    def _show_stopping(self) -> None:
+        """Under the timeline, until the resume has unwound: what it waits for."""
+        reason = self.stopping_reason()
+        if self.quitting:  # "quitting: waiting for get_weather to finish (...)"
+            reason = "quitting" + reason.removeprefix("stopping")
+        self.app.stream_line.stopping(reason)
+
+    def _refuse_while_running(self, run_id: str) -> None:
+        short = short_id(self.run_id or "")
+        if run_id == self.run_id and self.stopping:
+            message = f"Run {short} cannot be resumed yet: {self.stopping_reason()}."
+        elif run_id == self.run_id:
+            message = f"Already resuming {short}: x stops it."
+        else:
+            doing = "is stopping" if self.stopping else "is being resumed: x stops it"
+            message = f"Only one resume runs at a time: {short} {doing}."
+        self.app.tell(message, severity="warning")
+
+    def _waiting(self, call_id: str, name: str) -> None:
+        """The stopping run waits for this tool's thread: say so (once for a burst)."""
+        self.waiting_for[call_id] = name
+        if not self._notice_due:
+            self._notice_due = True
+            self.app.call_later(self._tell_waiting)
+
+    def _tell_waiting(self) -> None:
+        self._notice_due = False
+        if not self.running or self.run_id is None:
             return
-        worker.cancel()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(worker.wait(), timeout)
+        short, reason = short_id(self.run_id), self.stopping_reason()
+        self._show_stopping()
+        if not self.quitting:
+            self.app.tell(reason, title=f"Run {short}", severity="warning", timeout=10)
+            return
+        names = tool_names(self.waiting_for.values())
+        self.app.tell(
+            f"Quitting once the resume of {short} has stopped: {reason}. q again quits at "
+            f"once, but {names}'s result will not be recorded: the run will run it again on "
+            "the next resume.",
+            title="Quitting",
+            severity="warning",
+            timeout=30,
+        )
+
+    def _stopped_notice(self, short: str) -> str:
+        if not self.waiting_for:
+            return f"Stopped resuming {short}: it is left interrupted, r resumes it."
+        names = tool_names(self.waiting_for.values())
+        if set(self.waiting_for) <= self.recorded:
+            done = (
+                f"{names} finished and its result was recorded, so the next resume will not "
+                "run it again"
+            )
+        else:
+            done = f"{names} finished, but its result could not be recorded (see the log)"
+        return f"Stopped resuming {short}: {done}. It is left interrupted, r resumes it."
+
+
+def tool_names(names: Iterable[str]) -> str:
+    """`get_weather`, `get_weather and get_news`, `get_weather (2 calls), a and b`."""
+    counts = Counter(literal_line(n, 60) for n in names)
+    parts = [f"{n} ({k} calls)" if k > 1 else n for n, k in counts.items()]
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]

@@ -3,6 +3,7 @@ title counts. Plain data: no widgets here."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from .literal import literal_line
@@ -42,14 +43,20 @@ class RunFilter:
     def cycle_status(self) -> None:
         self.status = (self.status + 1) % len(STATUS_FILTERS)
 
-    def apply(self, rows: list[RunRow]) -> list[RunRow]:
+    def apply(self, rows: list[RunRow], keep: Collection[str] = ()) -> list[RunRow]:
+        """The rows the filter admits, and those whose run id is in `keep` whatever they say."""
         wanted = STATUS_FILTERS[self.status][1]
-        if wanted is not None:
-            rows = [r for r in rows if r.status in wanted]
         words = self.text.lower().split()
-        if words:
-            rows = [r for r in rows if matches(r, words)]
-        return rows
+        if wanted is None and not words:
+            return rows
+        return [r for r in rows if r.run_id in keep or self._admits(r, wanted, words)]
+
+    def admits(self, row: RunRow) -> bool:
+        return self._admits(row, STATUS_FILTERS[self.status][1], self.text.lower().split())
+
+    @staticmethod
+    def _admits(row: RunRow, wanted: frozenset[str] | None, words: list[str]) -> bool:
+        return (wanted is None or row.status in wanted) and (not words or matches(row, words))
 
     def describe(self) -> str:
         """`status: failed · filter: london`, or "" when nothing is filtered."""

@@ -15,6 +15,9 @@ from agentor.engine.replay import INCOMPLETE, RunSummary
 RUNNING = "running"
 INTERRUPTED = "interrupted"
 UNREADABLE = "unreadable"
+# Not from the file: the app shows it over *running* while a resume it runs was stopped and
+# waits for its tool threads to end (`tui.resume`).
+STOPPING = "stopping"
 
 
 @dataclass(slots=True, eq=False)

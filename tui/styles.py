@@ -12,10 +12,13 @@ from agentor.engine.events import (
     TOOL_RESULT,
 )
 
-# Status colours mean something (k9s / lazygit): cyan is alive, yellow wants a hand, red broke.
+# Status colours mean something (k9s / lazygit): cyan is alive, yellow wants a hand, red broke,
+# violet is on its way down. Textual draws ANSI `yellow` as its theme's orange (#fd971f);
+# `bright_yellow` is yellow on screen, as the help and the README say.
 STATUS_STYLES = {
     "running": "bold cyan",
-    "interrupted": "bold yellow",
+    "stopping": "bold #9d65ff",
+    "interrupted": "bold bright_yellow",
     "failed": "bold red",
     "max_turns": "bold red",
     "unreadable": "red",

@@ -24,18 +24,28 @@ KEYS = (
     ("esc", "back out: detail → timeline → runs; clears the filter"),
     ("Run", None),
     ("r", "resume an interrupted, failed or max_turns run in this process"),
-    ("x", "stop the resume in flight (the run stays interrupted and resumable)"),
+    (
+        "x",
+        "stop the resume in flight; a running tool is waited for (the run shows stopping), "
+        "its result recorded; the run stays interrupted and resumable",
+    ),
     ("f", "follow: keep the newest event of the open run in view"),
-    ("c", "copy the run id"),
+    ("c", "copy the run id (the notice shows it whole)"),
+    ("ctrl+r", "reload the directory (with --no-watch; a watched one is always current)"),
     ("App", None),
     ("ctrl+p", "command palette: every action by name"),
     ("?", "this help"),
-    ("q", "quit (stops a resume in flight, leaving the run resumable)"),
+    (
+        "q, ctrl+c",
+        "quit; a resume in flight is stopped first, as x does (q again quits at once: "
+        "a running tool's result is then lost, and the next resume runs it again)",
+    ),
 )
 
 # Each status in the colour the run list gives it (`STATUS_STYLES`: one table for both).
 STATUSES = (
     ("running", "incomplete, and a live process holds it"),
+    ("stopping", "a resume here was stopped: it waits for a running tool to finish"),
     ("interrupted", "incomplete, and nobody holds it: r resumes it"),
     ("failed", "ended with an error (the model endpoint failed, ...)"),
     ("max_turns", "stopped by its turn limit"),

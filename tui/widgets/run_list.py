@@ -67,6 +67,8 @@ class RunList(CursorList):
         self.hidden = 0  # runs a filter hides (an empty list then says so)
         # A note shown before a run's prompt, kept for the session (e.g. "⚠ unsaved").
         self.marks: dict[str, str] = {}
+        # A status the app knows better than the file, shown in place of the row's.
+        self.statuses: dict[str, str] = {}
         self._where: dict[str, int] | None = None  # run id -> index, built when asked
         self._started: dict[str, str] = {}  # run id -> its "started" text as last drawn
         self.id_width = 8  # the widest id shown, at least 8
@@ -126,6 +128,14 @@ class RunList(CursorList):
         self.marks[run_id] = note
         self.runs_updated([run_id])
 
+    def show_status(self, run_id: str, status: str | None) -> None:
+        """Show `status` for the run in place of its own (None: its own again)."""
+        if status is None:
+            self.statuses.pop(run_id, None)
+        else:
+            self.statuses[run_id] = status
+        self.runs_updated([run_id])
+
     # -- CursorList ----------------------------------------------------------------------------
 
     def row_count(self) -> int:
@@ -150,7 +160,9 @@ class RunList(CursorList):
         row, now = self.rows[index], self.clock()
         self._started[row.run_id] = started(row, now)
         columns = columns_for(width, self.id_width)
-        return run_line(row, now, columns, self.marks.get(row.run_id))
+        return run_line(
+            row, now, columns, self.marks.get(row.run_id), self.statuses.get(row.run_id)
+        )
 
 
 def started(row: RunRow, now: float) -> str:
@@ -161,12 +173,13 @@ def started(row: RunRow, now: float) -> str:
     return relative_time(s.started_at if s.started_at else row.mtime, now)
 
 
-def cells(row: RunRow, now: float) -> dict[str, tuple[str, str]]:
-    """Each column's (text, style) for a run."""
+def cells(row: RunRow, now: float, status: str | None = None) -> dict[str, tuple[str, str]]:
+    """Each column's (text, style) for a run (`status`: shown in place of the row's)."""
     s = row.summary
+    status = status or row.status
     out = {
         # A `run_end` may name any status: it is text from the log like the rest.
-        "status": (literal_line(row.status, 20), STATUS_STYLES.get(row.status, "")),
+        "status": (literal_line(status, 20), STATUS_STYLES.get(status, "")),
         "id": (literal_line(short_id(row.run_id)), "bold" if row.status != "completed" else ""),
     }
     if s is None:
@@ -188,13 +201,17 @@ def cells(row: RunRow, now: float) -> dict[str, tuple[str, str]]:
 
 
 def run_line(
-    row: RunRow, now: float, columns: Sequence[Column] = COLUMNS, mark: str | None = None
+    row: RunRow,
+    now: float,
+    columns: Sequence[Column] = COLUMNS,
+    mark: str | None = None,
+    status: str | None = None,
 ) -> Text:
     """One run as a list line: status word in its colour, then the columns, then the prompt
     (after the `mark`, if the app has one for this run: before the prompt, it is never cut)."""
     s = row.summary
     out = Text(no_wrap=True)
-    values = cells(row, now)
+    values = cells(row, now, status)
     for title, w, right in columns:
         text, style = values.get(title, ("-", "dim"))
         out.append(fit(text, w, right), style)

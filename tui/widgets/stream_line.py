@@ -7,6 +7,8 @@ from textual.widgets import Static
 
 from ..formatting import short_id
 from ..literal import literal_line
+from ..runrow import STOPPING
+from ..styles import STATUS_STYLES
 
 # Only the end of the stream fits on one line; keep a little more than a wide terminal shows.
 KEEP = 400
@@ -34,6 +36,13 @@ class StreamLine(Static):
         """A step was recorded: its text is in the timeline now, start a fresh line."""
         self.streamed = ""
         self._draw("working…")
+
+    def stopping(self, reason: str) -> None:
+        """The resume was stopped and is unwinding: say what it waits for, until it ends."""
+        line = Text(no_wrap=True, overflow="ellipsis")
+        line.append(f"▍ {literal_line(short_id(self.run_id or ''))} ", "bold")
+        line.append(literal_line(reason), STATUS_STYLES[STOPPING])
+        self.update(line)
 
     def stop(self) -> None:
         self.run_id = None
