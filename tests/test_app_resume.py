@@ -27,6 +27,7 @@ from tests.app_support import (
     text_reply,
     wait_until,
     weather_agent,
+    write_log,
 )
 from tests.conftest import ROOT, ScriptedModel, log_types
 from tui.agents import AgentSet
@@ -407,3 +408,25 @@ async def test_r_pressed_twice_at_once_resumes_once_and_says_so(tmp_path: Path) 
         assert "Already resuming 2dfade51: x stops it." in notifications(app)
     assert len(model.requests) == 1
     assert log_types(runs / f"{VIENNA}.jsonl").count("run_start") == 2
+
+
+async def test_resuming_a_log_without_a_prompt_says_there_is_nothing_to_resume(
+    tmp_path: Path,
+) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    path = write_log(
+        runs,
+        "no-prompt",
+        [{"type": "run_start", "agent": "Travel Agent", "model": "scripted", "ts": 1.0}],
+    )
+    before = path.read_bytes()
+    model = ScriptedModel([])
+    app = app_for(runs, agents=OneAgent(weather_agent(runs, model)))
+    async with app.run_test(size=SIZE) as pilot:
+        await start_resume(pilot, app, "no-prompt")
+        await wait_until(pilot, lambda: not app.resumer.running, what="the resume to end")
+        assert notifications(app) == [
+            "Nothing to resume in no-prompt: no prompt recorded (its run_start holds no messages)."
+        ]
+    assert model.requests == [] and path.read_bytes() == before

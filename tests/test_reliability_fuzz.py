@@ -211,7 +211,7 @@ def check_events(events: list[Event], resume: bool = True) -> None:
         try:
             result = asyncio.run(resume_with(events))
         except ValueError as exc:  # documented: a log without the run's input cannot resume
-            assert "recorded no input" in str(exc)
+            assert "nothing to resume: no prompt recorded" in str(exc)
             assert not resume_point(events).messages
         else:
             assert result.status in {"completed", "failed", "max_turns"}, result

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual.worker import Worker
 
-from agentor import RunLockedError
+from agentor import NothingToResumeError, RunLockedError
 from agentor.engine.events import GENERATION, RUN_START, TEXT_DELTA
 from agentor.engine.store import FileStore
 
@@ -105,6 +105,13 @@ class Resumer:
             app.tell(
                 f"Run {short} is locked by {holder}: it is being run or resumed there.",
                 severity="error",
+                timeout=8,
+            )
+        except NothingToResumeError as exc:
+            app.tell(
+                f"Nothing to resume in {short}: no prompt recorded "
+                f"({literal_line(exc.reason, 200)}).",
+                severity="warning",
                 timeout=8,
             )
         except KeyError:

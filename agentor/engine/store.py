@@ -51,13 +51,28 @@ class RunLockedError(RuntimeError):
         super().__init__(f"run {run_id} is locked by {holder}: it is being run or resumed there")
 
 
+class RunNotFoundError(KeyError):
+    """The store holds no run with this id. A `KeyError`, so `except KeyError` still works;
+    its message names the id and the store."""
+
+    def __init__(self, run_id: str, store: object = None) -> None:
+        super().__init__(run_id)
+        self.run_id = run_id
+        self.store = store
+
+    def __str__(self) -> str:  # KeyError's own would print only the quoted id
+        where = f" in {self.store!r}" if self.store is not None else ""
+        return f"no run {self.run_id!r}{where}"
+
+
 @runtime_checkable
 class Store(Protocol):
     def append(self, run_id: str, event: Event) -> None:
         """Save one event. Called once per step, off the event loop."""
 
     def load(self, run_id: str) -> list[Event]:
-        """Return every event for a run, in order. Unknown run id: `KeyError`."""
+        """Return every event for a run, in order. Unknown run id: `KeyError` (best:
+        `RunNotFoundError`, which names the store too)."""
         ...
 
     def list_runs(self) -> list[str]:
@@ -73,6 +88,9 @@ class MemoryStore:
         self._locked: set[str] = set()
         self._mutex = threading.Lock()
 
+    def __repr__(self) -> str:
+        return "MemoryStore()"
+
     def append(self, run_id: str, event: Event) -> None:
         validate_run_id(run_id)
         with self._mutex:
@@ -87,7 +105,7 @@ class MemoryStore:
         validate_run_id(run_id)
         with self._mutex:
             if run_id not in self._runs:
-                raise KeyError(run_id)
+                raise RunNotFoundError(run_id, self)
             return list(self._runs[run_id])
 
     def list_runs(self) -> list[str]:
@@ -130,6 +148,9 @@ class FileStore:
         self._ready: dict[str, tuple[int, LogEncoder]] = {}
         self._mutex = threading.Lock()
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+
+    def __repr__(self) -> str:
+        return f"FileStore({str(self.directory)!r})"
 
     def path(self, run_id: str) -> Path:
         return self.directory / (validate_run_id(run_id) + SUFFIX)
@@ -208,8 +229,8 @@ class FileStore:
     def load(self, run_id: str) -> list[Event]:
         """Every whole event of the run. Torn or corrupt lines are skipped with a warning.
 
-        Raises KeyError for an unknown run, OSError for a log that cannot be read (a symlink,
-        a directory, a FIFO, no permission).
+        Raises `RunNotFoundError` (a KeyError) for an unknown run, OSError for a log that cannot
+        be read (a symlink, a directory, a FIFO, no permission).
         """
         events, bad = self.load_with_errors(run_id)
         for line in bad:
@@ -222,7 +243,7 @@ class FileStore:
             # O_NONBLOCK: a FIFO planted under a run's name must not hang the reader.
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
         except FileNotFoundError:
-            raise KeyError(run_id) from None
+            raise RunNotFoundError(run_id, self) from None
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise OSError(exc.errno, f"refusing to read {path}: it is a symlink") from None
