@@ -21,6 +21,7 @@ from .engine.replay import (
     ResumePoint,
     last_run_end,
     resume_point,
+    segments,
     status,
     total_usage,
 )
@@ -126,7 +127,9 @@ class Agentor:
         """The run's events as they are recorded, plus transient `text_delta` events.
 
         The first event, `run_start`, carries the run id. Abandoning the stream cancels the
-        run, which stays saved and resumable. `run_id` is as for `arun`.
+        run, which stays saved and resumable. `run_id` is as for `arun`: naming a finished
+        run yields its last segment's recorded events again, each `replayed`, with no model
+        call and nothing written.
         """
         messages = self._input_messages(input)  # a bad input is refused here, not when read
         return self._stream(lambda listener: self._start(messages, listener, True, run_id))
@@ -141,20 +144,23 @@ class Agentor:
         """Finish a run from its log. A completed run is returned without a model call.
 
         `listener`, if given, is called with each event as it is recorded (and with transient
-        text deltas).
+        text deltas); for a completed run, with its last segment's events, each `replayed`.
+        The new segment's run_start is saved and announced with its first step: a resume
+        stopped before it has anything to record writes nothing.
         """
         store = self._require_store()
         validate_run_id(run_id)
         events = await _load(store, run_id)
         if status(events) == COMPLETED:
-            return _result_from_log(run_id, events)
+            return _from_log(run_id, events, listener)
         async with _holding(store, run_id):
             # Read again under the lock: another process may have finished it meanwhile.
             events = await _load(store, run_id)
             return await self._continue(store, run_id, events, listener)
 
     def stream_resume(self, run_id: str) -> AsyncIterator[Event]:
-        """Like `stream_chat`, for `aresume`."""
+        """Like `stream_chat`, for `aresume`. The first turn's text deltas may come before the
+        new segment's run_start, which is recorded with the segment's first step."""
         return self._stream(lambda listener: self.aresume(run_id, listener))
 
     # -- internals -----------------------------------------------------------------------------
@@ -164,7 +170,7 @@ class Agentor:
     ) -> RunResult:
         """Finish a run from its events, read under its lock."""
         if status(events) == COMPLETED:
-            return _result_from_log(run_id, events)
+            return _from_log(run_id, events, listener)
         point = resume_point(events)
         if not point.messages:
             # Killed between taking the lock and writing run_start, or written by hand.
@@ -175,7 +181,8 @@ class Agentor:
         if listener is not None:
             recorder.listeners.append(listener)
         try:
-            await recorder.emit(self._run_start(run_id, point.input_messages))
+            # Saved with the segment's first step: a resume stopped before it writes nothing.
+            recorder.hold(self._run_start(run_id, point.input_messages))
             return await self._loop(recorder, point, stream_text=listener is not None)
         finally:
             await recorder.drain()
@@ -287,7 +294,12 @@ class Agentor:
                     await task
 
 
-def _result_from_log(run_id: str, events: list[Event]) -> RunResult:
+def _from_log(run_id: str, events: list[Event], listener: Listener | None) -> RunResult:
+    """A finished run as its log records it, nothing written: the listener (a stream) is
+    handed the last segment's events again, marked `replayed`, so it shows the answer."""
+    if listener is not None:
+        for event in segments(events)[-1]:
+            listener(event.replayed_copy())
     end = last_run_end(events)
     assert end is not None
     messages = resume_point(events).messages

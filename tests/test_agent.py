@@ -300,7 +300,10 @@ async def test_stream_resume_yields_the_new_segment(
         "run_end",
     ]
     assert any(e.type == "text_delta" for e in streamed)
-    assert streamed[0].run_id == first.run_id
+    # The segment's run_start is saved (and so announced) with its first step, the generation:
+    # the first turn's text deltas stream before it.
+    recorded = [e for e in streamed if not e.transient]
+    assert recorded[0].run_id == first.run_id and not recorded[0].replayed
 
 
 async def test_calls_of_one_generation_run_concurrently(

@@ -63,22 +63,24 @@ async def test_resume_streams_its_events_into_the_timeline_and_completes(tmp_pat
     model = GatedModel([text_reply("Vienna is sunny, 22C.")], partial="Vienna is").hold(0)
     executed: list[str] = []
     app = app_for(runs, agents=OneAgent(weather_agent(runs, model, executed)))
+    before = (runs / f"{VIENNA}.jsonl").read_bytes()
     async with app.run_test(size=SIZE) as pilot:
         await start_resume(pilot, app, VIENNA)
         await wait_until(pilot, lambda: model.waiting.is_set(), what="the model request")
         await pilot.pause()
-        # While the model streams: running (we hold the lock), the streamed text shows.
-        assert row_statuses(app)[VIENNA] == "running"
+        # While the model streams, the streamed text shows. The new segment's run_start is
+        # saved with its first step (the generation): nothing is in the file yet.
         assert app.resumer.run_id == VIENNA
-        screen = screen_text(app)
-        assert "▍ resuming 2dfade51 Vienna is" in screen
-        assert "▶ resumed · segment 2" in screen  # the new run_start is in the timeline
+        assert FileStore(runs).is_locked(VIENNA)
+        assert "▍ resuming 2dfade51 Vienna is" in screen_text(app)
+        assert (runs / f"{VIENNA}.jsonl").read_bytes() == before
         model.gate.set()
         await resume_completed(pilot, app, VIENNA)
         await pilot.pause()
         assert len(app.timeline.run_log) == 8
         assert app.timeline.cursor == 7
         screen = screen_text(app)
+        assert "▶ resumed · segment 2" in screen  # the new run_start is in the timeline
         assert "completed · Vienna is sunny, 22C." in screen
         assert "Run 2dfade51 completed: Vienna is sunny, 22C." in notifications(app)
         assert not app.stream_line.display
@@ -214,6 +216,7 @@ async def test_x_stops_the_resume_and_leaves_the_run_interrupted(tmp_path: Path)
     runs = copy_fixtures(tmp_path / "runs")
     model = GatedModel([text_reply("Too late.")], partial="Thinking").hold(0)
     app = app_for(runs, agents=OneAgent(weather_agent(runs, model)))
+    before = (runs / f"{VIENNA}.jsonl").read_bytes()
     async with app.run_test(size=SIZE) as pilot:
         await start_resume(pilot, app, VIENNA)
         await wait_until(pilot, lambda: model.waiting.is_set(), what="the model request")
@@ -223,7 +226,8 @@ async def test_x_stops_the_resume_and_leaves_the_run_interrupted(tmp_path: Path)
         await wait_until(pilot, lambda: row_statuses(app)[VIENNA] == "interrupted", what="stop")
         assert any(n.startswith("Stopped resuming 2dfade51") for n in notifications(app))
         assert not FileStore(runs).is_locked(VIENNA)
-        assert last_segment(runs / f"{VIENNA}.jsonl") == ["run_start"]
+        # Stopped before it had a step to record: no empty segment, the log is as it was.
+        assert (runs / f"{VIENNA}.jsonl").read_bytes() == before
         assert app.check_action("stop_resume", ()) is None  # x is greyed out in the footer
 
 
@@ -231,6 +235,7 @@ async def test_quitting_during_a_resume_leaves_the_run_interrupted(tmp_path: Pat
     runs = copy_fixtures(tmp_path / "runs")
     model = GatedModel([text_reply("Too late.")]).hold(0)
     app = app_for(runs, agents=OneAgent(weather_agent(runs, model)))
+    before = (runs / f"{VIENNA}.jsonl").read_bytes()
     async with app.run_test(size=SIZE) as pilot:
         await start_resume(pilot, app, VIENNA)
         await wait_until(pilot, lambda: model.waiting.is_set(), what="the model request")
@@ -239,7 +244,7 @@ async def test_quitting_during_a_resume_leaves_the_run_interrupted(tmp_path: Pat
         await pilot.pause()
     assert app.return_code == 0
     assert not FileStore(runs).is_locked(VIENNA)
-    assert last_segment(runs / f"{VIENNA}.jsonl") == ["run_start"]
+    assert (runs / f"{VIENNA}.jsonl").read_bytes() == before  # nothing to record, none written
 
 
 def test_the_app_does_not_import_openai() -> None:
@@ -290,7 +295,8 @@ async def test_a_resume_whose_events_could_not_all_be_saved_says_so_and_marks_th
     runs = copy_fixtures(tmp_path / "runs")
     model = ScriptedModel([text_reply("Vienna is sunny, 22C.")])
     app = app_for(runs, agents=OneAgent(weather_agent(runs, model)))
-    # The resume's writes: run_start, then the generation (lost), then message and run_end.
+    # The resume's writes: run_start with the generation, then the message (lost), then
+    # run_end.
     app.resumer.store = DiskFullStore(runs, fail_on=2)
     async with app.run_test(size=SIZE) as pilot:
         await start_resume(pilot, app, VIENNA)
@@ -318,8 +324,8 @@ async def test_a_resume_whose_events_could_not_all_be_saved_says_so_and_marks_th
         assert "⚠ unsaved" in line
         # Other runs carry no mark.
         assert sum("⚠ unsaved" in x for x in screen_text(app).splitlines()) == 1
-    # What the file holds lacks the lost generation: the mark is the only one who knows.
-    assert last_segment(runs / f"{VIENNA}.jsonl") == ["run_start", "message", "run_end"]
+    # What the file holds lacks the lost message: the mark is the only one who knows.
+    assert last_segment(runs / f"{VIENNA}.jsonl") == ["run_start", "generation", "run_end"]
 
 
 async def test_a_resume_that_saved_everything_is_not_marked(tmp_path: Path) -> None:

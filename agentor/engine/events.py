@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, ClassVar
 
 LOG_VERSION = 1
 
@@ -102,6 +102,10 @@ class Event:
     messages: list[dict[str, Any]] | None = None
     # Fields this version does not know, kept in the order they were read and written back.
     extra: dict[str, Any] = field(default_factory=dict)
+    # Not a field, so never in `to_dict` and never written: True on the copies a stream hands
+    # back from the log of a finished run instead of recording anything (`ReplayedEvent`).
+    # Not to be confused with `replayed_from`, a tool result answered from an earlier record.
+    replayed: ClassVar[bool] = False
 
     @property
     def transient(self) -> bool:
@@ -127,6 +131,12 @@ class Event:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False, separators=(", ", ": "))
+
+    def replayed_copy(self) -> ReplayedEvent:
+        """This event as a stream hands it back from a finished run's log (`replayed` is True)."""
+        copy = ReplayedEvent(**{f.name: getattr(self, f.name) for f in fields(Event)})
+        copy.extra = dict(self.extra)
+        return copy
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Event:
@@ -159,6 +169,12 @@ class Event:
             else:
                 extra[key] = value
         return cls(type=kind, extra=extra, **known)
+
+
+class ReplayedEvent(Event):
+    """A recorded event handed to a listener again, not recorded now (`Event.replayed_copy`)."""
+
+    replayed: ClassVar[bool] = True
 
 
 def _is_str(v: Any) -> bool:
