@@ -25,6 +25,7 @@ from .engine.replay import (
     status,
     total_usage,
 )
+from .engine.request import RequestConfig, request_config
 from .engine.store import RunNotFoundError, Store, validate_run_id
 from .engine.tools import Tool, function_tool
 
@@ -182,8 +183,9 @@ class Agentor:
             recorder.listeners.append(listener)
         try:
             # Saved with the segment's first step: a resume stopped before it writes nothing.
-            recorder.hold(self._run_start(run_id, point.input_messages))
-            return await self._loop(recorder, point, stream_text=listener is not None)
+            config = self._request_config()
+            recorder.hold(self._run_start(run_id, point.input_messages, config))
+            return await self._loop(recorder, point, listener is not None, config)
         finally:
             await recorder.drain()
 
@@ -212,12 +214,17 @@ class Agentor:
             msgs.extend(dict(m) for m in input)
         return msgs
 
-    def _run_start(self, run_id: str | None, messages: list[dict[str, Any]]) -> Event:
+    def _run_start(
+        self, run_id: str | None, messages: list[dict[str, Any]], config: RequestConfig
+    ) -> Event:
         return Event(
             RUN_START,
             run_id=run_id,
             agent=self.name,
             model=self.model.name,
+            config=config.digest,
+            tools=config.tools,
+            settings=config.settings,
             messages=messages,
             v=LOG_VERSION,
             pid=os.getpid(),
@@ -251,13 +258,19 @@ class Agentor:
                     _check_same_input(run_id, events, messages)
                     return await self._continue(store, run_id, events, listener)
             try:
-                await recorder.emit(self._run_start(run_id, messages))
+                config = self._request_config()
+                await recorder.emit(self._run_start(run_id, messages, config))
                 point = ResumePoint(messages=list(messages), turn=0, input_messages=messages)
-                return await self._loop(recorder, point, stream_text)
+                return await self._loop(recorder, point, stream_text, config)
             finally:
                 await recorder.drain()
 
-    async def _loop(self, recorder: Recorder, point: ResumePoint, stream_text: bool) -> RunResult:
+    def _request_config(self) -> RequestConfig:
+        return request_config(self.model, [t.schema for t in self.tools])
+
+    async def _loop(
+        self, recorder: Recorder, point: ResumePoint, stream_text: bool, config: RequestConfig
+    ) -> RunResult:
         outcome = await run_loop(
             model=self.model,
             tools=self.tools,
@@ -265,6 +278,7 @@ class Agentor:
             point=point,
             max_turns=self.max_turns,
             stream_text=stream_text,
+            config=config.digest,
         )
         return RunResult(
             run_id=recorder.run_id,

@@ -59,7 +59,7 @@ TYPES = [RUN_START, GENERATION, TOOL_CALL, TOOL_RESULT, MESSAGE, RUN_END, FORK]
 FIELDS = [
     "run_id", "agent", "model", "turn", "name", "call_id", "args", "result", "error", "status",
     "text", "calls", "usage", "started_at", "ended_at", "ts", "v", "pid", "host", "forked_from",
-    "replayed_from", "messages", DELTA_FIELD,
+    "replayed_from", "config", "tools", "settings", "messages", DELTA_FIELD,
 ]  # fmt: skip
 
 CI = settings(

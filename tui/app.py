@@ -28,7 +28,7 @@ from agentor.engine.events import GENERATION
 
 from . import live
 from .agents import AgentSet
-from .detail import detail
+from .detail import detail, segment_start
 from .keys import BINDINGS, PALETTE
 from .literal import literal_line
 from .messages import (
@@ -221,7 +221,8 @@ class RunsApp(App[None]):
         item = log.item(index)
         kind = getattr(item, "type", None)
         request = log.request(index) if kind == GENERATION else None
-        body = detail(item, index, run_id, log.start_time, request)
+        setup = segment_start(log, index) if kind == GENERATION else None
+        body = detail(item, index, run_id, log.start_time, request, setup)
         title = f"Detail · {literal_line(kind, 20)}" if kind else "Detail · unreadable line"
         self.event_detail.show(body, f"{title} · line {index + 1}")
 

@@ -2,7 +2,12 @@
 
 A run log is a sequence of events, one JSON object per line, `type` first. The field names are
 those of upstream Agentor 0.1.x; our additions (`ts`, `run_id`, `v`, `pid`, `host`, ...) are
-optional and ignored by an upstream reader. Unknown fields and unknown event types are kept,
+optional and ignored by an upstream reader.
+
+What a generation was asked with besides its messages is written once per segment, on its
+`run_start`: `tools` (the tool schemas offered), `settings` (the model's settings, when it
+exposes any) and `config`, a digest of the two; each generation of the segment carries the
+same `config` (engine/request.py). Unknown fields and unknown event types are kept,
 never fatal: they survive a `from_dict` / `to_dict` round trip unchanged.
 """
 
@@ -99,6 +104,9 @@ class Event:
     host: str | None = None
     forked_from: str | None = None
     replayed_from: str | None = None
+    config: str | None = None
+    tools: list[dict[str, Any]] | None = None
+    settings: dict[str, Any] | None = None
     messages: list[dict[str, Any]] | None = None
     # Fields this version does not know, kept in the order they were read and written back.
     extra: dict[str, Any] = field(default_factory=dict)
@@ -189,6 +197,10 @@ def _is_num(v: Any) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool)
 
 
+def _is_dict(v: Any) -> bool:
+    return isinstance(v, dict)
+
+
 def _is_list_of_dicts(v: Any) -> bool:
     return isinstance(v, list) and all(isinstance(m, dict) for m in v)
 
@@ -220,6 +232,9 @@ _FIELD_CHECKS = {
     "host": _is_str,
     "forked_from": _is_str,
     "replayed_from": _is_str,
+    "config": _is_str,
+    "tools": _is_list_of_dicts,
+    "settings": _is_dict,
 }
 _FIELDS = tuple(f.name for f in fields(Event) if f.name not in ("type", "extra"))
 assert set(_FIELDS) == set(_FIELD_CHECKS), "every Event field needs a type check"

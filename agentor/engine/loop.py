@@ -134,8 +134,12 @@ async def run_loop(
     point: ResumePoint,
     max_turns: int,
     stream_text: bool = False,
+    config: str | None = None,
 ) -> LoopOutcome:
-    """Run turns from `point` until a final answer, an error or `max_turns` new turns."""
+    """Run turns from `point` until a final answer, an error or `max_turns` new turns.
+
+    `config` names the tools and settings recorded on the segment's run_start
+    (engine/request.py); each generation carries it."""
     by_name = {t.name: t for t in tools}
     schemas = [t.schema for t in tools]
     recorded = list(point.recorded)
@@ -185,6 +189,7 @@ async def run_loop(
             turn=turn,
             usage=response.usage,
             model=model.name,
+            config=config,
             messages=list(messages),
             calls=response.calls or None,
             text=response.text,
