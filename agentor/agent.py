@@ -8,11 +8,12 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .engine.events import LOG_VERSION, RUN_START, Event, Usage
+from .engine.inputs import Input, check_input, store_from
 from .engine.loop import Listener, Recorder, run_loop
 from .engine.models import Model, OpenAIModel
 from .engine.replay import (
@@ -20,13 +21,23 @@ from .engine.replay import (
     ResumePoint,
     last_run_end,
     resume_point,
+    segments,
     status,
     total_usage,
 )
-from .engine.store import Store, validate_run_id
+from .engine.request import RequestConfig, request_config
+from .engine.store import RunNotFoundError, Store, validate_run_id
 from .engine.tools import Tool, function_tool
 
-Input = str | Sequence[dict[str, Any]]
+
+class NothingToResumeError(ValueError):
+    """The run's log records no prompt (no `run_start` with messages): there is nothing to send
+    the model, so nothing to resume."""
+
+    def __init__(self, run_id: str, reason: str) -> None:
+        self.run_id = run_id
+        self.reason = reason
+        super().__init__(f"run {run_id}: nothing to resume: no prompt recorded ({reason})")
 
 
 @dataclass
@@ -68,7 +79,7 @@ class Agentor:
         model: str | Model = "gpt-4o-mini",
         instructions: str | None = None,
         tools: Iterable[Tool | Callable[..., Any]] = (),
-        store: Store | None = None,
+        store: Store | str | os.PathLike[str] | None = None,
         max_turns: int = 10,
         base_url: str | None = None,
         api_key: str | None = None,
@@ -82,7 +93,7 @@ class Agentor:
         names = [t.name for t in self.tools]
         if len(set(names)) != len(names):
             raise ValueError(f"tool names must be unique: {names}")
-        self.store = store
+        self.store = store_from(store)
         self.max_turns = max_turns
         if isinstance(model, str):
             self.model: Model = OpenAIModel(
@@ -98,6 +109,7 @@ class Agentor:
 
     def run(self, input: Input, *, run_id: str | None = None) -> RunResult:
         _refuse_inside_loop("run", "arun")
+        check_input(input)
         return asyncio.run(self._in_own_loop(self.arun(input, run_id=run_id)))
 
     async def arun(self, input: Input, *, run_id: str | None = None) -> RunResult:
@@ -109,15 +121,19 @@ class Agentor:
         started with the same input: a different input raises `ValueError`. So a worker can
         call `run(input, run_id=job_id)` whether the job is new or its last worker died.
         """
-        return await self._start(input, listener=None, stream_text=False, run_id=run_id)
+        messages = self._input_messages(input)
+        return await self._start(messages, listener=None, stream_text=False, run_id=run_id)
 
     def stream_chat(self, input: Input, *, run_id: str | None = None) -> AsyncIterator[Event]:
         """The run's events as they are recorded, plus transient `text_delta` events.
 
         The first event, `run_start`, carries the run id. Abandoning the stream cancels the
-        run, which stays saved and resumable. `run_id` is as for `arun`.
+        run, which stays saved and resumable. `run_id` is as for `arun`: naming a finished
+        run yields its last segment's recorded events again, each `replayed`, with no model
+        call and nothing written.
         """
-        return self._stream(lambda listener: self._start(input, listener, True, run_id))
+        messages = self._input_messages(input)  # a bad input is refused here, not when read
+        return self._stream(lambda listener: self._start(messages, listener, True, run_id))
 
     # -- resuming ------------------------------------------------------------------------------
 
@@ -129,20 +145,23 @@ class Agentor:
         """Finish a run from its log. A completed run is returned without a model call.
 
         `listener`, if given, is called with each event as it is recorded (and with transient
-        text deltas).
+        text deltas); for a completed run, with its last segment's events, each `replayed`.
+        The new segment's run_start is saved and announced with its first step: a resume
+        stopped before it has anything to record writes nothing.
         """
         store = self._require_store()
         validate_run_id(run_id)
-        events = await asyncio.to_thread(store.load, run_id)
+        events = await _load(store, run_id)
         if status(events) == COMPLETED:
-            return _result_from_log(run_id, events)
+            return _from_log(run_id, events, listener)
         async with _holding(store, run_id):
             # Read again under the lock: another process may have finished it meanwhile.
-            events = await asyncio.to_thread(store.load, run_id)
+            events = await _load(store, run_id)
             return await self._continue(store, run_id, events, listener)
 
     def stream_resume(self, run_id: str) -> AsyncIterator[Event]:
-        """Like `stream_chat`, for `aresume`."""
+        """Like `stream_chat`, for `aresume`. The first turn's text deltas may come before the
+        new segment's run_start, which is recorded with the segment's first step."""
         return self._stream(lambda listener: self.aresume(run_id, listener))
 
     # -- internals -----------------------------------------------------------------------------
@@ -152,17 +171,21 @@ class Agentor:
     ) -> RunResult:
         """Finish a run from its events, read under its lock."""
         if status(events) == COMPLETED:
-            return _result_from_log(run_id, events)
+            return _from_log(run_id, events, listener)
         point = resume_point(events)
         if not point.messages:
-            # Killed between taking the lock and writing run_start: no input was saved.
-            raise ValueError(f"run {run_id} recorded no input (its log has no run_start)")
+            # Killed between taking the lock and writing run_start, or written by hand.
+            started = any(e.type == RUN_START for e in events)
+            why = "its run_start holds no messages" if started else "its log has no run_start"
+            raise NothingToResumeError(run_id, why)
         recorder = Recorder(run_id, store, events=list(events))
         if listener is not None:
             recorder.listeners.append(listener)
         try:
-            await recorder.emit(self._run_start(run_id, point.input_messages))
-            return await self._loop(recorder, point, stream_text=listener is not None)
+            # Saved with the segment's first step: a resume stopped before it writes nothing.
+            config = self._request_config()
+            recorder.hold(self._run_start(run_id, point.input_messages, config))
+            return await self._loop(recorder, point, listener is not None, config)
         finally:
             await recorder.drain()
 
@@ -181,6 +204,7 @@ class Agentor:
         return self.store
 
     def _input_messages(self, input: Input) -> list[dict[str, Any]]:
+        check_input(input)
         msgs: list[dict[str, Any]] = []
         if self.instructions:
             msgs.append({"role": "system", "content": self.instructions})
@@ -190,12 +214,17 @@ class Agentor:
             msgs.extend(dict(m) for m in input)
         return msgs
 
-    def _run_start(self, run_id: str | None, messages: list[dict[str, Any]]) -> Event:
+    def _run_start(
+        self, run_id: str | None, messages: list[dict[str, Any]], config: RequestConfig
+    ) -> Event:
         return Event(
             RUN_START,
             run_id=run_id,
             agent=self.name,
             model=self.model.name,
+            config=config.digest,
+            tools=config.tools,
+            settings=config.settings,
             messages=messages,
             v=LOG_VERSION,
             pid=os.getpid(),
@@ -205,12 +234,11 @@ class Agentor:
 
     async def _start(
         self,
-        input: Input,
+        messages: list[dict[str, Any]],
         listener: Listener | None,
         stream_text: bool,
         run_id: str | None = None,
     ) -> RunResult:
-        messages = self._input_messages(input)
         store = self.store
         named = run_id is not None
         if run_id is None:
@@ -230,13 +258,19 @@ class Agentor:
                     _check_same_input(run_id, events, messages)
                     return await self._continue(store, run_id, events, listener)
             try:
-                await recorder.emit(self._run_start(run_id, messages))
+                config = self._request_config()
+                await recorder.emit(self._run_start(run_id, messages, config))
                 point = ResumePoint(messages=list(messages), turn=0, input_messages=messages)
-                return await self._loop(recorder, point, stream_text)
+                return await self._loop(recorder, point, stream_text, config)
             finally:
                 await recorder.drain()
 
-    async def _loop(self, recorder: Recorder, point: ResumePoint, stream_text: bool) -> RunResult:
+    def _request_config(self) -> RequestConfig:
+        return request_config(self.model, [t.schema for t in self.tools])
+
+    async def _loop(
+        self, recorder: Recorder, point: ResumePoint, stream_text: bool, config: RequestConfig
+    ) -> RunResult:
         outcome = await run_loop(
             model=self.model,
             tools=self.tools,
@@ -244,6 +278,7 @@ class Agentor:
             point=point,
             max_turns=self.max_turns,
             stream_text=stream_text,
+            config=config.digest,
         )
         return RunResult(
             run_id=recorder.run_id,
@@ -273,7 +308,12 @@ class Agentor:
                     await task
 
 
-def _result_from_log(run_id: str, events: list[Event]) -> RunResult:
+def _from_log(run_id: str, events: list[Event], listener: Listener | None) -> RunResult:
+    """A finished run as its log records it, nothing written: the listener (a stream) is
+    handed the last segment's events again, marked `replayed`, so it shows the answer."""
+    if listener is not None:
+        for event in segments(events)[-1]:
+            listener(event.replayed_copy())
     end = last_run_end(events)
     assert end is not None
     messages = resume_point(events).messages
@@ -288,6 +328,19 @@ def _result_from_log(run_id: str, events: list[Event]) -> RunResult:
         messages=messages,
         error=end.error,
     )
+
+
+async def _load(store: Store, run_id: str) -> list[Event]:
+    """A run's events for resuming it; an unknown id is a `RunNotFoundError` naming the store
+    (whatever the store raised: the protocol only asks for a KeyError)."""
+    try:
+        return await asyncio.to_thread(store.load, run_id)
+    except RunNotFoundError:
+        raise
+    except KeyError as exc:
+        if exc.args != (run_id,):  # a store's own bug, not a missing run
+            raise
+        raise RunNotFoundError(run_id, store) from None
 
 
 def _load_if_any(store: Store, run_id: str) -> list[Event]:

@@ -1,4 +1,4 @@
-"""fuzz_loader: the loader's property tests at scale (run outside `make test`).
+"""fuzz_loader: the loader's property tests at scale (`make test` runs 5% of it: --scale 0.05).
 
 Runs every property of tests/test_reliability_fuzz.py through hypothesis with a large example
 budget, then a seeded random mutator over real logs (byte flips, splices, truncations, line

@@ -115,11 +115,10 @@ async def resume(agent: Agentor, run_id: str) -> int:
     end: Event | None = None
     async for event in agent.stream_resume(run_id):
         if event.type != TEXT_DELTA:
-            print(event_line(event), flush=True)
+            if not event.replayed:  # a finished run is read back from its log: no new events
+                print(event_line(event), flush=True)
             end = event
-    if end is None:  # it had already completed: read back from the log, no model call
-        result = await agent.aresume(run_id)
-        return _report(result.status, result.final_output, result.error)
+    assert end is not None
     return _report(end.status, end.text, end.error)
 
 

@@ -129,15 +129,19 @@ def build_agent(
     hang_on: str | None = None,
     tool_started: str | None = None,
     model: Any = None,
+    release: str | None = None,
 ) -> Agentor:
     """The scenario's agent, on the model at `url` (or `model`). A tool called with `hang_on`
-    as its argument notes that it started (in `tool_started`) and then never returns."""
+    as its argument notes that it started (in `tool_started`) and then blocks: until the file
+    `release` exists when one is named, else for good."""
 
     def record(key: str, arg: str) -> None:
         _note(tool_log, key)
         if hang_on is not None and arg == hang_on:
             _note(tool_started, key)
-            time.sleep(3600)
+            deadline = time.monotonic() + (60 if release else 3600)
+            while not (release and os.path.exists(release)) and time.monotonic() < deadline:
+                time.sleep(0.005)
 
     @function_tool
     def get_weather(city: str) -> str:
@@ -198,9 +202,12 @@ class KillingStore(FileStore):
 def run_child(cfg: dict[str, Any]) -> None:
     """What a child process does: start or resume a run, write the outcome to cfg["out"].
 
-    cfg: dir, url, scenario, action ("start" | "resume"), run_id, kill_after, tool_log,
-    hang_on, tool_started, ready (a file to create once imports are done), barrier (a file to
-    wait for before acting), out.
+    cfg: dir, url, scenario, action ("start" | "resume" | "cancel_in_tool"), run_id,
+    kill_after, tool_log, hang_on, tool_started, release, cancelled, ready (a file to create
+    once imports are done), barrier (a file to wait for before acting), out.
+
+    "cancel_in_tool" starts the run and cancels its task once the `hang_on` tool has started,
+    as the TUI's `x` cancels a resume; `cancelled` is created right after the cancel.
     """
     store = KillingStore(cfg["dir"], cfg.get("kill_after"))
     agent = build_agent(
@@ -210,6 +217,7 @@ def run_child(cfg: dict[str, Any]) -> None:
         cfg.get("tool_log"),
         cfg.get("hang_on"),
         cfg.get("tool_started"),
+        release=cfg.get("release"),
     )
     if cfg.get("ready"):
         Path(cfg["ready"]).touch()
@@ -218,17 +226,39 @@ def run_child(cfg: dict[str, Any]) -> None:
             time.sleep(0.002)
     outcome: dict[str, Any] = {"pid": os.getpid()}
     try:
-        if cfg["action"] == "start":
-            result = asyncio.run(agent.arun(PROMPTS[cfg["scenario"]]))
+        if cfg["action"] == "cancel_in_tool":
+            outcome["ended"] = asyncio.run(_cancel_in_tool(agent, cfg))
         else:
-            result = asyncio.run(agent.aresume(cfg["run_id"]))
-        outcome.update(status=result.status, final_output=result.final_output, run_id=result.run_id)
+            if cfg["action"] == "start":
+                work = agent.arun(PROMPTS[cfg["scenario"]])
+            else:
+                work = agent.aresume(cfg["run_id"])
+            result = asyncio.run(work)
+            outcome.update(
+                status=result.status, final_output=result.final_output, run_id=result.run_id
+            )
     except RunLockedError as exc:
         outcome.update(error="RunLockedError", holder=exc.pid, message=str(exc))
     except Exception as exc:
         outcome.update(error=type(exc).__name__, message=str(exc))
     if cfg.get("out"):
         Path(cfg["out"]).write_text(json.dumps(outcome))
+
+
+async def _cancel_in_tool(agent: Agentor, cfg: dict[str, Any]) -> str:
+    """Run the scenario, cancel its task while the `hang_on` tool runs; how the task ended."""
+    task = asyncio.ensure_future(agent.arun(PROMPTS[cfg["scenario"]]))
+    while not os.path.exists(cfg["tool_started"]):
+        if task.done():
+            return "finished before the tool started"
+        await asyncio.sleep(0.005)
+    task.cancel()
+    Path(cfg["cancelled"]).touch()
+    try:
+        await task
+    except asyncio.CancelledError:
+        return "cancelled"
+    return "returned"
 
 
 # -- the parent side ---------------------------------------------------------------------------

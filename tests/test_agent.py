@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -14,11 +15,15 @@ import pytest
 
 from agentor import Agentor, RunLockedError, RunResult, function_tool
 from agentor.engine.events import Event
+from agentor.engine.loop import Recorder
 from agentor.engine.store import FileStore, MemoryStore
 from tests.conftest import (
+    CHILD_AGENT,
     FULL_RUN,
+    Children,
     ScriptedModel,
     WeatherAgents,
+    counted,
     crash_after_tool_result,
     log_lines,
     log_types,
@@ -295,7 +300,10 @@ async def test_stream_resume_yields_the_new_segment(
         "run_end",
     ]
     assert any(e.type == "text_delta" for e in streamed)
-    assert streamed[0].run_id == first.run_id
+    # The segment's run_start is saved (and so announced) with its first step, the generation:
+    # the first turn's text deltas stream before it.
+    recorded = [e for e in streamed if not e.transient]
+    assert recorded[0].run_id == first.run_id and not recorded[0].replayed
 
 
 async def test_calls_of_one_generation_run_concurrently(
@@ -543,3 +551,50 @@ async def test_a_cancelled_run_finishes_its_save_before_it_lets_go_of_the_run(
     assert not store.is_locked(run_id)
     result = await weather_agent(store=FileStore(tmp_path)).aresume(run_id)
     assert result.status == "completed" and weather_agent.executed == ["Oslo"]
+
+
+REFUSED_OR_RESUMED = CHILD_AGENT + (
+    "\nfrom agentor import RunLockedError"
+    "\ntry:"
+    "\n    print('resumed:', agent.resume(os.environ['RUN_ID']).status)"
+    "\nexcept RunLockedError as exc:"
+    "\n    print('refused by:', exc.pid)\n"
+)
+
+
+async def test_a_cancelled_run_is_held_until_its_pending_save_is_on_disk(
+    children: Children, weather_agent: WeatherAgents, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The write must land while the run is still held: had the run let go first, another
+    # process could take the run and append beside the late write (the README's promise).
+    runs = children.runs_dir
+    store = GatedStore(runs)
+    unwound = asyncio.Event()  # the run has done all it does before waiting for its saves
+    drain = Recorder.drain
+
+    async def observed_drain(self: Recorder, timeout: float = 10.0) -> None:
+        unwound.set()
+        await drain(self, timeout)
+
+    monkeypatch.setattr(Recorder, "drain", observed_drain)
+    task = asyncio.create_task(weather_agent(store=store).arun("What is the weather in Oslo?"))
+    assert await asyncio.to_thread(store.waiting.wait, 10)  # the tool_result's save is pending
+    run_id = store.list_runs()[0]
+    task.cancel()
+    await asyncio.wait_for(unwound.wait(), 10)
+    assert not task.done()
+    try:
+        with pytest.raises(RunLockedError), FileStore(runs).lock(run_id):
+            pass  # a second store (as in another process) is refused
+        child = await asyncio.to_thread(children.run, REFUSED_OR_RESUMED, RUN_ID=run_id)
+        assert child.stdout.splitlines() == [f"refused by: {os.getpid()}"]
+        assert "tool_result" not in log_types(store.path(run_id))
+    finally:
+        store.gate.set()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert log_types(store.path(run_id)) == FULL_RUN[:4]
+    assert not FileStore(runs).is_locked(run_id)
+    child = await asyncio.to_thread(children.run, REFUSED_OR_RESUMED, RUN_ID=run_id)
+    assert child.stdout.splitlines() == ["resumed: completed"]
+    assert weather_agent.executed == ["Oslo"] and counted(children.count_file) == []

@@ -27,6 +27,7 @@ from tests.app_support import (
     text_reply,
     wait_until,
     weather_agent,
+    write_log,
 )
 from tests.conftest import ROOT, ScriptedModel, log_types
 from tui.agents import AgentSet
@@ -62,22 +63,24 @@ async def test_resume_streams_its_events_into_the_timeline_and_completes(tmp_pat
     model = GatedModel([text_reply("Vienna is sunny, 22C.")], partial="Vienna is").hold(0)
     executed: list[str] = []
     app = app_for(runs, agents=OneAgent(weather_agent(runs, model, executed)))
+    before = (runs / f"{VIENNA}.jsonl").read_bytes()
     async with app.run_test(size=SIZE) as pilot:
         await start_resume(pilot, app, VIENNA)
         await wait_until(pilot, lambda: model.waiting.is_set(), what="the model request")
         await pilot.pause()
-        # While the model streams: running (we hold the lock), the streamed text shows.
-        assert row_statuses(app)[VIENNA] == "running"
+        # While the model streams, the streamed text shows. The new segment's run_start is
+        # saved with its first step (the generation): nothing is in the file yet.
         assert app.resumer.run_id == VIENNA
-        screen = screen_text(app)
-        assert "▍ resuming 2dfade51 Vienna is" in screen
-        assert "▶ resumed · segment 2" in screen  # the new run_start is in the timeline
+        assert FileStore(runs).is_locked(VIENNA)
+        assert "▍ resuming 2dfade51 Vienna is" in screen_text(app)
+        assert (runs / f"{VIENNA}.jsonl").read_bytes() == before
         model.gate.set()
         await resume_completed(pilot, app, VIENNA)
         await pilot.pause()
         assert len(app.timeline.run_log) == 8
         assert app.timeline.cursor == 7
         screen = screen_text(app)
+        assert "▶ resumed · segment 2" in screen  # the new run_start is in the timeline
         assert "completed · Vienna is sunny, 22C." in screen
         assert "Run 2dfade51 completed: Vienna is sunny, 22C." in notifications(app)
         assert not app.stream_line.display
@@ -213,6 +216,7 @@ async def test_x_stops_the_resume_and_leaves_the_run_interrupted(tmp_path: Path)
     runs = copy_fixtures(tmp_path / "runs")
     model = GatedModel([text_reply("Too late.")], partial="Thinking").hold(0)
     app = app_for(runs, agents=OneAgent(weather_agent(runs, model)))
+    before = (runs / f"{VIENNA}.jsonl").read_bytes()
     async with app.run_test(size=SIZE) as pilot:
         await start_resume(pilot, app, VIENNA)
         await wait_until(pilot, lambda: model.waiting.is_set(), what="the model request")
@@ -222,7 +226,8 @@ async def test_x_stops_the_resume_and_leaves_the_run_interrupted(tmp_path: Path)
         await wait_until(pilot, lambda: row_statuses(app)[VIENNA] == "interrupted", what="stop")
         assert any(n.startswith("Stopped resuming 2dfade51") for n in notifications(app))
         assert not FileStore(runs).is_locked(VIENNA)
-        assert last_segment(runs / f"{VIENNA}.jsonl") == ["run_start"]
+        # Stopped before it had a step to record: no empty segment, the log is as it was.
+        assert (runs / f"{VIENNA}.jsonl").read_bytes() == before
         # x again: nothing is running now, and it says so.
         await pilot.press("x")
         assert notifications(app)[-1] == (
@@ -234,6 +239,7 @@ async def test_quitting_during_a_resume_leaves_the_run_interrupted(tmp_path: Pat
     runs = copy_fixtures(tmp_path / "runs")
     model = GatedModel([text_reply("Too late.")]).hold(0)
     app = app_for(runs, agents=OneAgent(weather_agent(runs, model)))
+    before = (runs / f"{VIENNA}.jsonl").read_bytes()
     async with app.run_test(size=SIZE) as pilot:
         await start_resume(pilot, app, VIENNA)
         await wait_until(pilot, lambda: model.waiting.is_set(), what="the model request")
@@ -242,7 +248,7 @@ async def test_quitting_during_a_resume_leaves_the_run_interrupted(tmp_path: Pat
         await pilot.pause()
     assert app.return_code == 0
     assert not FileStore(runs).is_locked(VIENNA)
-    assert last_segment(runs / f"{VIENNA}.jsonl") == ["run_start"]
+    assert (runs / f"{VIENNA}.jsonl").read_bytes() == before  # nothing to record, none written
 
 
 def test_the_app_does_not_import_openai() -> None:
@@ -293,7 +299,8 @@ async def test_a_resume_whose_events_could_not_all_be_saved_says_so_and_marks_th
     runs = copy_fixtures(tmp_path / "runs")
     model = ScriptedModel([text_reply("Vienna is sunny, 22C.")])
     app = app_for(runs, agents=OneAgent(weather_agent(runs, model)))
-    # The resume's writes: run_start, then the generation (lost), then message and run_end.
+    # The resume's writes: run_start with the generation, then the message (lost), then
+    # run_end.
     app.resumer.store = DiskFullStore(runs, fail_on=2)
     async with app.run_test(size=SIZE) as pilot:
         await start_resume(pilot, app, VIENNA)
@@ -321,8 +328,8 @@ async def test_a_resume_whose_events_could_not_all_be_saved_says_so_and_marks_th
         assert "⚠ unsaved" in line
         # Other runs carry no mark.
         assert sum("⚠ unsaved" in x for x in screen_text(app).splitlines()) == 1
-    # What the file holds lacks the lost generation: the mark is the only one who knows.
-    assert last_segment(runs / f"{VIENNA}.jsonl") == ["run_start", "message", "run_end"]
+    # What the file holds lacks the lost message: the mark is the only one who knows.
+    assert last_segment(runs / f"{VIENNA}.jsonl") == ["run_start", "generation", "run_end"]
 
 
 async def test_a_resume_that_saved_everything_is_not_marked(tmp_path: Path) -> None:
@@ -438,3 +445,25 @@ async def test_an_agent_of_another_name_is_refused_unless_any_agent_is_given(
         await resume_completed(pilot, app, VIENNA)
     starts = [e for e in FileStore(runs).load(VIENNA) if e.type == "run_start"]
     assert [s.agent for s in starts] == ["Travel Agent", "UX Agent"]
+
+
+async def test_resuming_a_log_without_a_prompt_says_there_is_nothing_to_resume(
+    tmp_path: Path,
+) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    path = write_log(
+        runs,
+        "no-prompt",
+        [{"type": "run_start", "agent": "Travel Agent", "model": "scripted", "ts": 1.0}],
+    )
+    before = path.read_bytes()
+    model = ScriptedModel([])
+    app = app_for(runs, agents=OneAgent(weather_agent(runs, model)))
+    async with app.run_test(size=SIZE) as pilot:
+        await start_resume(pilot, app, "no-prompt")
+        await wait_until(pilot, lambda: not app.resumer.running, what="the resume to end")
+        assert notifications(app) == [
+            "Nothing to resume in no-prompt: no prompt recorded (its run_start holds no messages)."
+        ]
+    assert model.requests == [] and path.read_bytes() == before

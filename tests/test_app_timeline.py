@@ -5,7 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from agentor import Agentor, function_tool
+from agentor.engine.models import ModelResponse
+from agentor.engine.store import FileStore
 from tests.app_support import IDS, SIZE, app_for, copy_fixtures, screen_text, write_log
+from tests.conftest import ScriptedModel, crash_after_tool_result
 
 
 async def select(pilot, app, run_id: str) -> None:
@@ -206,3 +210,62 @@ async def test_times_out_of_any_range_are_shown_not_a_crash(tmp_path: Path) -> N
             assert app.event_detail.text
         screen = screen_text(app)
         assert "wild" in screen and "run_start" in screen
+
+
+async def test_a_generations_detail_shows_the_tools_offered_and_the_settings_of_its_segment(
+    tmp_path: Path,
+) -> None:
+    runs = tmp_path / "runs"
+
+    @function_tool
+    def get_weather(city: str) -> str:
+        """Look the weather up. [red]Not markup[/red]
+
+        Args:
+            city: The city to look up.
+        """
+        return f"Sunny in {city}."
+
+    def agent(temperature: float, *replies: ModelResponse) -> Agentor:
+        model = ScriptedModel([*replies, ScriptedModel.text("Sunny.")])
+        model.settings = {"temperature": temperature, "seed": 7}
+        return Agentor("Travel Agent", model=model, tools=[get_weather], store=FileStore(runs))
+
+    ask = ScriptedModel([]).calls(("get_weather", {"city": "Oslo"}))
+    first = await agent(0.2, ask).arun("Weather in Oslo?")
+    crash_after_tool_result(runs / f"{first.run_id}.jsonl")
+    resumed = await agent(0.9).aresume(first.run_id)  # segment 2, other settings
+    assert resumed.status == "completed"
+
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await select(pilot, app, first.run_id)
+        await pilot.press("enter", "up", "up")  # segment 2's generation
+        await pilot.pause()
+        detail = app.event_detail.text
+        assert detail.startswith("generation · turn 2 · line 6")
+        tools = detail[detail.index("Tools offered (1)\n") :]
+        assert tools.startswith(
+            "Tools offered (1)\n  get_weather\n    Look the weather up. [red]Not markup[/red]"
+        )
+        assert '"city": {' in tools and '"description": "The city to look up."' in tools
+        settings = detail[detail.index("\nSettings\n") :]
+        assert settings == "\nSettings\n  temperature  0.9\n  seed         7"
+        await pilot.press("up", "up", "up", "up")  # segment 1's generation
+        await pilot.pause()
+        detail = app.event_detail.text
+        assert detail.startswith("generation · turn 1 · line 2")
+        assert "Tools offered (1)\n  get_weather" in detail
+        assert detail.endswith("\nSettings\n  temperature  0.2\n  seed         7")
+
+
+async def test_an_upstream_generation_names_no_tools_and_shows_none(tmp_path: Path) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await select(pilot, app, IDS["completed"])
+        await pilot.press("enter", "up", "up")
+        await pilot.pause()
+        detail = app.event_detail.text
+        assert detail.startswith("generation · turn 2")
+        assert "Tools offered" not in detail and "Settings" not in detail

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from agentor import RunLockedError
 from agentor.engine.events import GENERATION, MESSAGE, RUN_START, Event
 from agentor.engine.replay import COMPLETED, INCOMPLETE, status
 from agentor.engine.store import FileStore
@@ -165,6 +166,51 @@ async def test_kill_inside_a_tool_then_resume(tmp_path, srv, zygote):
     assert (result.status, result.final_output) == (COMPLETED, ANSWERS["parallel"])
     # London's recorded result answered the repeated call; Paris never finished, so it ran again.
     assert crashkit.tool_runs(tool_log) == {"get_weather London": 1, "get_weather Paris": 2}
+
+
+async def test_a_run_stopped_inside_a_sync_tool_is_held_until_its_result_is_recorded(
+    tmp_path, srv, zygote
+):
+    # The TUI's `x`, across processes: the child cancels its run's task while London's tool
+    # thread runs. A thread cannot be interrupted, so the run must stay held (another process
+    # is refused, naming the child) until the thread ends and its result is recorded; then a
+    # resume in a new process replays that result instead of running the tool again.
+    cfg = child_cfg(
+        tmp_path,
+        srv,
+        "parallel",
+        action="cancel_in_tool",
+        hang_on="London",
+        tool_started=str(tmp_path / "started.log"),
+        release=str(tmp_path / "release"),
+        cancelled=str(tmp_path / "cancelled"),
+    )
+    runs, tool_log = Path(cfg["dir"]), Path(cfg["tool_log"])
+    pid = zygote.fork(cfg)
+    try:
+        crashkit.wait_for(lambda: Path(cfg["cancelled"]).exists(), what="the child's cancel")
+        run_id = crashkit.only_run(runs)
+        here = crashkit.build_agent("parallel", FileStore(runs), srv.url, str(tool_log))
+        with pytest.raises(RunLockedError) as refused:
+            await here.aresume(run_id)  # at once, while the tool thread still runs
+        assert refused.value.pid == pid and f"process {pid}" in str(refused.value)
+        assert "get_weather London" not in crashkit.recorded_results(FileStore(runs).load(run_id))
+        assert FileStore(runs).lock_holder(run_id) == pid
+    finally:
+        Path(cfg["release"]).touch()
+    assert zygote.wait() is None
+    outcome = json.loads(Path(cfg["out"]).read_text())
+    assert outcome == {"pid": pid, "ended": "cancelled"}
+    events = FileStore(runs).load(run_id)
+    assert events[-1].type == "tool_result" and events[-1].name == "get_weather"
+    assert crashkit.recorded_results(events) == EXECUTION_KEYS["parallel"]
+    assert_not_held(runs, run_id)
+
+    cfg.update(action="resume", run_id=run_id, hang_on=None)
+    assert zygote.run(cfg) is None  # a new process
+    outcome = json.loads(Path(cfg["out"]).read_text())
+    assert (outcome["status"], outcome["final_output"]) == (COMPLETED, ANSWERS["parallel"])
+    assert crashkit.tool_runs(tool_log) == {"get_weather London": 1, "get_weather Paris": 1}
 
 
 async def test_kill_while_the_model_request_is_in_flight(tmp_path, srv, script, zygote):

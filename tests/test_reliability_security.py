@@ -158,6 +158,72 @@ def test_a_symlink_planted_as_the_torn_file_is_not_written_through(tmp_path, cap
     assert any("could not keep the torn line" in r.getMessage() for r in caplog.records)
 
 
+def _repoint(link: Path, target: Path) -> None:
+    """Make `link` a symlink to `target` in one step (as an attacker racing the store would)."""
+    tmp = link.with_name(link.name + ".new")
+    tmp.symlink_to(target)
+    os.replace(tmp, link)
+
+
+def test_a_symlinked_runs_directory_is_resolved_once_and_never_followed_again(tmp_path):
+    real, elsewhere, link = tmp_path / "real", tmp_path / "elsewhere", tmp_path / "runs"
+    real.mkdir()
+    elsewhere.mkdir()
+    link.symlink_to(real)
+    store = FileStore(link)
+    assert store.directory == real and store.path("r") == real / "r.jsonl"
+    store.append("r", Event(RUN_START))
+
+    _repoint(link, elsewhere)  # the link now leads somewhere else: the store does not follow
+    with store.lock("r"):
+        store.append("r", Event("message", text="held"))
+    store.append("r", Event("run_end", status=COMPLETED))
+    assert [e.type for e in FileStore(real).load("r")] == [RUN_START, "message", "run_end"]
+    assert store.list_runs() == ["r"]
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_a_runs_directory_swapped_for_a_symlink_is_refused_and_nothing_written_through_it(
+    tmp_path, caplog
+):
+    runs, moved, attacker = tmp_path / "runs", tmp_path / "moved", tmp_path / "attacker"
+    attacker.mkdir()
+    store = FileStore(runs)
+    store.append("r", Event(RUN_START))
+    before = store.path("r").read_bytes()
+
+    runs.rename(moved)
+    runs.symlink_to(attacker)  # the directory the store made is now a symlink
+    refused = "refusing to use .*runs: it is no longer a directory"
+    with pytest.raises(OSError, match=refused):
+        store.append("r", Event("message", text="next"))
+    with pytest.raises(OSError, match=refused):
+        store.append_many("new", [Event(RUN_START)])
+    with pytest.raises(OSError, match=refused), store.lock("r"):
+        pass
+    with pytest.raises(OSError, match=refused):
+        store.load("r")
+    with pytest.raises(OSError, match=refused):
+        store.list_runs()
+    assert store.is_locked("r") is False and store.lock_holder("r") is None
+    # A run on that store is refused when it takes the run.
+    with pytest.raises(OSError, match=refused):
+        Agentor("A", model=crashkit.ScriptedModel(), store=store).run("Hi?")
+    assert list(attacker.iterdir()) == []
+    assert (moved / "r.jsonl").read_bytes() == before
+
+
+def test_a_runs_directory_deleted_and_made_again_is_used(tmp_path):
+    runs = tmp_path / "runs"
+    store = FileStore(runs)
+    store.append("r", Event(RUN_START))
+    (runs / "r.jsonl").unlink()
+    runs.rmdir()
+    runs.mkdir(mode=0o700)  # `rm -r runs && mkdir runs`: a real directory, the same place
+    store.append("r", Event(RUN_START))
+    assert [e.type for e in FileStore(runs).load("r")] == [RUN_START]
+
+
 def _within(seconds: float, fn):
     """fn() run in a thread; fails (instead of hanging the suite) if it blocks."""
     box: dict = {}

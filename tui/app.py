@@ -28,7 +28,7 @@ from agentor.engine.events import GENERATION
 
 from . import live
 from .agents import AgentSet
-from .detail import detail
+from .detail import detail, segment_start
 from .formatting import short_path
 from .keys import BINDINGS, PALETTE
 from .literal import literal_line
@@ -37,6 +37,7 @@ from .messages import (
     FilterChanged,
     FilterCleared,
     FilterSubmitted,
+    ResumeHeld,
     ResumeProgress,
     RunHighlighted,
 )
@@ -239,7 +240,8 @@ class RunsApp(App[str | None]):
         item = log.item(index)
         kind = getattr(item, "type", None)
         request = log.request(index) if kind == GENERATION else None
-        body = detail(item, index, run_id, log.start_time, request)
+        setup = segment_start(log, index) if kind == GENERATION else None
+        body = detail(item, index, run_id, log.start_time, request, setup)
         title = f"Detail · {literal_line(kind, 20)}" if kind else "Detail · unreadable line"
         self.event_detail.show(body, f"{title} · line {index + 1}")
 
@@ -381,6 +383,10 @@ class RunsApp(App[str | None]):
 
     def action_resume(self) -> None:
         self.resumer.start(self.run_list.current)
+
+    @on(ResumeHeld)
+    def _resume_held(self, message: ResumeHeld) -> None:
+        self.refresh_run(message.run_id, liveness=True)
 
     @on(ResumeProgress)
     def _resume_progress(self, message: ResumeProgress) -> None:

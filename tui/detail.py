@@ -1,5 +1,6 @@
 """Everything about one event, for the detail view: its fields, the request as a conversation
-(roles coloured), tool arguments and results as pretty JSON, usage and errors.
+(roles coloured) with the tools offered and the model's settings, tool arguments and results as
+pretty JSON, usage and errors.
 
 Every `Text` here is assembled from plain strings passed through `literal`, never from markup,
 so nothing in a log can style or control the terminal. Huge values are cut, with a note.
@@ -8,15 +9,16 @@ so nothing in a log can style or control the terminal. Huge values are cut, with
 from __future__ import annotations
 
 import json
+from bisect import bisect_right
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.highlighter import JSONHighlighter
 from rich.padding import Padding
 from rich.text import Text
 
-from agentor.engine.events import GENERATION, TOOL_CALL, TOOL_RESULT, Event
+from agentor.engine.events import GENERATION, RUN_START, TOOL_CALL, TOOL_RESULT, Event
 from agentor.engine.logformat import BadLine
 from agentor.engine.replay import call_parts, event_time
 
@@ -24,6 +26,9 @@ from .formatting import clock_time, duration, offset
 from .literal import literal, literal_line
 from .styles import ERROR_STYLE, ROLE_STYLES, STATUS_STYLES, TYPE_STYLES
 from .summaries import call_line, content_text
+
+if TYPE_CHECKING:
+    from .runlog import RunLog
 
 # How much of one value the detail view shows; the rest is cut with a note saying how much.
 DETAIL_LIMIT = 8_000
@@ -39,6 +44,7 @@ FIELDS = (
     "v",
     "forked_from",
     "replayed_from",
+    "config",
 )
 
 _json = JSONHighlighter()
@@ -146,8 +152,12 @@ def detail(
     run_id: str,
     start: float | None,
     request: list[dict[str, Any]] | None = None,
+    setup: Event | None = None,
 ) -> DetailText:
-    """Everything about one event: fields, the request as a conversation, values as JSON."""
+    """Everything about one event: fields, the request as a conversation, values as JSON.
+
+    `setup` is the run_start of a generation's segment: the tools offered and the settings
+    it records are shown when the generation names them (its `config`)."""
     out = DetailText()
     if isinstance(item, BadLine):
         out.append(f"unreadable line {item.lineno}", "bold red")
@@ -209,6 +219,10 @@ def detail(
             call.append(f"  {literal_line(cid, 80)}", "dim")
             out.block(call)
             _append_value(out, raw, 4)
+        if e.config is not None:
+            _request_config(out, e.config, setup)
+    elif e.type == RUN_START and (e.tools is not None or e.settings is not None):
+        _request_config(out, e.config, e)
     if e.args is not None and e.type in (TOOL_CALL, TOOL_RESULT):
         _heading(out, "Arguments")
         _append_value(out, e.args)
@@ -225,6 +239,47 @@ def detail(
         _heading(out, "Other fields")
         _append_value(out, e.extra)
     return out
+
+
+def segment_start(log: RunLog, index: int) -> Event | None:
+    """The run_start of the segment line `index` belongs to (None before the first one)."""
+    k = bisect_right(log.segment_starts, index) - 1
+    if k < 0:
+        return None
+    item = log.item(log.segment_starts[k])
+    return item if isinstance(item, Event) and item.type == RUN_START else None
+
+
+def _request_config(out: DetailText, config: str | None, setup: Event | None) -> None:
+    """The tools offered and the model's settings, as the segment's run_start records them."""
+    if setup is None or setup.config != config:
+        _heading(out, "Tools offered")
+        out.block(Text("(not found: this segment's run_start does not record them)", "dim"))
+        return
+    tools = setup.tools or []
+    _heading(out, f"Tools offered ({len(tools)})")
+    if not tools:
+        out.block(Text("none", "dim"))
+    for schema in tools:
+        fn = schema.get("function")
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+            _append_value(out, schema)  # not a function schema: shown as it is
+            continue
+        out.block(Text(literal_line(fn["name"], 200), "bold"))
+        if isinstance(fn.get("description"), str):
+            out.long_block(fn["description"], 4)
+        if "parameters" in fn:
+            _append_value(out, fn["parameters"], 4)
+    _heading(out, "Settings")
+    if setup.settings is None:
+        out.block(Text("(none recorded: the model exposes no settings)", "dim"))
+    elif not setup.settings:
+        out.block(Text("none: the model's defaults", "dim"))
+    names = {name: literal_line(name, 40) for name in setup.settings or {}}
+    width = max(map(len, names.values()), default=0)
+    for name, value in (setup.settings or {}).items():
+        shown = json.dumps(value, ensure_ascii=False, default=str)
+        out.block(Text.assemble((f"{names[name]:<{width}}  ", "dim"), literal_line(shown, 400)))
 
 
 def conversation(out: DetailText, messages: Sequence[dict[str, Any]]) -> None:

@@ -52,3 +52,12 @@ class ResumeProgress(Message):
         super().__init__()
         self.run_id = run_id
         self.event = event
+
+
+class ResumeHeld(Message):
+    """An in-process resume has taken its run's lock: the run is running from now on (its
+    first step may take a while to be recorded)."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__()
+        self.run_id = run_id

@@ -14,23 +14,40 @@ import asyncio
 import contextlib
 import functools
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual.worker import Worker
 
-from agentor import RunLockedError
+from agentor import NothingToResumeError, RunLockedError
 from agentor.engine.events import GENERATION, RUN_START, TEXT_DELTA, TOOL_RESULT, TOOL_WAIT
 from agentor.engine.store import FileStore
 
 from .formatting import short_id
 from .literal import literal_line
-from .messages import ResumeProgress
+from .messages import ResumeHeld, ResumeProgress
 from .runrow import STOPPING
 from .runs import RunRow
 
 if TYPE_CHECKING:
     from .app import RunsApp
+
+class _TellingStore(FileStore):
+    """The directory's store, saying when a resume has taken a run: a resume records nothing
+    before its first step (no empty segment if it is stopped), so the file alone cannot tell
+    the list that the run is running until then."""
+
+    def __init__(self, directory: Path, held: Callable[[str], None]) -> None:
+        super().__init__(directory)
+        self._held_hook = held
+
+    @contextlib.contextmanager
+    def lock(self, run_id: str) -> Iterator[None]:
+        with super().lock(run_id):
+            self._held_hook(run_id)  # from the thread taking the lock: posting is thread-safe
+            yield
+
 
 # The run list's note on a run whose resume could not save all of its events.
 UNSAVED = "⚠ unsaved"
@@ -54,7 +71,8 @@ class Resumer:
     @functools.cached_property
     def store(self) -> FileStore:
         """Where resumes write: the directory on screen (made on first use, not at start)."""
-        return FileStore(self.app.directory)
+        app = self.app
+        return _TellingStore(app.directory, lambda run_id: app.post_message(ResumeHeld(run_id)))
 
     @property
     def running(self) -> bool:
@@ -124,6 +142,13 @@ class Resumer:
             app.tell(
                 f"Run {short} is locked by {holder}: it is being run or resumed there.",
                 severity="error",
+                timeout=8,
+            )
+        except NothingToResumeError as exc:
+            app.tell(
+                f"Nothing to resume in {short}: no prompt recorded "
+                f"({literal_line(exc.reason, 200)}).",
+                severity="warning",
                 timeout=8,
             )
         except KeyError:

@@ -2,7 +2,12 @@
 
 A run log is a sequence of events, one JSON object per line, `type` first. The field names are
 those of upstream Agentor 0.1.x; our additions (`ts`, `run_id`, `v`, `pid`, `host`, ...) are
-optional and ignored by an upstream reader. Unknown fields and unknown event types are kept,
+optional and ignored by an upstream reader.
+
+What a generation was asked with besides its messages is written once per segment, on its
+`run_start`: `tools` (the tool schemas offered), `settings` (the model's settings, when it
+exposes any) and `config`, a digest of the two; each generation of the segment carries the
+same `config` (engine/request.py). Unknown fields and unknown event types are kept,
 never fatal: they survive a `from_dict` / `to_dict` round trip unchanged.
 """
 
@@ -10,7 +15,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, ClassVar
 
 LOG_VERSION = 1
 
@@ -99,9 +104,16 @@ class Event:
     host: str | None = None
     forked_from: str | None = None
     replayed_from: str | None = None
+    config: str | None = None
+    tools: list[dict[str, Any]] | None = None
+    settings: dict[str, Any] | None = None
     messages: list[dict[str, Any]] | None = None
     # Fields this version does not know, kept in the order they were read and written back.
     extra: dict[str, Any] = field(default_factory=dict)
+    # Not a field, so never in `to_dict` and never written: True on the copies a stream hands
+    # back from the log of a finished run instead of recording anything (`ReplayedEvent`).
+    # Not to be confused with `replayed_from`, a tool result answered from an earlier record.
+    replayed: ClassVar[bool] = False
 
     @property
     def transient(self) -> bool:
@@ -127,6 +139,12 @@ class Event:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False, separators=(", ", ": "))
+
+    def replayed_copy(self) -> ReplayedEvent:
+        """This event as a stream hands it back from a finished run's log (`replayed` is True)."""
+        copy = ReplayedEvent(**{f.name: getattr(self, f.name) for f in fields(Event)})
+        copy.extra = dict(self.extra)
+        return copy
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Event:
@@ -161,6 +179,12 @@ class Event:
         return cls(type=kind, extra=extra, **known)
 
 
+class ReplayedEvent(Event):
+    """A recorded event handed to a listener again, not recorded now (`Event.replayed_copy`)."""
+
+    replayed: ClassVar[bool] = True
+
+
 def _is_str(v: Any) -> bool:
     return isinstance(v, str)
 
@@ -171,6 +195,10 @@ def _is_int(v: Any) -> bool:
 
 def _is_num(v: Any) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _is_dict(v: Any) -> bool:
+    return isinstance(v, dict)
 
 
 def _is_list_of_dicts(v: Any) -> bool:
@@ -204,6 +232,9 @@ _FIELD_CHECKS = {
     "host": _is_str,
     "forked_from": _is_str,
     "replayed_from": _is_str,
+    "config": _is_str,
+    "tools": _is_list_of_dicts,
+    "settings": _is_dict,
 }
 _FIELDS = tuple(f.name for f in fields(Event) if f.name not in ("type", "extra"))
 assert set(_FIELDS) == set(_FIELD_CHECKS), "every Event field needs a type check"

@@ -9,7 +9,6 @@ from __future__ import annotations
 import fcntl
 import os
 import time
-from pathlib import Path
 
 
 def take_exclusive(fd: int, patience: float) -> bool:
@@ -25,10 +24,10 @@ def take_exclusive(fd: int, patience: float) -> bool:
             time.sleep(0.01)
 
 
-def holder(path: Path) -> int | None:
-    """The pid of the exclusive flock holder of `path`, read from /proc/locks (Linux)."""
+def holder(st: os.stat_result) -> int | None:
+    """The pid of the exclusive flock holder of the file `st` describes, read from /proc/locks
+    (Linux)."""
     try:
-        st = os.stat(path, follow_symlinks=False)
         with open("/proc/locks") as f:
             table = f.read()
     except OSError:

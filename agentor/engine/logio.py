@@ -1,6 +1,8 @@
 """The file under a run log: opened safely, written whole, its torn tail repaired.
 
 `FileStore` keeps the what (runs, locks, encoders); this is the how, one system call at a time.
+Files are opened by name relative to a descriptor of the runs directory (`dir_fd`), never
+following a symlink: `path` only names them in messages.
 """
 
 from __future__ import annotations
@@ -16,12 +18,13 @@ from .logformat import BadLine, LogDecoder, LogEncoder, split_lines
 log = logging.getLogger("agentor")
 
 
-def open_log(path: Path) -> int:
+def open_log(dir_fd: int, path: Path) -> int:
     try:
         fd = os.open(
-            path,
+            path.name,
             os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
             0o600,
+            dir_fd=dir_fd,
         )
     except OSError as exc:
         if exc.errno == errno.ELOOP:
@@ -33,6 +36,18 @@ def open_log(path: Path) -> int:
         os.close(fd)
         raise
     return fd
+
+
+def open_to_read(dir_fd: int, path: Path) -> int:
+    try:
+        # O_NONBLOCK: a FIFO planted under a run's name must not hang the reader.
+        return os.open(
+            path.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=dir_fd
+        )
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError(exc.errno, f"refusing to read {path}: it is a symlink") from None
+        raise
 
 
 def require_regular(fd: int, path: Path) -> None:
@@ -63,7 +78,7 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[n:]
 
 
-def repair_tail(fd: int, path: Path) -> None:
+def repair_tail(fd: int, path: Path, dir_fd: int) -> None:
     """If the log ends in a torn line, move that fragment aside so the file is JSONL again."""
     size = os.fstat(fd).st_size
     if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
@@ -85,7 +100,10 @@ def repair_tail(fd: int, path: Path) -> None:
     try:
         # Like the log itself: private, and never written through a symlink planted there.
         afd = os.open(
-            aside, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
+            aside.name,
+            os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+            0o600,
+            dir_fd=dir_fd,
         )
         try:
             require_regular(afd, aside)

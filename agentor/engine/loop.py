@@ -59,6 +59,15 @@ class Recorder:
     listeners: list[Listener] = field(default_factory=list)
     save_failures: int = 0
     _saving: set[asyncio.Future[None]] = field(default_factory=set)
+    _held: Event | None = None
+
+    def hold(self, event: Event) -> None:
+        """Save `event` (a resume's run_start) with the next durable event, not before: a
+        resume stopped before it has anything to record leaves the log as it found it (no
+        empty segment). It is announced after that save, like any other event."""
+        if event.ts is None:
+            event.ts = time.time()
+        self._held = event
 
     async def emit(self, *events: Event) -> None:
         now = time.time()
@@ -66,6 +75,10 @@ class Recorder:
             if e.ts is None:
                 e.ts = now
         durable = [e for e in events if not e.transient]
+        if durable and self._held is not None:
+            events = (self._held, *events)
+            durable.insert(0, self._held)
+            self._held = None
         if durable and self.store is not None and self.run_id is not None:
             # Shielded: a cancelled run still finishes the save it started (`drain`).
             saving = asyncio.get_running_loop().run_in_executor(None, self._save, durable)
@@ -121,8 +134,12 @@ async def run_loop(
     point: ResumePoint,
     max_turns: int,
     stream_text: bool = False,
+    config: str | None = None,
 ) -> LoopOutcome:
-    """Run turns from `point` until a final answer, an error or `max_turns` new turns."""
+    """Run turns from `point` until a final answer, an error or `max_turns` new turns.
+
+    `config` names the tools and settings recorded on the segment's run_start
+    (engine/request.py); each generation carries it."""
     by_name = {t.name: t for t in tools}
     schemas = [t.schema for t in tools]
     recorded = list(point.recorded)
@@ -172,6 +189,7 @@ async def run_loop(
             turn=turn,
             usage=response.usage,
             model=model.name,
+            config=config,
             messages=list(messages),
             calls=response.calls or None,
             text=response.text,

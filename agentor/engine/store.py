@@ -21,7 +21,7 @@ from typing import Protocol, runtime_checkable
 from . import flock
 from .events import TRANSIENT_TYPES, Event
 from .logformat import BadLine, LogDecoder, LogEncoder, split_lines
-from .logio import encoder_for, open_log, repair_tail, require_regular, write_all
+from .logio import encoder_for, open_log, open_to_read, repair_tail, require_regular, write_all
 
 log = logging.getLogger("agentor")
 
@@ -30,6 +30,7 @@ SUFFIX = ".jsonl"
 # How long a lock attempt retries before refusing: long enough to ride over a reader's
 # momentary probe (see `FileStore.is_locked`), far shorter than any real run.
 LOCK_PATIENCE = 0.2
+_DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def validate_run_id(run_id: object) -> str:
@@ -51,13 +52,28 @@ class RunLockedError(RuntimeError):
         super().__init__(f"run {run_id} is locked by {holder}: it is being run or resumed there")
 
 
+class RunNotFoundError(KeyError):
+    """The store holds no run with this id. A `KeyError`, so `except KeyError` still works;
+    its message names the id and the store."""
+
+    def __init__(self, run_id: str, store: object = None) -> None:
+        super().__init__(run_id)
+        self.run_id = run_id
+        self.store = store
+
+    def __str__(self) -> str:  # KeyError's own would print only the quoted id
+        where = f" in {self.store!r}" if self.store is not None else ""
+        return f"no run {self.run_id!r}{where}"
+
+
 @runtime_checkable
 class Store(Protocol):
     def append(self, run_id: str, event: Event) -> None:
         """Save one event. Called once per step, off the event loop."""
 
     def load(self, run_id: str) -> list[Event]:
-        """Return every event for a run, in order. Unknown run id: `KeyError`."""
+        """Return every event for a run, in order. Unknown run id: `KeyError` (best:
+        `RunNotFoundError`, which names the store too)."""
         ...
 
     def list_runs(self) -> list[str]:
@@ -73,6 +89,9 @@ class MemoryStore:
         self._locked: set[str] = set()
         self._mutex = threading.Lock()
 
+    def __repr__(self) -> str:
+        return "MemoryStore()"
+
     def append(self, run_id: str, event: Event) -> None:
         validate_run_id(run_id)
         with self._mutex:
@@ -87,7 +106,7 @@ class MemoryStore:
         validate_run_id(run_id)
         with self._mutex:
             if run_id not in self._runs:
-                raise KeyError(run_id)
+                raise RunNotFoundError(run_id, self)
             return list(self._runs[run_id])
 
     def list_runs(self) -> list[str]:
@@ -118,10 +137,18 @@ class FileStore:
 
     `compact=True` (the default) writes each generation as a delta against the previous one,
     so a log grows linearly with the conversation; `load()` always returns full messages.
+
+    Symlinks: `directory` is made if missing and resolved once, here (a symlink given, or on
+    the way, is followed now, like any path; `self.directory` is the real directory). After
+    that no link is followed: each use opens that directory refusing a symlink in its place
+    (one swapped in later is an `OSError`, nothing is written through it), and every file in
+    it is opened relative to that descriptor, refusing a symlink too (a log, a `.torn` file).
+    A directory deleted and made again at the same place is simply used.
     """
 
     def __init__(self, directory: str | os.PathLike[str] = "runs", compact: bool = True) -> None:
-        self.directory = Path(directory)
+        Path(directory).mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.directory = Path(os.path.realpath(directory))
         self.compact = compact
         self._encoders: dict[str, LogEncoder] = {}
         self._held: dict[str, int] = {}  # run id -> fd of the locked log, owned by `lock`
@@ -129,10 +156,38 @@ class FileStore:
         # encoder). Their appends need no check of the file (append's short path).
         self._ready: dict[str, tuple[int, LogEncoder]] = {}
         self._mutex = threading.Lock()
-        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.close(self._open_directory())  # refuse now what would be refused at every use
+
+    def __repr__(self) -> str:
+        return f"FileStore({str(self.directory)!r})"
 
     def path(self, run_id: str) -> Path:
         return self.directory / (validate_run_id(run_id) + SUFFIX)
+
+    def _open_directory(self) -> int:
+        """A descriptor of the runs directory, which must still be a directory, not a symlink."""
+        try:
+            return os.open(self.directory, _DIRECTORY_FLAGS)
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                raise OSError(
+                    exc.errno,
+                    f"refusing to use {self.directory}: it is no longer a directory (a symlink "
+                    "or a file took its place); nothing is written through it",
+                ) from None
+            raise
+
+    @contextlib.contextmanager
+    def _in_directory(self) -> Iterator[int]:
+        fd = self._open_directory()
+        try:
+            yield fd
+        finally:
+            os.close(fd)
+
+    def _open_log(self, run_id: str) -> int:
+        with self._in_directory() as dir_fd:
+            return open_log(dir_fd, self.path(run_id))
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -172,14 +227,15 @@ class FileStore:
         with self._mutex:
             encoder = self._encoders.get(run_id)
             held = self._held.get(run_id)
-            fd = held if held is not None else open_log(self.path(run_id))
+            fd = held if held is not None else self._open_log(run_id)
             try:
                 # While we hold the lock nobody else writes: once checked, and after each of
                 # our whole writes, the log ends in a newline; skip re-checking it.
                 if run_id in self._ready and encoder is not None:
                     size = encoder.offset  # ours alone while held: it is where we left it
                 else:
-                    repair_tail(fd, self.path(run_id))
+                    with self._in_directory() as dir_fd:
+                        repair_tail(fd, self.path(run_id), dir_fd)
                     size = os.fstat(fd).st_size
                 if encoder is None or encoder.offset != size:
                     # A delta names its base by its place in the file: learn what is there (a
@@ -208,8 +264,8 @@ class FileStore:
     def load(self, run_id: str) -> list[Event]:
         """Every whole event of the run. Torn or corrupt lines are skipped with a warning.
 
-        Raises KeyError for an unknown run, OSError for a log that cannot be read (a symlink,
-        a directory, a FIFO, no permission).
+        Raises `RunNotFoundError` (a KeyError) for an unknown run, OSError for a log that cannot
+        be read (a symlink, a directory, a FIFO, no permission).
         """
         events, bad = self.load_with_errors(run_id)
         for line in bad:
@@ -219,14 +275,10 @@ class FileStore:
     def load_with_errors(self, run_id: str) -> tuple[list[Event], list[BadLine]]:
         path = self.path(run_id)
         try:
-            # O_NONBLOCK: a FIFO planted under a run's name must not hang the reader.
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+            with self._in_directory() as dir_fd:
+                fd = open_to_read(dir_fd, path)
         except FileNotFoundError:
-            raise KeyError(run_id) from None
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                raise OSError(exc.errno, f"refusing to read {path}: it is a symlink") from None
-            raise
+            raise RunNotFoundError(run_id, self) from None
         with os.fdopen(fd, "rb") as f:
             require_regular(fd, path)
             data = f.read()
@@ -254,7 +306,8 @@ class FileStore:
 
     def list_runs(self) -> list[str]:
         runs = []
-        with os.scandir(self.directory) as it:
+        # A descriptor of its own: scandir reads from the descriptor's offset.
+        with self._in_directory() as dir_fd, os.scandir(dir_fd) as it:
             for entry in it:
                 name = entry.name
                 if name.endswith(SUFFIX) and RUN_ID_RE.fullmatch(name[: -len(SUFFIX)]):
@@ -266,13 +319,13 @@ class FileStore:
     @contextlib.contextmanager
     def lock(self, run_id: str) -> Iterator[None]:
         """Hold the run exclusively (`flock`; the kernel frees it if this process dies)."""
-        path = self.path(run_id)
+        validate_run_id(run_id)
         with self._mutex:
             if run_id in self._held:
                 raise RunLockedError(run_id, os.getpid())
-        fd = open_log(path)
+        fd = self._open_log(run_id)
         try:
-            _flock_patiently(fd, run_id, path)
+            _flock_patiently(fd, run_id)
         except BaseException:
             os.close(fd)
             raise
@@ -293,7 +346,8 @@ class FileStore:
             if run_id in self._held:
                 return True
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+            with self._in_directory() as dir_fd:
+                fd = open_to_read(dir_fd, path)
         except OSError:
             return False
         try:
@@ -312,9 +366,14 @@ class FileStore:
         with self._mutex:
             if run_id in self._held:
                 return os.getpid()
-        return flock.holder(path)
+        try:
+            with self._in_directory() as dir_fd:
+                st = os.stat(path.name, dir_fd=dir_fd, follow_symlinks=False)
+        except OSError:
+            return None
+        return flock.holder(st)
 
 
-def _flock_patiently(fd: int, run_id: str, path: Path) -> None:
+def _flock_patiently(fd: int, run_id: str) -> None:
     if not flock.take_exclusive(fd, LOCK_PATIENCE):
-        raise RunLockedError(run_id, flock.holder(path))
+        raise RunLockedError(run_id, flock.holder(os.fstat(fd)))

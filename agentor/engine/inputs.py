@@ -1,0 +1,64 @@
+"""What `Agentor` takes from its caller, checked where it is given: a run's input, the store.
+
+A mistake here must be refused at once with a message saying what is expected, before anything
+is written: a bad input would otherwise fail deep in the model client, a bad store every save.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .store import FileStore, Store
+
+Input = str | Sequence[dict[str, Any]]
+STORE_METHODS = ("append", "load", "list_runs")
+
+_INPUT_SHAPE = (
+    "input must be a str (the user's message) or a sequence of message dicts, each with a "
+    "'role' (such as [{'role': 'user', 'content': 'Hi'}])"
+)
+
+
+def check_input(input: object) -> None:
+    """Refuse, before anything is written, an input that cannot be sent to the model."""
+    if isinstance(input, str):
+        return
+    if isinstance(input, Mapping):
+        raise TypeError(f"{_INPUT_SHAPE}; got one dict: put it in a list")
+    if not isinstance(input, Sequence) or isinstance(input, bytes | bytearray):
+        raise TypeError(f"{_INPUT_SHAPE}; got {type(input).__name__}")
+    if not input:
+        raise ValueError(f"{_INPUT_SHAPE}; got an empty {type(input).__name__}")
+    for i, message in enumerate(input):
+        if not isinstance(message, Mapping):
+            raise TypeError(f"{_INPUT_SHAPE}; input[{i}] is {type(message).__name__}")
+        if not isinstance(message.get("role"), str):
+            raise ValueError(f"{_INPUT_SHAPE}; input[{i}] has no 'role'")
+
+
+def store_from(store: object) -> Store | None:
+    """`store` itself, or a `FileStore` for a directory path; anything else is a TypeError that
+    says what a store is (a mistake here would otherwise fail every save of every run)."""
+    if store is None:
+        return None
+    if isinstance(store, str | os.PathLike):
+        if not os.fspath(store):
+            raise ValueError("store='' names no directory: give one, such as store='runs'")
+        return FileStore(store)
+    if isinstance(store, type):
+        got = f"the class {store.__name__} itself: make one, such as {store.__name__}(...)"
+    elif all(callable(getattr(store, m, None)) for m in STORE_METHODS):
+        return store  # type: ignore[return-value]
+    else:
+        got = f"{type(store).__name__} {_clip(repr(store))}"
+    raise TypeError(
+        "store= takes a store: an object with append(run_id, event), load(run_id) and "
+        "list_runs() methods, such as FileStore('runs') or MemoryStore(), or a directory path "
+        f"(str or os.PathLike) for a FileStore there; got {got}"
+    )
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
