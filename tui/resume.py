@@ -33,6 +33,7 @@ from .runs import RunRow
 if TYPE_CHECKING:
     from .app import RunsApp
 
+
 class _TellingStore(FileStore):
     """The directory's store, saying when a resume has taken a run: a resume records nothing
     before its first step (no empty segment if it is stopped), so the file alone cannot tell
