@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import os
 import socket
 import time
@@ -26,7 +27,7 @@ from .engine.replay import (
     total_usage,
 )
 from .engine.request import RequestConfig, request_config
-from .engine.store import RunNotFoundError, Store, validate_run_id
+from .engine.store import LockingStore, RunNotFoundError, Store, validate_run_id
 from .engine.tools import Tool, function_tool
 
 
@@ -85,16 +86,11 @@ class Agentor:
         api_key: str | None = None,
         **model_settings: Any,
     ) -> None:
-        if max_turns < 1:
-            raise ValueError("max_turns must be at least 1")
         self.name = name
         self.instructions = instructions
-        self.tools = [t if isinstance(t, Tool) else function_tool(t) for t in tools]
-        names = [t.name for t in self.tools]
-        if len(set(names)) != len(names):
-            raise ValueError(f"tool names must be unique: {names}")
+        self.tools = _tools(tools)
         self.store = store_from(store)
-        self.max_turns = max_turns
+        self.max_turns = _max_turns(max_turns)
         if isinstance(model, str):
             self.model: Model = OpenAIModel(
                 model, base_url=base_url, api_key=api_key, **model_settings
@@ -104,6 +100,34 @@ class Agentor:
 
     def __repr__(self) -> str:
         return f"Agentor({self.name!r}, model={self.model.name!r})"
+
+    def clone(self, **changes: Any) -> Agentor:
+        """This agent with some of `name`, `model`, `instructions`, `tools`, `store` and
+        `max_turns` changed, checked as the constructor checks them; the original is untouched.
+
+        A model given by name keeps this agent's endpoint, key and settings when this agent
+        talks to an OpenAI-compatible server (`clone(model="gpt-4o")`).
+        """
+        unknown = sorted(set(changes) - set(CLONABLE))
+        if unknown:
+            raise TypeError(f"clone() cannot change {', '.join(unknown)}; it changes {CLONABLE}")
+        twin = copy.copy(self)
+        twin.tools = _tools(changes.get("tools", self.tools))
+        if "name" in changes:
+            twin.name = changes["name"]
+        if "instructions" in changes:
+            twin.instructions = changes["instructions"]
+        if "store" in changes:
+            twin.store = store_from(changes["store"])
+        if "max_turns" in changes:
+            twin.max_turns = _max_turns(changes["max_turns"])
+        if "model" in changes:
+            model = changes["model"]
+            if isinstance(model, str):
+                old = self.model
+                model = old.renamed(model) if isinstance(old, OpenAIModel) else OpenAIModel(model)
+            twin.model = model
+        return twin
 
     # -- starting a run ------------------------------------------------------------------------
 
@@ -308,6 +332,23 @@ class Agentor:
                     await task
 
 
+CLONABLE = ("name", "model", "instructions", "tools", "store", "max_turns")
+
+
+def _tools(tools: Iterable[Tool | Callable[..., Any]]) -> list[Tool]:
+    made = [t if isinstance(t, Tool) else function_tool(t) for t in tools]
+    names = [t.name for t in made]
+    if len(set(names)) != len(names):
+        raise ValueError(f"tool names must be unique: {names}")
+    return made
+
+
+def _max_turns(max_turns: int) -> int:
+    if max_turns < 1:
+        raise ValueError("max_turns must be at least 1")
+    return max_turns
+
+
 def _from_log(run_id: str, events: list[Event], listener: Listener | None) -> RunResult:
     """A finished run as its log records it, nothing written: the listener (a stream) is
     handed the last segment's events again, marked `replayed`, so it shows the answer."""
@@ -361,11 +402,10 @@ def _check_same_input(run_id: str, events: list[Event], messages: list[dict[str,
 
 @contextlib.asynccontextmanager
 async def _holding(store: Store | None, run_id: str | None) -> AsyncIterator[None]:
-    lock = getattr(store, "lock", None)
-    if lock is None or run_id is None:
+    if not isinstance(store, LockingStore) or run_id is None:
         yield
         return
-    cm = lock(run_id)
+    cm = store.lock(run_id)
     taking = asyncio.ensure_future(asyncio.to_thread(cm.__enter__))
     try:
         await asyncio.shield(taking)

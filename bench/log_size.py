@@ -13,7 +13,6 @@ import asyncio
 import hashlib
 import shutil
 import tempfile
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,40 +20,29 @@ import harness
 
 from agentor import Agentor, function_tool
 from agentor.engine.events import GENERATION, TOOL_RESULT, Usage
-from agentor.engine.models import ModelResponse, TextCallback
+from agentor.engine.models import ModelResponse
 from agentor.engine.store import FileStore
+from agentor.testing import ScriptedModel, tool_call
 
 NAME = "log-size"
 GOAL = 0.05
 RESULT_BYTES = 4096
 
 
-class ScriptedModel:
+def report_model(turns: int) -> ScriptedModel:
     """One tool call per turn until `turns`, then a final answer; OpenAI-shaped calls."""
 
-    name = "gpt-4o-mini"
-
-    def __init__(self, turns: int) -> None:
-        self.turns = turns
-
-    async def generate(
-        self,
-        messages: Sequence[dict[str, Any]],
-        tools: Sequence[dict[str, Any]],
-        on_text: TextCallback | None = None,
-    ) -> ModelResponse:
+    def reply(messages: list[dict[str, Any]]) -> ModelResponse:
         done = sum(1 for m in messages if m.get("role") == "assistant")
         prompt = sum(len(str(m.get("content") or "")) for m in messages) // 4
         usage = Usage(prompt, 24, prompt + 24)
-        if done + 1 >= self.turns:
+        if done + 1 >= turns:
             return ModelResponse(text="Here is the report you asked for.", usage=usage)
         call_id = "call_" + hashlib.sha1(str(done).encode()).hexdigest()[:24]
-        call = {
-            "id": call_id,
-            "type": "function",
-            "function": {"name": "fetch_page", "arguments": f'{{"page": {done}}}'},
-        }
+        call = tool_call("fetch_page", {"page": done}, call_id)
         return ModelResponse(text=None, calls=[call], usage=usage)
+
+    return ScriptedModel(reply, name="gpt-4o-mini")
 
 
 @function_tool
@@ -81,7 +69,7 @@ def main() -> None:
         compact = FileStore(tmp / "compact")
         agent = Agentor(
             "Report Agent",
-            model=ScriptedModel(turns),
+            model=report_model(turns),
             instructions="Read every page, then write the report.",
             tools=[fetch_page],
             store=compact,

@@ -17,7 +17,8 @@ from agentor import Agentor, function_tool
 from agentor.engine.events import Usage
 from agentor.engine.models import ModelResponse
 from agentor.engine.store import FileStore
-from tests.conftest import FIXTURES, ROOT, ScriptedModel
+from agentor.testing import ScriptedModel
+from tests.conftest import FIXTURES, ROOT
 from tui.agents import AgentSet
 from tui.app import RunsApp
 

@@ -7,7 +7,6 @@ kill a process that really holds the log open and resume from nothing but the ru
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import signal
@@ -23,8 +22,6 @@ import pytest
 from hypothesis import settings
 
 from agentor import Agentor, function_tool
-from agentor.engine.events import Usage
-from agentor.engine.models import ModelResponse
 from tests.openai_server import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -111,64 +108,6 @@ class WeatherAgents:
 def weather_agent(fake_openai: FakeOpenAI) -> WeatherAgents:
     """`weather_agent(store=..., tools=[...], **kw)` -> Agentor; `.executed` lists tool runs."""
     return WeatherAgents(fake_openai)
-
-
-# -- an in-process scripted model ---------------------------------------------------------------
-
-
-def tool_call(name: str, args: Any, call_id: str) -> dict[str, Any]:
-    """An OpenAI-shaped tool call."""
-    raw = args if isinstance(args, str) else json.dumps(args)
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": raw}}
-
-
-Reply = ModelResponse | Callable[[list[dict[str, Any]]], ModelResponse]
-
-
-class ScriptedModel:
-    """A `Model` answering from a list of replies (or a function of the request), in process.
-
-    `text(...)` and `calls(...)` build replies; every request is deep-copied into `requests`.
-    Streaming (an `on_text` callback) is fed the text word by word.
-    """
-
-    name = "scripted"
-
-    def __init__(self, replies: Sequence[Reply] | Callable[..., ModelResponse]) -> None:
-        self.replies = replies if callable(replies) else list(replies)
-        self.requests: list[list[dict[str, Any]]] = []
-        self.tools_seen: list[list[dict[str, Any]]] = []
-        self._ids = 0
-
-    @staticmethod
-    def text(text: str, tokens: int = 5) -> ModelResponse:
-        return ModelResponse(text=text, usage=Usage(tokens, 1, tokens + 1))
-
-    def calls(self, *calls: tuple[str, Any]) -> ModelResponse:
-        self._ids += 1
-        made = [tool_call(n, a, f"c{self._ids}_{i}") for i, (n, a) in enumerate(calls)]
-        return ModelResponse(calls=made, usage=Usage(5, 1, 6))
-
-    async def generate(
-        self,
-        messages: Sequence[dict[str, Any]],
-        tools: Sequence[dict[str, Any]],
-        on_text: Callable[[str], None] | None = None,
-    ) -> ModelResponse:
-        self.requests.append(copy.deepcopy(list(messages)))
-        self.tools_seen.append(list(tools))
-        if callable(self.replies):
-            reply = self.replies(list(messages))
-        else:
-            if not self.replies:
-                raise AssertionError("ScriptedModel: script exhausted")
-            reply = self.replies.pop(0)
-            if callable(reply):
-                reply = reply(list(messages))
-        if on_text is not None and reply.text:
-            for word in reply.text.split(" "):
-                on_text(word + " ")
-        return reply
 
 
 # -- files and waiting ---------------------------------------------------------------------------

@@ -39,6 +39,7 @@ from agentor import Agentor, function_tool
 from agentor.engine.events import Event, Usage
 from agentor.engine.models import ModelResponse
 from agentor.engine.store import FileStore, RunLockedError
+from agentor.testing import ScriptedModel, tool_call
 
 from .openai_server import weather_script
 
@@ -88,26 +89,21 @@ class Script:
         return reply
 
 
-class ScriptedModel:
+def scripted_model() -> ScriptedModel:
     """`script` as an in-process model (no HTTP), for building real logs quickly."""
+    ids = itertools.count(1)
 
-    name = "scripted"
-
-    def __init__(self) -> None:
-        self._ids = itertools.count(1)
-
-    async def generate(self, messages, tools, on_text=None) -> ModelResponse:
-        reply = script({"messages": list(messages), "tools": list(tools)})
-        n = next(self._ids)
+    def reply(messages: list[dict[str, Any]]) -> ModelResponse:
+        answer = script({"messages": messages, "tools": model.tools_seen[-1]})
+        n = next(ids)
         calls = [
-            {
-                "id": f"call_{n}_{i}",
-                "type": "function",
-                "function": {"name": name, "arguments": json.dumps(args)},
-            }
-            for i, (name, args) in enumerate(reply.get("calls", []))
+            tool_call(name, args, f"call_{n}_{i}")
+            for i, (name, args) in enumerate(answer.get("calls", []))
         ]
-        return ModelResponse(text=reply.get("text"), calls=calls, usage=Usage(40, 12, 52))
+        return ModelResponse(text=answer.get("text"), calls=calls, usage=Usage(40, 12, 52))
+
+    model = ScriptedModel(reply)
+    return model
 
 
 # -- the agent side ---------------------------------------------------------------------------

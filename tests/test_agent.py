@@ -17,11 +17,11 @@ from agentor import Agentor, RunLockedError, RunResult, function_tool
 from agentor.engine.events import Event
 from agentor.engine.loop import Recorder
 from agentor.engine.store import FileStore, MemoryStore
+from agentor.testing import ScriptedModel
 from tests.conftest import (
     CHILD_AGENT,
     FULL_RUN,
     Children,
-    ScriptedModel,
     WeatherAgents,
     counted,
     crash_after_tool_result,

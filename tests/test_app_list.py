@@ -6,6 +6,7 @@ from pathlib import Path
 
 from agentor.engine.events import Event
 from agentor.engine.store import FileStore
+from agentor.testing import ScriptedModel
 from tests.app_support import (
     IDS,
     MANIFEST,
@@ -21,7 +22,6 @@ from tests.app_support import (
     weather_agent,
     write_log,
 )
-from tests.conftest import ScriptedModel
 
 
 async def test_upstream_runs_are_listed_newest_first_with_their_statuses(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from agentor.engine.store import FileStore
+from agentor.testing import ScriptedModel
 from examples.demo_model import DemoModel
 from examples.weather import build_agent
 from tests.app_support import (
@@ -29,7 +30,7 @@ from tests.app_support import (
     weather_agent,
     write_log,
 )
-from tests.conftest import ROOT, ScriptedModel, log_types
+from tests.conftest import ROOT, log_types
 from tui.agents import AgentSet
 
 VIENNA = IDS["crash_after_tool_result"]

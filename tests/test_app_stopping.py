@@ -11,6 +11,7 @@ from pathlib import Path
 
 from agentor import Agentor, function_tool
 from agentor.engine.store import FileStore
+from agentor.testing import ScriptedModel
 from tests.app_support import (
     IDS,
     SIZE,
@@ -23,7 +24,7 @@ from tests.app_support import (
     text_reply,
     wait_until,
 )
-from tests.conftest import ScriptedModel, log_lines
+from tests.conftest import log_lines
 from tui.app import RunsApp
 
 PRAGUE = IDS["half_finished_crash"]  # rewound on resume: the model asks for the tool again

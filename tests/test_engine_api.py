@@ -5,6 +5,7 @@ message saying what is expected, before anything is written or sent to a model."
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,8 @@ from agentor import Agentor, NothingToResumeError, RunNotFoundError
 from agentor.engine import store as store_module
 from agentor.engine.events import Event
 from agentor.engine.store import FileStore, MemoryStore
-from tests.conftest import ScriptedModel, log_types
+from agentor.testing import ScriptedModel
+from tests.conftest import log_types
 
 
 def agent_on(store: Any, model: ScriptedModel | None = None) -> Agentor:
@@ -174,3 +176,86 @@ async def test_a_log_without_a_prompt_has_nothing_to_resume(
     assert isinstance(refused.value, ValueError) and refused.value.reason == why
     assert model.requests == [] and path.read_bytes() == before
     assert not store.is_locked("r1")
+
+
+# -- the store protocols ----------------------------------------------------------------------
+
+
+class LockOnly(MemoryStore):
+    """A store of someone else's making that can lock but not tell who holds a run."""
+
+    is_locked = None  # type: ignore[assignment]
+    lock_holder = None  # type: ignore[assignment]
+
+
+def test_a_store_that_locks_only_in_part_is_refused_rather_than_run_unlocked() -> None:
+    with pytest.raises(TypeError, match="LockOnly has lock\\(\\) but not is_locked or lock_holder"):
+        agent_on(LockOnly())
+
+
+def test_the_bundled_stores_are_whole_locking_and_batch_stores(tmp_path: Path) -> None:
+    memory = MemoryStore()
+    for store in (FileStore(tmp_path), memory):
+        assert isinstance(store, store_module.LockingStore)
+        assert isinstance(store, store_module.BatchStore)
+    memory.append("r", Event("run_start"))
+    assert (memory.is_locked("r"), memory.lock_holder("r")) == (False, None)
+    with memory.lock("r"):
+        assert (memory.is_locked("r"), memory.lock_holder("r")) == (True, os.getpid())
+
+
+async def test_a_store_without_lock_or_append_many_still_runs_a_whole_run() -> None:
+    class Plain:  # the seed page's three-method store
+        def __init__(self) -> None:
+            self.runs: dict[str, list[Event]] = {}
+
+        def append(self, run_id: str, event: Event) -> None:
+            self.runs.setdefault(run_id, []).append(event)
+
+        def load(self, run_id: str) -> list[Event]:
+            return list(self.runs[run_id])
+
+        def list_runs(self) -> list[str]:
+            return list(self.runs)
+
+    store = Plain()
+    result = await agent_on(store, ScriptedModel([ScriptedModel.text("Hi.")])).arun("Hello")
+    assert [e.type for e in store.runs[result.run_id]] == [
+        "run_start",
+        "generation",
+        "message",
+        "run_end",
+    ]
+
+
+# -- clone ------------------------------------------------------------------------------------
+
+
+def test_clone_changes_what_it_is_given_checks_it_and_leaves_the_original_alone(
+    tmp_path: Path,
+) -> None:
+    agent = Agentor(
+        "Helper",
+        model="gpt-4o-mini",
+        base_url="http://127.0.0.1:9/v1",
+        api_key="sk-x",
+        temperature=0.2,
+        max_retries=0,
+        store=MemoryStore(),
+    )
+    twin = agent.clone(store=tmp_path / "runs", model="gpt-4o", max_turns=3)
+    assert isinstance(twin.store, FileStore) and twin.store.directory == tmp_path / "runs"
+    assert (twin.model.name, twin.max_turns, twin.name) == ("gpt-4o", 3, "Helper")
+    # The same endpoint, key and settings, under the new name.
+    assert twin.model.settings == {"temperature": 0.2}
+    assert repr(twin.model) == "OpenAIModel('gpt-4o', base_url='http://127.0.0.1:9/v1')"
+    assert twin.model._api_key == "sk-x"
+    assert isinstance(agent.store, MemoryStore) and agent.model.name == "gpt-4o-mini"
+    assert twin.tools is not agent.tools
+
+    with pytest.raises(TypeError, match="clone\\(\\) cannot change temperature"):
+        agent.clone(temperature=1.0)
+    with pytest.raises(ValueError, match="max_turns must be at least 1"):
+        agent.clone(max_turns=0)
+    with pytest.raises(TypeError, match="store= takes a store"):
+        agent.clone(store=42)

@@ -22,7 +22,8 @@ from pathlib import Path
 from agentor import Agentor, function_tool
 from agentor.engine.events import GENERATION, MESSAGE, RUN_START, Event
 from agentor.engine.store import FileStore, MemoryStore
-from tests.conftest import FULL_RUN, ScriptedModel, log_types
+from agentor.testing import ScriptedModel
+from tests.conftest import FULL_RUN, log_types
 
 PROMPT = "Weather in Oslo?"
 

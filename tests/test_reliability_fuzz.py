@@ -86,7 +86,7 @@ def base_logs() -> tuple[bytes, ...]:
     store = FileStore(directory)
 
     async def make() -> list[str]:
-        model = crashkit.ScriptedModel()
+        model = crashkit.scripted_model()
         parallel = crashkit.build_agent("parallel", store, "", model=model)
         steps = crashkit.build_agent("three_turn", store, "", model=model)
         first = await parallel.arun(crashkit.WEATHER_PROMPT)

@@ -78,7 +78,7 @@ def test_every_store_method_refuses_bad_run_ids_before_touching_the_disk(tmp_pat
     store = FileStore(runs) if kind == "file" else MemoryStore()
     store.append("good", Event(RUN_START))  # a run already exists (its encoder is cached)
     calls = _calls(store)
-    assert len(calls) == (8 if kind == "file" else 5)
+    assert len(calls) == (8 if kind == "file" else 6)
     before = _tree(tmp_path)
     for bad in BAD_IDS:
         for name, call in calls.items():
@@ -208,7 +208,7 @@ def test_a_runs_directory_swapped_for_a_symlink_is_refused_and_nothing_written_t
     assert store.is_locked("r") is False and store.lock_holder("r") is None
     # A run on that store is refused when it takes the run.
     with pytest.raises(OSError, match=refused):
-        Agentor("A", model=crashkit.ScriptedModel(), store=store).run("Hi?")
+        Agentor("A", model=crashkit.scripted_model(), store=store).run("Hi?")
     assert list(attacker.iterdir()) == []
     assert (moved / "r.jsonl").read_bytes() == before
 

@@ -18,7 +18,7 @@ from agentor.engine.replay import (
     tool_message,
     total_usage,
 )
-from tests.conftest import tool_call
+from agentor.testing import tool_call
 
 PROMPT = [{"role": "system", "content": "Be nice."}, {"role": "user", "content": "Oslo?"}]
 

@@ -10,7 +10,8 @@ from agentor import Agentor
 from agentor.engine.events import GENERATION, RUN_START
 from agentor.engine.request import config_digest
 from agentor.engine.store import FileStore
-from tests.conftest import ScriptedModel, WeatherAgents, crash_after_tool_result, log_lines
+from agentor.testing import ScriptedModel
+from tests.conftest import WeatherAgents, crash_after_tool_result, log_lines
 from tests.openai_server import FakeOpenAI
 
 SECRET = "hdr-secret-7f3a9c"

@@ -13,6 +13,7 @@ import pytest
 
 import agentor.agent
 import agentor.engine.loop
+from agentor.testing import ScriptedModel
 from tests.app_support import (
     IDS,
     SIZE,
@@ -22,7 +23,6 @@ from tests.app_support import (
     copy_fixtures,
     weather_agent,
 )
-from tests.conftest import ScriptedModel
 
 
 class SteppingClock:

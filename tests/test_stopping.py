@@ -15,7 +15,8 @@ import pytest
 from agentor import Agentor, function_tool
 from agentor.engine.events import Event
 from agentor.engine.store import FileStore
-from tests.conftest import ScriptedModel, log_lines
+from agentor.testing import ScriptedModel
+from tests.conftest import log_lines
 
 
 class SlowTools:

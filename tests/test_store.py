@@ -14,7 +14,8 @@ import pytest
 from agentor import Agentor, RunLockedError, function_tool
 from agentor.engine.events import Event, Usage
 from agentor.engine.store import FileStore, MemoryStore, Store, validate_run_id
-from tests.conftest import ScriptedModel, log_lines
+from agentor.testing import ScriptedModel
+from tests.conftest import log_lines
 from tests.openai_server import FakeOpenAI
 
 RUN = "r1"

@@ -14,7 +14,8 @@ from agentor.engine.events import Event
 from agentor.engine.models import ModelError, ModelResponse
 from agentor.engine.replay import segments
 from agentor.engine.store import FileStore, MemoryStore
-from tests.conftest import ScriptedModel, log_lines
+from agentor.testing import ScriptedModel
+from tests.conftest import log_lines
 
 PROMPT = "Weather in Oslo?"
 

@@ -10,7 +10,8 @@ import pytest
 
 from agentor import Agentor, Tool, function_tool
 from agentor.engine.tools import ToolArgumentsError
-from tests.conftest import ScriptedModel, WeatherAgents
+from agentor.testing import ScriptedModel
+from tests.conftest import WeatherAgents
 from tests.openai_server import FakeOpenAI
 
 

@@ -8,7 +8,6 @@ work: the file's directory (or, for a module, the current directory) goes on `sy
 
 from __future__ import annotations
 
-import copy
 import importlib
 import importlib.util
 import os
@@ -165,9 +164,7 @@ class AgentSet:
         key = (id(agent), id(store))
         bound = self._bound.get(key)
         if bound is None:
-            bound = copy.copy(agent)
-            bound.store = store
-            self._bound[key] = bound
+            bound = self._bound[key] = agent.clone(store=store)
         return bound
 
     def missing_hint(self, agent_name: str | None) -> str:

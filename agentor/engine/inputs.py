@@ -10,7 +10,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .store import FileStore, Store
+from .store import FileStore, LockingStore, Store
 
 Input = str | Sequence[dict[str, Any]]
 STORE_METHODS = ("append", "load", "list_runs")
@@ -50,6 +50,7 @@ def store_from(store: object) -> Store | None:
     if isinstance(store, type):
         got = f"the class {store.__name__} itself: make one, such as {store.__name__}(...)"
     elif all(callable(getattr(store, m, None)) for m in STORE_METHODS):
+        _check_locking(store)
         return store  # type: ignore[return-value]
     else:
         got = f"{type(store).__name__} {_clip(repr(store))}"
@@ -62,3 +63,15 @@ def store_from(store: object) -> Store | None:
 
 def _clip(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _check_locking(store: object) -> None:
+    """A store with a `lock` is only used as one if it is a whole `LockingStore`: refuse a
+    partial one rather than run its runs unlocked."""
+    if callable(getattr(store, "lock", None)) and not isinstance(store, LockingStore):
+        missing = [m for m in ("is_locked", "lock_holder") if not callable(getattr(store, m, None))]
+        raise TypeError(
+            f"{type(store).__name__} has lock() but not {' or '.join(missing)}: a store that "
+            "locks runs implements LockingStore (lock, is_locked, lock_holder), so that others "
+            "can tell a held run from a free one"
+        )

@@ -41,7 +41,7 @@ from .replay import (
     canonical_args,
     tool_message,
 )
-from .store import Store
+from .store import BatchStore, Store
 from .tools import Tool, ToolArgumentsError
 
 log = logging.getLogger("agentor")
@@ -100,9 +100,8 @@ class Recorder:
     def _save(self, events: list[Event]) -> None:
         assert self.store is not None and self.run_id is not None
         try:
-            many = getattr(self.store, "append_many", None)
-            if many is not None:
-                many(self.run_id, events)
+            if isinstance(self.store, BatchStore):
+                self.store.append_many(self.run_id, events)
             else:
                 for e in events:
                     self.store.append(self.run_id, e)

@@ -67,6 +67,17 @@ class OpenAIModel:
     def __repr__(self) -> str:  # never show the key
         return f"OpenAIModel({self.name!r}, base_url={self._base_url!r})"
 
+    def renamed(self, name: str) -> OpenAIModel:
+        """Another model on the same endpoint, with the same key, settings and client options
+        (a client of its own)."""
+        return OpenAIModel(
+            name,
+            base_url=self._base_url,
+            api_key=self._api_key,
+            **self._client_options,
+            **self.settings,
+        )
+
     def _get_client(self) -> Any:
         # An async client's connections belong to one event loop; `run()` makes a new loop
         # each call, so keep one client per loop.

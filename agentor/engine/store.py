@@ -81,6 +81,31 @@ class Store(Protocol):
         ...
 
 
+@runtime_checkable
+class BatchStore(Protocol):
+    """A store that can save several events with one durable write (the engine saves a
+    generation and its tool calls together, when the store offers this)."""
+
+    def append_many(self, run_id: str, events: Iterable[Event]) -> None: ...
+
+
+@runtime_checkable
+class LockingStore(Protocol):
+    """A store that gives one process (or task) at a time a run: the engine holds `lock` while
+    it runs or resumes the run; a second taker gets `RunLockedError` naming the holder. The
+    lock dies with its holder (a killed process frees the run)."""
+
+    def lock(self, run_id: str) -> contextlib.AbstractContextManager[None]: ...
+
+    def is_locked(self, run_id: str) -> bool:
+        """Whether someone holds the run right now."""
+        ...
+
+    def lock_holder(self, run_id: str) -> int | None:
+        """The pid holding the run, when it can be told."""
+        ...
+
+
 class MemoryStore:
     """Runs kept in a dictionary for the life of the process. Locks are in-process."""
 
@@ -130,6 +155,10 @@ class MemoryStore:
         validate_run_id(run_id)
         with self._mutex:
             return run_id in self._locked
+
+    def lock_holder(self, run_id: str) -> int | None:
+        """This process, while one of its tasks holds the run (a MemoryStore is per process)."""
+        return os.getpid() if self.is_locked(run_id) else None
 
 
 class FileStore:
