@@ -221,7 +221,9 @@ class RunsApp(App[None]):
         item = log.item(index)
         kind = getattr(item, "type", None)
         request = log.request(index) if kind == GENERATION else None
-        body = detail(item, index, run_id, log.start_time, request)
+        row = self.index.get(run_id)
+        run = row.summary if row is not None and row.complete else None
+        body = detail(item, index, run_id, log.start_time, request, run)
         title = f"Detail · {literal_line(kind, 20)}" if kind else "Detail · unreadable line"
         self.event_detail.show(body, f"{title} · line {index + 1}")
 

@@ -18,6 +18,11 @@ from ..summaries import summary
 from .cursor_list import CursorList
 from .run_list import fit
 
+# The turn column is as wide as the run's turns need (turn 1234 is not cut to "12…"), within
+# these bounds: a log may hold any number, and a turn of 10**30 is cut rather than take the line.
+TURN_WIDTH = 3
+TURN_WIDTH_MAX = 9
+
 
 class Timeline(CursorList):
     """Opens at the newest event; with `follow` on, new events keep the cursor at the end."""
@@ -28,6 +33,7 @@ class Timeline(CursorList):
         self.run_id: str | None = None
         self.follow = True
         self.empty_message = "Select a run to see its events."
+        self.turn_width = TURN_WIDTH
 
     # -- what it shows -------------------------------------------------------------------------
 
@@ -37,6 +43,8 @@ class Timeline(CursorList):
         if self.run_log is not None and self.run_log is not log:
             self.run_log.close()
         self.run_id, self.run_log = run_id, log
+        self.turn_width = TURN_WIDTH
+        self._widen_turns(len(log))
         self.cursor = len(log) - 1
         self.rows_changed()
         self.move_cursor(len(log) - 1, notify=False)
@@ -67,6 +75,7 @@ class Timeline(CursorList):
             return added
         if added:
             before = self.cursor
+            self._widen_turns(len(self.run_log))
             # Lines only come at the end (a partial line waits for its newline): the lines
             # drawn so far stay as they are.
             self.rows_appended(len(self.run_log) - added)
@@ -77,6 +86,25 @@ class Timeline(CursorList):
                 self.cursor_moved()
             self._retitle()
         return added
+
+    def _widen_turns(self, end: int) -> None:
+        """Make the turn column as wide as the latest turns (turns only grow in a log, so
+        the last lines hold the widest); a wider turn met in a row drawn later widens it too."""
+        assert self.run_log is not None
+        for index in range(end - 1, max(-1, end - 21), -1):
+            item = self.run_log.item(index)
+            turn = getattr(item, "turn", None)
+            if turn is not None:
+                self._fit_turn(str(turn))
+                return
+
+    def _fit_turn(self, text: str) -> bool:
+        """Widen the turn column for `text`; True when it grew (every row is drawn again)."""
+        width = min(len(text), TURN_WIDTH_MAX)
+        if width <= self.turn_width:
+            return False
+        self.turn_width = width
+        return True
 
     def toggle_follow(self) -> bool:
         self.follow = not self.follow
@@ -115,7 +143,8 @@ class Timeline(CursorList):
         item = self.run_log.item(index)
         out = Text(no_wrap=True)
         if isinstance(item, BadLine):
-            out.append(fit("", 8) + " " + fit("?", 11) + " " + fit("", 3, True) + "  ", "dim")
+            gutter = fit("", 8) + " " + fit("?", 11) + " " + fit("", self.turn_width) + "  "
+            out.append(gutter, "dim")
             out.append_text(summary(item))
             return out
         start = self.run_log.start_time
@@ -124,7 +153,10 @@ class Timeline(CursorList):
         out.append(" ")
         out.append(fit(literal_line(item.type, 20), 11), TYPE_STYLES.get(item.type, "dim"))
         out.append(" ")
-        out.append(fit(str(item.turn) if item.turn is not None else "", 3, True), "dim")
+        turn = str(item.turn) if item.turn is not None else ""
+        if self._fit_turn(turn):
+            self.call_after_refresh(self.rows_changed)  # the rows drawn so far are narrower
+        out.append(fit(turn, self.turn_width, True), "dim")
         out.append("  ")
         segment = bisect_right(self.run_log.segment_starts, index)
         out.append_text(summary(item, segment))
