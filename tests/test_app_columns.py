@@ -7,9 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from agentor.engine.store import FileStore
-from tests.app_support import NOW, SIZE, screen_text, write_log
+from tests.app_support import NOW, SIZE, notifications, screen_text, write_log
 from tui import runs as runs_module
 from tui.app import RunsApp
+from tui.live import apply_paths
 from tui.runs import RunIndex
 
 HOUR = 3600.0
@@ -192,3 +193,46 @@ async def test_turns_of_a_thousand_and_more_are_never_cut(tmp_path: Path) -> Non
         # The list's columns: 1011 turns whole; 123,456 turns as "123k", not cut.
         assert " 1011 " in line_of(app, "long")
         assert " 123k " in line_of(app, "endless")
+
+
+async def test_a_log_named_with_no_run_id_is_a_row_saying_why(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    write_log(runs, "bad", [start(NOW - 60)])
+    (runs / "bad name!.jsonl").write_text(json.dumps(start(NOW - 50)) + "\n")
+    # Not logs: a torn sidecar, notes, a hidden file.
+    (runs / "bad.jsonl.torn").write_text("{\n")
+    (runs / "notes.txt").write_text("hello\n")
+    (runs / ".hidden.jsonl").write_text("{}\n")
+    app = RunsApp(runs, watch=False, clock=lambda: NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        ids = [r.run_id for r in app.run_list.rows]
+        assert sorted(ids) == ["bad", "bad name!.jsonl"]
+        line = line_of(app, "bad name!.jsonl")
+        assert "unreadable" in line and "not a valid run id: 'bad name!'" in line
+        assert "Runs 2 · 1 interrupted · 1 unreadable" in screen_text(app)
+        # Its timeline and `r` say why, as for any unreadable file.
+        assert app.run_list.select("bad name!.jsonl")
+        await pilot.pause()
+        assert "not a valid run id: 'bad name!'" in screen_text(app)
+        await pilot.press("r")
+        await pilot.pause()
+        (note,) = notifications(app)
+        assert note.startswith("Run bad name!.jsonl cannot be resumed: it is unreadable (")
+        assert "not a valid run id" in note
+        # A second one arrives (the paths a watcher reports) and goes; the other rows stay.
+        other = runs / "bad.jsonl.jsonl"  # its stem "bad.jsonl" is no id: no clash with "bad"
+        other.write_text("{}\n")
+        apply_paths(app, [other, runs / "bad.jsonl.torn"])
+        await pilot.pause()
+        assert sorted(r.run_id for r in app.run_list.rows) == [
+            "bad",
+            "bad name!.jsonl",
+            "bad.jsonl.jsonl",
+        ]
+        assert app.index.get("bad").status == "interrupted"  # type: ignore[union-attr]
+        other.unlink()
+        apply_paths(app, [other])
+        await pilot.pause()
+        assert "bad.jsonl.jsonl" not in [r.run_id for r in app.run_list.rows]
