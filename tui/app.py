@@ -19,9 +19,10 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
+from textual.dom import DOMNode
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
-from textual.widgets import Footer
+from textual.widget import Widget
 from textual.worker import Worker
 
 from agentor.engine.events import GENERATION
@@ -45,10 +46,13 @@ from .runs import Changes, RunIndex
 from .widgets.event_detail import EventDetail
 from .widgets.filter_bar import FilterBar
 from .widgets.help_screen import HelpScreen
+from .widgets.keys_footer import KeysFooter
 from .widgets.run_list import RunList
 from .widgets.stream_line import StreamLine
 from .widgets.timeline import Timeline
 
+# What `m` maximizes: the pane holding the focus, with its title and bars.
+PANES = ("runs-pane", "timeline-pane", "detail")
 # While the timeline follows new events, its detail is rebuilt at most this often.
 LIVE_DETAIL_S = 0.1
 
@@ -98,7 +102,7 @@ class RunsApp(App[None]):
                 yield Timeline(id="timeline")
                 yield StreamLine(id="stream")
             yield EventDetail(id="detail")
-        yield Footer()
+        yield KeysFooter()
 
     # -- widgets -------------------------------------------------------------------------------
 
@@ -341,6 +345,19 @@ class RunsApp(App[None]):
         self.copy_to_clipboard(row.run_id)
         self.tell(f"Copied run id {literal_line(row.run_id)}", timeout=3)
 
+    def action_toggle_maximize(self) -> None:
+        """The focused pane (with its title and bars) fills the screen, or all panes come
+        back (`esc` does that too, Textual's own rule)."""
+        screen = self.screen
+        if screen.maximized is not None:
+            screen.minimize()
+            return
+        pane: DOMNode | None = screen.focused
+        while pane is not None and pane.id not in PANES:
+            pane = pane.parent
+        if isinstance(pane, Widget):
+            screen.maximized = pane
+
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
@@ -386,6 +403,8 @@ class RunsApp(App[None]):
         return True
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        for command in super().get_system_commands(screen):
+            if command.title not in ("Maximize", "Minimize"):  # ours toggles (m)
+                yield command
         for title, help_text, action in PALETTE:
             yield SystemCommand(title, help_text, getattr(self, f"action_{action}"))

@@ -13,6 +13,7 @@ BINDINGS: tuple[Binding, ...] = (
     Binding("x", "stop_resume", "Stop"),
     Binding("f", "follow", "Follow"),
     Binding("c", "copy_id", "Copy id"),
+    Binding("m", "toggle_maximize", "Maximize"),
     Binding("question_mark", "help", "Help"),
     Binding("q", "quit", "Quit"),
 )
@@ -27,5 +28,27 @@ PALETTE = (
     ("Stop resume", "Stop the resume in flight; the run stays resumable (x)", "stop_resume"),
     ("Follow", "Keep the newest event in view (f)", "follow"),
     ("Copy run id", "Copy the selected run's id (c)", "copy_id"),
+    (
+        "Maximize pane",
+        "The focused pane fills the screen, or back to all panes (m, esc)",
+        "toggle_maximize",
+    ),
     ("Help", "Every key (?)", "help"),
+)
+
+# What a narrow footer keeps first, in this order (`KeysFooter`); keys not named here come
+# after these, as room allows. Help and quit first: they lead to every other key and out.
+FOOTER_PRIORITY = (
+    "help",
+    "quit",
+    "drill",
+    "back",
+    "resume",
+    "stop_resume",
+    "toggle_maximize",
+    "filter",
+    "search",
+    "cycle_status",
+    "follow",
+    "copy_id",
 )

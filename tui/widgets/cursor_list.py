@@ -210,6 +210,9 @@ class CursorList(ScrollView, can_focus=True):
     def on_resize(self) -> None:
         self._cache.clear()
         self.virtual_size = Size(self.size.width, self.row_count() + self.header_height)
+        # A smaller screen (or a pane maximized and back) must not leave the cursor out of
+        # sight: scroll to it once the new size is laid out.
+        self.call_after_refresh(self.scroll_to_cursor)
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
