@@ -114,3 +114,17 @@ def test_maximized_detail_at_80x24(snap_compare, runs: Path) -> None:
     assert snap_compare(
         app_for(runs), terminal_size=(80, 24), run_before=open_run, press=["enter", "tab", "m"]
     )
+
+
+def test_timeline_search(snap_compare, runs: Path) -> None:
+    async def open_run(pilot) -> None:
+        pilot.app.run_list.select(IDS["parallel_calls"])
+        await pilot.pause()
+
+    # Typing in the search bar: the matches marked and highlighted, their count in the title.
+    assert snap_compare(
+        app_for(runs),
+        terminal_size=SIZE,
+        run_before=open_run,
+        press=["enter", "home", "n", "slash", "p", "o", "r", "t", "o"],
+    )

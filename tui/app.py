@@ -23,6 +23,7 @@ from textual.dom import DOMNode
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widget import Widget
+from textual.widgets import Input
 from textual.worker import Worker
 
 from agentor.engine.events import GENERATION
@@ -30,6 +31,7 @@ from agentor.engine.events import GENERATION
 from . import live
 from .agents import AgentSet
 from .detail import detail
+from .event_value import copy_value
 from .keys import BINDINGS, PALETTE
 from .literal import literal_line
 from .messages import (
@@ -42,14 +44,16 @@ from .messages import (
 )
 from .resume import Resumer
 from .run_filter import RunFilter, list_title
-from .runs import Changes, RunIndex
+from .runs import Changes, RunIndex, RunLog
 from .widgets.event_detail import EventDetail
 from .widgets.filter_bar import FilterBar
 from .widgets.help_screen import HelpScreen
 from .widgets.keys_footer import KeysFooter
+from .widgets.raw_event import RawEventScreen
 from .widgets.run_list import RunList
 from .widgets.stream_line import StreamLine
 from .widgets.timeline import Timeline
+from .widgets.timeline_pane import TimelinePane
 
 # What `m` maximizes: the pane holding the focus, with its title and bars.
 PANES = ("runs-pane", "timeline-pane", "detail")
@@ -98,9 +102,7 @@ class RunsApp(App[None]):
             yield FilterBar(id="filter")
             yield RunList(self.clock, id="runs")
         with Horizontal(id="bottom"):
-            with Vertical(id="timeline-pane"):
-                yield Timeline(id="timeline")
-                yield StreamLine(id="stream")
+            yield TimelinePane(id="timeline-pane")
             yield EventDetail(id="detail")
         yield KeysFooter()
 
@@ -358,6 +360,24 @@ class RunsApp(App[None]):
         if isinstance(pane, Widget):
             screen.maximized = pane
 
+    def action_view_raw(self) -> None:
+        if (at := self._event_at_cursor()) is not None:
+            self.push_screen(RawEventScreen(self.timeline.run_id or "", *at))
+
+    def action_copy_value(self) -> None:
+        if (at := self._event_at_cursor()) is not None:
+            copied = copy_value(*at)
+            self.copy_to_clipboard(copied.clipboard)
+            self.tell(copied.notice, timeout=4)
+
+    def _event_at_cursor(self) -> tuple[RunLog, int] | None:
+        """The open run and the line its timeline highlights (else why there is none)."""
+        timeline = self.timeline
+        if timeline.run_log is None or timeline.cursor < 0:
+            self.tell("No event highlighted: select a run with events first.", severity="warning")
+            return None
+        return timeline.run_log, timeline.cursor
+
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
@@ -398,6 +418,8 @@ class RunsApp(App[None]):
         )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "filter" and isinstance(self.focused, Input):
+            return False  # `/` is typed into the input (the timeline's search bar): not shown
         if action == "stop_resume" and not self.resumer.running:
             return None  # shown greyed out in the footer
         return True
@@ -407,4 +429,6 @@ class RunsApp(App[None]):
             if command.title not in ("Maximize", "Minimize"):  # ours toggles (m)
                 yield command
         for title, help_text, action in PALETTE:
-            yield SystemCommand(title, help_text, getattr(self, f"action_{action}"))
+            node_id, _, name = action.rpartition(".")
+            target = self.query_one(f"#{node_id}") if node_id else self
+            yield SystemCommand(title, help_text, getattr(target, f"action_{name}"))

@@ -103,6 +103,12 @@ class CursorList(ScrollView, can_focus=True):
             self._cache.discard((index, False, width))
             self._refresh_rows(index, index + 1)
 
+    def rows_restyled(self) -> None:
+        """The same rows may each look different (a search marks its matches): draw the
+        rows on screen again."""
+        self._cache.clear()
+        self.refresh()
+
     def move_cursor(self, index: int, notify: bool = True) -> None:
         count = self.row_count()
         index = max(0, min(index, count - 1)) if count else -1
