@@ -11,6 +11,7 @@ from tests.app_support import (
     SIZE,
     app_for,
     copy_fixtures,
+    fixed_clock,
     notifications,
     screen_text,
     text_reply,
@@ -20,6 +21,7 @@ from tests.app_support import (
 )
 from tests.conftest import ScriptedModel
 from tests.test_runs_index import write_big_log
+from tui.app import RunsApp
 from tui.finder import SEARCH
 from tui.widgets.raw_event import RawEventScreen
 from tui.widgets.timeline import MATCH_STYLE
@@ -275,3 +277,19 @@ async def test_y_copies_the_events_value_and_says_what_it_copied(tmp_path: Path)
         await pilot.press("enter", "y")
         assert app.clipboard == result.encode("utf-8", "replace").decode("utf-8")
         assert notifications(app)[-1].endswith("[bold]files[/bold] \\udcff.txt␛[2J")
+
+
+async def test_a_run_named_on_the_command_line_opens_selected_and_focused(tmp_path: Path) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    run_id = IDS["half_finished_crash"]
+    app = RunsApp(runs, watch=False, clock=fixed_clock, run_id=run_id)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert app.run_list.current is not None and app.run_list.current.run_id == run_id
+        assert app.timeline.run_id == run_id and app.focused is app.timeline
+        assert f"Timeline · {run_id[:8]} · 3 lines" in screen_text(app)
+        assert len(app.run_list.rows) == 8  # the whole directory is listed
+    gone = RunsApp(runs, watch=False, clock=fixed_clock, run_id="deleted-meanwhile")
+    async with gone.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert notifications(gone) == [f"Run deleted-meanwhile is not in {runs}."]

@@ -74,8 +74,10 @@ class RunsApp(App[None]):
         agents: AgentSet | None = None,
         watch: bool = True,
         clock: Callable[[], float] = time.time,
+        run_id: str | None = None,
     ) -> None:
         super().__init__()
+        self.first_run_id = run_id  # `agentor-tui path/to/<run id>.jsonl`: open that run
         self.directory = Path(directory)
         self.agents = agents if agents is not None else AgentSet()
         # `watch` is taken by DOMNode.watch; `live` says whether watchers and timers run.
@@ -140,6 +142,8 @@ class RunsApp(App[None]):
             self.run_list.empty_message = self.index.error
         self.show_rows()
         self.run_list.focus()
+        if self.first_run_id is not None:
+            self.call_after_refresh(self._open_first_run, self.first_run_id)  # after the focus
         # What exists now (Textual's DOM, the first scan's rows) lives as long as the app: out
         # of the collector's sight, a full collection takes milliseconds instead of tens of
         # them, and one no longer lands between an append and its line on screen.
@@ -164,6 +168,14 @@ class RunsApp(App[None]):
             pane = self.query_one("#runs-pane")
             pane.border_title = Content(title)
             pane.border_subtitle = Content(subtitle) if subtitle else None
+
+    def _open_first_run(self, run_id: str) -> None:
+        """The run named on the command line: selected, its timeline open and focused."""
+        if self.run_list.select(run_id):
+            self.open_run(run_id)
+            self.screen.set_focus(self.timeline)
+        else:
+            self.tell(f"Run {run_id} is not in {self.directory}.", severity="warning")
 
     @on(RunHighlighted)
     def _run_highlighted(self, message: RunHighlighted) -> None:

@@ -1,4 +1,4 @@
-"""`agentor-tui [DIR] [--agent SPEC]... [--no-watch]`: argument parsing and `main()`.
+"""`agentor-tui [DIR | RUN.jsonl] [--agent SPEC]... [--no-watch]`: arguments and `main()`.
 
 Imports stay lazy: `--version` and `--help` load neither the engine nor textual, and openai is
 imported only when a resume makes a request.
@@ -38,7 +38,13 @@ def build_parser() -> argparse.ArgumentParser:
         prog="agentor-tui",
         description="Browse, follow and resume durable agentor runs in the terminal.",
     )
-    p.add_argument("dir", nargs="?", default="runs", help="a FileStore directory (default: runs)")
+    p.add_argument(
+        "dir",
+        nargs="?",
+        default="runs",
+        help="a FileStore directory (default: runs), or one run's log, path/to/<run id>.jsonl: "
+        "its directory is opened with that run selected",
+    )
     p.add_argument(
         "--agent",
         action="append",
@@ -61,10 +67,14 @@ def fail(message: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    directory = Path(args.dir)
+    directory, run_id = Path(args.dir), None
     if not directory.is_dir():
-        what = "not a directory" if directory.exists() else "no such directory"
-        return fail(f"{what}: {args.dir}")
+        if not directory.exists():
+            return fail(f"no such directory: {args.dir}")
+        try:
+            directory, run_id = run_log_target(directory)
+        except ValueError as exc:
+            return fail(f"not a run log: {args.dir}: {exc}")
 
     from .agents import AgentSet, AgentSpecError
 
@@ -75,5 +85,24 @@ def main(argv: list[str] | None = None) -> int:
 
     from .app import RunsApp  # textual loads only now
 
-    RunsApp(directory=directory, agents=agents, watch=not args.no_watch).run()
+    RunsApp(directory=directory, agents=agents, watch=not args.no_watch, run_id=run_id).run()
     return 0
+
+
+def run_log_target(path: Path) -> tuple[Path, str]:
+    """The directory and run id of one run's log, `path/to/<run id>.jsonl` (a symlink to one
+    is taken for the file it points to); ValueError saying why another file is not one."""
+    from agentor.engine.store import RUN_ID_RE, RUN_ID_RULE, SUFFIX
+
+    from .logfile import not_a_log
+
+    real = path.resolve()
+    run_id = real.name.removesuffix(SUFFIX)
+    if not real.name.endswith(SUFFIX):
+        raise ValueError(f"a run log is named <run id>{SUFFIX}, in a FileStore directory")
+    if not RUN_ID_RE.fullmatch(run_id):
+        raise ValueError(f"{run_id!r} is not a run id ({RUN_ID_RULE})")
+    why = not_a_log(real)
+    if why is not None:
+        raise ValueError(why)
+    return real.parent, run_id
