@@ -23,6 +23,7 @@ from tests.conftest import ScriptedModel
 from tests.test_runs_index import write_big_log
 from tui.app import RunsApp
 from tui.finder import SEARCH
+from tui.live import apply_paths
 from tui.widgets.raw_event import RawEventScreen
 from tui.widgets.timeline import MATCH_STYLE
 
@@ -293,3 +294,24 @@ async def test_a_run_named_on_the_command_line_opens_selected_and_focused(tmp_pa
     async with gone.run_test(size=SIZE) as pilot:
         await pilot.pause()
         assert notifications(gone) == [f"Run deleted-meanwhile is not in {runs}."]
+
+
+async def test_a_search_takes_in_the_lines_a_live_run_appends(tmp_path: Path) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    run_id = IDS["crash_after_tool_result"]
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        assert app.run_list.select(run_id)
+        await pilot.press("enter", "slash", *"vienna", "enter")
+        timeline = app.timeline
+        before = list(timeline.finder.found[SEARCH])
+        assert before and "vienna: " in subtitle(app)
+        path = runs / f"{run_id}.jsonl"
+        with path.open("a") as f:
+            f.write(json.dumps({"type": "message", "text": "Vienna is sunny.", "turn": 2}) + "\n")
+            f.write(json.dumps({"type": "message", "text": "Nothing to see.", "turn": 2}) + "\n")
+        apply_paths(app, [path])  # what the watcher reports
+        await pilot.pause()
+        assert timeline.finder.found[SEARCH] == [*before, 4]
+        assert f"{len(before) + 1} matches" in subtitle(app)
+        assert highlighted(app, 4) == ["Vienna"] and highlighted(app, 5) == []

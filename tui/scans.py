@@ -94,7 +94,7 @@ class LogScans:
     def _took(self, scan_kind: str, token: int, start: int, scan: Scan | None) -> None:
         if scan is not None and self.timeline.finder.add(scan_kind, token, start, scan):
             self._start(scan_kind)  # what the log gained while this one ran
-            self.timeline.scanned()
+            self.timeline.scanned(scan.found)
 
 
 def _in_thread(job: Callable[..., Scan | None]) -> Scan | None:

@@ -3,7 +3,7 @@ searches them, `n` `e` `t` jump to the next match, error or tool call (`tui.find
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from typing import ClassVar
 
 from rich.text import Text
@@ -231,11 +231,13 @@ class Timeline(CursorList):
         self._note = f"cannot search the log: {reason}"
         self._retitle()
 
-    def scanned(self) -> None:
-        """A scan brought results (`LogScans`): redraw the matches, go on with a jump that
+    def scanned(self, found: list[int]) -> None:
+        """A scan brought results (`LogScans`): redraw the rows on screen it found to match
+        (only those: a live run's new lines are scanned as they come), go on with a jump that
         waited for them."""
-        if self.finder.query:
-            self.rows_restyled()
+        top = round(self.scroll_y)
+        shown = found[bisect_left(found, top) : bisect_left(found, top + self.size.height)]
+        self.rows_updated(shown)
         if self._pending is not None:
             kind, forward, wrap, here = self._pending
             if self.run_log is not None and self.finder.complete(kind, len(self.run_log)):
