@@ -29,7 +29,10 @@ from tui.widgets.timeline import MATCH_STYLE
 
 
 def subtitle(app) -> str:
-    return str(app.timeline.border_subtitle or "")
+    """The timeline's bottom border as on screen: its subtitle says what a search found."""
+    region = app.timeline.region
+    row = screen_text(app).splitlines()[region.bottom - 1]
+    return row[region.x : region.right]
 
 
 def highlighted(app, index: int) -> list[str]:
@@ -106,9 +109,10 @@ async def test_a_search_finds_text_as_json_escapes_it(tmp_path: Path) -> None:
         assert app.timeline.finder.found[SEARCH] == [1]
         assert app.timeline.cursor == 1
         await pilot.press("slash")
-        app.query_one("#search").value = "no such text"
+        app.query_one("#search").value = "[b]no such\x1b[2J text"  # shown literally
         await pilot.press("enter")
-        assert "/no such text: no match" in subtitle(app)
+        assert "/[b]no such␛[2J text: no match" in subtitle(app)
+        assert "/[b]no such␛[2J text: no match" in screen_text(app)
         assert app.timeline.cursor == 1
 
 

@@ -490,6 +490,12 @@ async def test_quick_and_whole_reads_agree_on_every_cut_of_a_log(
         promised = ("status", "agent", "model", "started_at", "first_prompt", "last_event_at")
         for name in (*promised, "ended_at", "error", "final_output"):
             assert getattr(a, name) == getattr(b, name), (row.run_id, name)
+    # Once filled, a quick row is the whole row: counts, calls and active time included.
+    q.fill()
+    for row in w.rows():
+        filled = q.get(row.run_id)
+        assert filled is not None and filled.complete
+        assert filled.summary == row.summary, row.run_id
 
 
 def test_a_missing_or_deleted_directory_is_an_error_not_a_crash(tmp_path: Path) -> None:

@@ -217,12 +217,11 @@ class Timeline(CursorList):
         target, wrapped = self.finder.step(kind, origin, forward, wrap)
         if target is not None:
             self.move_cursor(target)
-        if target is None:
-            where = "below" if forward else "above"
-            none = not self.finder.found[kind]
-            note = f"no {NAMES[kind]}" + ("" if none and kind == SEARCH else f" {where}")
-        else:
             note = f"wrapped to the {'top' if forward else 'bottom'}" if wrapped else ""
+        elif kind == SEARCH:
+            note = ""  # a search wraps: none at all, and its status says "no match"
+        else:
+            note = f"no {NAMES[kind]} {'below' if forward else 'above'}"
         self._note = note
         self._retitle()
 
