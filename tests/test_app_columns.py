@@ -150,6 +150,8 @@ async def test_detail_labels_never_run_into_their_values(tmp_path: Path) -> None
     runs.mkdir()
     replayed = oslo(NOW - 50, replayed_from="call_1_0", forked_from="run-before")
     write_log(runs, "r", [start(NOW - 60), *asked(NOW - 55), replayed])
+    odd = [{"role": "assistant", "tool_call_id": "call_9", "content": "x"}]
+    write_log(runs, "odd", [{"type": "run_start", "messages": odd, "started_at": NOW - 99}])
     app = RunsApp(runs, watch=False, clock=lambda: NOW)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
@@ -167,6 +169,11 @@ async def test_detail_labels_never_run_into_their_values(tmp_path: Path) -> None
         screen = screen_text(app)
         assert "replayed_from call_1_0" in screen
         assert "replayed_fromcall_1_0" not in screen
+        # A role as long as its column is parted from what follows it too.
+        await pilot.press("escape", "escape")
+        assert app.run_list.select("odd")
+        await pilot.pause()
+        assert "\nassistant (for call_9)" in app.event_detail.text
 
 
 async def test_turns_of_a_thousand_and_more_are_never_cut(tmp_path: Path) -> None:
