@@ -87,6 +87,28 @@ def child(directory: str, lines: int, timeout: float = 120.0) -> None:
             # the app is not torn down under it.
             await asyncio.sleep(0.1)
             await pilot.pause()
+            await search(app, marks, deadline)
+
+    async def search(app: RunsApp, marks: dict[str, float], deadline: float) -> None:
+        """`/` in the timeline: a search of every line (a worker thread), and the longest
+        the screen's loop was held meanwhile (gaps between 5 ms ticks)."""
+        from tui.finder import SEARCH
+
+        timeline, gaps, last = app.timeline, [0.0], [time.monotonic()]
+
+        def tick() -> None:
+            now = time.monotonic()
+            gaps.append(now - last[0])
+            last[0] = now
+
+        timer = app.set_interval(0.005, tick)
+        started = time.monotonic()
+        timeline.search("Lima")  # a city of every turn: a third of the lines match
+        while not timeline.finder.complete(SEARCH, lines) and time.monotonic() < deadline:
+            await asyncio.sleep(0.001)
+        marks["search_s"] = time.monotonic() - started
+        timer.stop()
+        marks["loop_gap_s"] = max(gaps)
 
     asyncio.run(go())
     marks.setdefault("open", marks["app"])
@@ -97,6 +119,8 @@ def child(directory: str, lines: int, timeout: float = 120.0) -> None:
                 "start_s": marks["drawn"] - marks["app"],
                 "import_s": marks["imported"] - t_process,
                 "settle_s": marks["settled"] - marks["drawn"],
+                "search_s": marks["search_s"],
+                "loop_gap_s": marks["loop_gap_s"],
                 "rss": peak_rss(),
             }
         ),
@@ -217,6 +241,18 @@ def main() -> None:
                 "",
             ],
             ["RunLog(path) + last item", harness.fmt_s(harness.median(data)), "", ""],
+            [
+                "/ search of every line (worker thread)",
+                harness.fmt_s(med("big", "search_s")),
+                harness.fmt_s(med("small", "search_s")),
+                "",
+            ],
+            [
+                "  longest the screen waited meanwhile",
+                harness.fmt_s(med("big", "loop_gap_s")),
+                harness.fmt_s(med("small", "loop_gap_s")),
+                "",
+            ],
             [
                 "then list filled (RunIndex.fill)",
                 harness.fmt_s(med("big", "settle_s")),

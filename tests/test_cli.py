@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import types
@@ -79,11 +80,45 @@ def test_dir_defaults_to_runs(tmp_path: Path) -> None:
     assert (proc.returncode, proc.stderr) == (2, "agentor-tui: error: no such directory: runs\n")
 
 
-def test_a_file_is_not_a_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = tmp_path / "a.jsonl"
-    path.write_text("")
-    assert main([str(path)]) == 2
-    assert capsys.readouterr().err == f"agentor-tui: error: not a directory: {path}\n"
+def test_a_file_that_is_not_a_run_log_is_a_one_line_error_saying_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "notes.txt").write_text("hello\n")
+    (tmp_path / "bad name!.jsonl").write_text('{"type": "run_start"}\n')
+    (tmp_path / "data.jsonl").write_text('[1, 2]\n{"type": "run_start"}\n')
+    (tmp_path / "fifo.jsonl").unlink(missing_ok=True)
+    os.mkfifo(tmp_path / "fifo.jsonl")
+    cases = {
+        "notes.txt": "a run log is named <run id>.jsonl, in a FileStore directory",
+        "bad name!.jsonl": "'bad name!' is not a run id (use 1 to 128 characters",
+        "data.jsonl": "its first line is not an event (",
+        "fifo.jsonl": "not a regular file",
+    }
+    for name, why in cases.items():
+        path = tmp_path / name
+        assert main([str(path)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"agentor-tui: error: not a run log: {path}: {why}"), err
+        assert err.count("\n") == 1
+
+
+def test_a_run_log_opens_its_directory_with_that_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started = fake_app(monkeypatch)
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "job-42.jsonl").write_text('{"type": "run_start", "agent": "A"}\n')
+    (runs / "starting.jsonl").write_text("")  # a run being created: nothing written yet
+    (tmp_path / "latest.jsonl").symlink_to(runs / "job-42.jsonl")
+    for arg, run_id in (("runs/job-42.jsonl", "job-42"), ("latest.jsonl", "job-42")):
+        monkeypatch.chdir(tmp_path)
+        assert main([arg, "--no-watch"]) == 0
+        assert started[-1]["directory"] == runs.resolve() and started[-1]["run_id"] == run_id
+    assert main([str(runs / "starting.jsonl")]) == 0
+    assert started[-1]["run_id"] == "starting" and started[-1]["watch"] is True
+    assert main([str(runs)]) == 0
+    assert started[-1]["run_id"] is None
 
 
 def test_bad_agent_specs_are_one_line_errors_naming_the_cause(
@@ -112,9 +147,8 @@ def test_bad_agent_in_a_fresh_process_exits_2(tmp_path: Path) -> None:
     assert proc.stderr == "agentor-tui: error: --agent missing.py:agent: no such file: missing.py\n"
 
 
-def test_good_arguments_start_the_app_with_the_directory_and_agents(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def fake_app(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """`RunsApp` replaced: what each start was given."""
     started: list[dict[str, Any]] = []
 
     class FakeApp:
@@ -129,6 +163,13 @@ def test_good_arguments_start_the_app_with_the_directory_and_agents(
     fake = types.ModuleType("tui.app")
     fake.RunsApp = FakeApp  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "tui.app", fake)
+    return started
+
+
+def test_good_arguments_start_the_app_with_the_directory_and_agents(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started = fake_app(monkeypatch)
     (tmp_path / "my_agent_cli_x4.py").write_text(
         "from agentor import Agentor\nagent = Agentor(name='Mine', model='gpt-4o-mini')\n"
     )

@@ -62,6 +62,9 @@ TUI_TEXT_MODULES = [
     "tui.summaries",
     "tui.detail",
     "tui.run_filter",
+    "tui.logscan",
+    "tui.finder",
+    "tui.event_value",
 ]
 
 

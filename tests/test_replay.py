@@ -191,7 +191,7 @@ def test_summarize_a_finished_two_segment_run() -> None:
     assert s.run_id == "run1" and s.status == "completed"
     assert (s.agent, s.model) == ("A", "m")
     assert s.started_at == 100.0 and s.ended_at == 200.0 and s.last_event_at == 200.0
-    assert s.turns == 2 and s.tool_calls == 2
+    assert s.turns == 2 and s.tool_calls == 1  # the rewound Oslo call, asked again, is one
     assert s.usage == Usage(30, 6, 36)
     assert s.first_prompt == "Oslo?"
     assert s.final_output == "Sunny." and s.error is None
@@ -246,3 +246,79 @@ def test_a_new_segment_clears_the_error_of_the_one_before() -> None:
     assert summarize("r", failed).error == "HTTP 500"
     resumed = summarize("r", [*failed, Event(RUN_START, agent="A", messages=[])])
     assert (resumed.status, resumed.error, resumed.segments) == ("incomplete", None, 2)
+
+
+def rewound_two_call_run(resumes: int) -> list[Event]:
+    """A two-call run whose slow second call is cut off `resumes` times: each resume rewinds
+    turn 1 and asks both calls again, under the same ids (the server numbers calls per
+    request); the first is answered from the record, the second runs again."""
+    oslo, rome = {"city": "Oslo"}, {"city": "Rome"}
+
+    def ask(at: float) -> list[Event]:
+        return [
+            gen(1, PROMPT, OSLO, ROME),
+            Event("tool_call", name="get_weather", call_id="c1", args=oslo, turn=1, ts=at),
+            Event("tool_call", name="get_weather", call_id="c2", args=rome, turn=1, ts=at),
+        ]
+
+    log = [start(ts=100.0), *ask(101.0), result("c1", "sunny", args=oslo, ts=102.0)]
+    for n in range(resumes):
+        at = 1000.0 * (n + 1)
+        log += [start(started_at=at), *ask(at + 1)]
+        log += [result("c1", "sunny", args=oslo, replayed_from="c1", ts=at + 2)]
+    at = 1000.0 * resumes  # the last resume runs the second call at last
+    log += [result("c2", "rainy", args=rome, ts=at + 3), gen(2, PROMPT, text="Done.")]
+    return [*log, Event("run_end", status="completed", text="Done.", ended_at=at + 4)]
+
+
+def test_tool_calls_counts_calls_not_the_tool_call_events_of_rewound_turns() -> None:
+    log = rewound_two_call_run(resumes=3)
+    assert sum(e.type == "tool_call" for e in log) == 8
+    assert summarize("r", log).tool_calls == 2
+    # Tailing folds the same count, wherever the reads were cut, and never more than two.
+    for cut in range(len(log) + 1):
+        s = summarize("r", log[:cut])
+        assert s.tool_calls <= 2
+        assert fold(s, log[cut:]) == summarize("r", log)
+
+
+def test_each_turn_counts_its_calls_and_a_new_turn_adds_to_the_count() -> None:
+    log = [start(), gen(1, PROMPT, OSLO, ROME)]
+    log += [Event("tool_call", name="get_weather", call_id=c, turn=1) for c in ("c1", "c2")]
+    log += [result("c1"), result("c2"), gen(2, PROMPT, OSLO)]
+    log += [Event("tool_call", name="get_weather", call_id="c1", turn=2), result("c1")]
+    assert summarize("r", log).tool_calls == 3  # 2 in turn 1, and turn 2 reuses id c1
+    # A generation asked again for turn 2 (a rewind) with no calls this time: turn 2 has none.
+    assert summarize("r", [*log, start(), gen(2, PROMPT, text="ok")]).tool_calls == 2
+
+
+def test_active_time_sums_the_segments_spans_without_the_idle_gaps() -> None:
+    log = rewound_two_call_run(resumes=3)
+    s = summarize("r", log)
+    # Segments: 100 -> 102, 1000 -> 1002, 2000 -> 2002, 3000 -> 3004 (the run_end's time).
+    assert s.active_time() == 2 + 2 + 2 + 4
+    assert s.wall_time == 3004 - 100
+    # A run a live process runs: its current segment counts up to now.
+    live = summarize("r", log[:-3])
+    assert live.status == "incomplete"
+    assert live.active_time() == 6 + 2
+    assert live.active_time(now=3010.0) == 6 + 10
+    assert summarize("e", []).active_time() is None
+    # Times no clock can show are left out, never a crash or a NaN.
+    odd = [
+        start(started_at=float("nan")),
+        Event("message", ts=float("inf")),
+        Event("message", ts=5.0),
+    ]
+    assert summarize("o", odd).active_time() == 0.0
+
+
+def test_a_segment_ends_at_its_run_end_and_an_untimed_one_keeps_the_sum() -> None:
+    # A fork marker written long after the end is not work; nor is a segment without times.
+    forked = [start(ts=100.0), Event("run_end", status="completed", ended_at=101.5)]
+    forked.append(Event("fork", forked_from="x", ts=5000.0))
+    s = summarize("f", forked)
+    assert s.active_time() == 1.5 and s.active_time(now=9000.0) == 1.5
+    assert s.wall_time == 4900.0
+    untimed = [*forked, Event("run_start", agent="A"), Event("message", text="no time")]
+    assert summarize("u", untimed).active_time() == 1.5

@@ -365,13 +365,19 @@ def test_unreadable_files_are_rows_with_an_error(tmp_path: Path) -> None:
     # Not run logs at all: ignored.
     (tmp_path / "one-bad.jsonl.torn").write_bytes(b"torn\n")
     (tmp_path / "notes.txt").write_text("hello")
-    (tmp_path / "bad id!.jsonl").write_text(json.dumps(good) + "\n")
     (tmp_path / ".hidden.jsonl").write_text(json.dumps(good) + "\n")
+    # A log whose name is no run id: listed under its whole name, with the reason.
+    (tmp_path / "bad id!.jsonl").write_text(json.dumps(good) + "\n")
 
     index = RunIndex(tmp_path)
     index.scan()
     rows = {r.run_id: r for r in index.rows()}
-    assert set(rows) == {"dir", "empty", "garbage", "torn-only", "one-bad", "fifo", "link"}
+    assert set(rows) == {
+        *("dir", "empty", "garbage", "torn-only", "one-bad", "fifo", "link", "bad id!.jsonl")
+    }
+    bad = rows["bad id!.jsonl"]
+    assert (bad.status, bad.summary) == ("unreadable", None)
+    assert bad.error is not None and bad.error.startswith("not a valid run id: 'bad id!' (use 1")
     assert (rows["dir"].status, rows["dir"].error) == ("unreadable", "is a directory")
     assert (rows["empty"].status, rows["empty"].error) == ("unreadable", "empty file")
     assert rows["garbage"].status == "unreadable"
@@ -389,7 +395,7 @@ def test_unreadable_files_are_rows_with_an_error(tmp_path: Path) -> None:
     # Liveness probes and refreshes take them in stride too.
     index.refresh_liveness()
     index.refresh([tmp_path / n for n in os.listdir(tmp_path)])
-    assert len(index.rows()) == 7
+    assert len(index.rows()) == 8
 
 
 def test_a_file_without_read_permission_is_unreadable(
@@ -484,6 +490,12 @@ async def test_quick_and_whole_reads_agree_on_every_cut_of_a_log(
         promised = ("status", "agent", "model", "started_at", "first_prompt", "last_event_at")
         for name in (*promised, "ended_at", "error", "final_output"):
             assert getattr(a, name) == getattr(b, name), (row.run_id, name)
+    # Once filled, a quick row is the whole row: counts, calls and active time included.
+    q.fill()
+    for row in w.rows():
+        filled = q.get(row.run_id)
+        assert filled is not None and filled.complete
+        assert filled.summary == row.summary, row.run_id
 
 
 def test_a_missing_or_deleted_directory_is_an_error_not_a_crash(tmp_path: Path) -> None:

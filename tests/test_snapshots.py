@@ -86,3 +86,46 @@ def test_resume_in_progress(snap_compare, runs: Path, monkeypatch: pytest.Monkey
         await pilot.pause(0.1)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=resume)
+
+
+def test_small_screen_80x24(snap_compare, runs: Path) -> None:
+    async def open_run(pilot) -> None:
+        pilot.app.run_list.select(IDS["crash_after_tool_result"])
+        await pilot.pause()
+
+    # The timeline focused: the footer keeps help, quit and the palette.
+    assert snap_compare(app_for(runs), terminal_size=(80, 24), run_before=open_run, press=["enter"])
+
+
+def test_detail_at_100x30(snap_compare, runs: Path) -> None:
+    async def open_run(pilot) -> None:
+        pilot.app.run_list.select(IDS["parallel_calls"])
+        await pilot.pause()
+
+    assert snap_compare(
+        app_for(runs), terminal_size=(100, 30), run_before=open_run, press=["enter", "up", "tab"]
+    )
+
+
+def test_maximized_detail_at_80x24(snap_compare, runs: Path) -> None:
+    async def open_run(pilot) -> None:
+        pilot.app.run_list.select(IDS["parallel_calls"])
+        await pilot.pause()
+
+    assert snap_compare(
+        app_for(runs), terminal_size=(80, 24), run_before=open_run, press=["enter", "tab", "m"]
+    )
+
+
+def test_timeline_search(snap_compare, runs: Path) -> None:
+    async def open_run(pilot) -> None:
+        pilot.app.run_list.select(IDS["parallel_calls"])
+        await pilot.pause()
+
+    # Typing in the search bar: the matches marked and highlighted, their count in the title.
+    assert snap_compare(
+        app_for(runs),
+        terminal_size=SIZE,
+        run_before=open_run,
+        press=["enter", "home", "n", "slash", "p", "o", "r", "t", "o"],
+    )

@@ -19,9 +19,11 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
+from textual.dom import DOMNode
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
-from textual.widgets import Footer
+from textual.widget import Widget
+from textual.widgets import Input
 from textual.worker import Worker
 
 from agentor.engine.events import GENERATION
@@ -29,6 +31,7 @@ from agentor.engine.events import GENERATION
 from . import live
 from .agents import AgentSet
 from .detail import detail, segment_start
+from .event_value import copy_value
 from .formatting import short_path
 from .keys import BINDINGS, PALETTE
 from .literal import literal_line
@@ -43,14 +46,19 @@ from .messages import (
 )
 from .resume import Resumer
 from .run_filter import RunFilter, list_title
-from .runs import Changes, RunIndex
+from .runs import Changes, RunIndex, RunLog
 from .widgets.event_detail import EventDetail
 from .widgets.filter_bar import FilterBar
 from .widgets.help_screen import HelpScreen
+from .widgets.keys_footer import KeysFooter
+from .widgets.raw_event import RawEventScreen
 from .widgets.run_list import RunList
 from .widgets.stream_line import StreamLine
 from .widgets.timeline import Timeline
+from .widgets.timeline_pane import TimelinePane
 
+# What `m` maximizes: the pane holding the focus, with its title and bars.
+PANES = ("runs-pane", "timeline-pane", "detail")
 # While the timeline follows new events, its detail is rebuilt at most this often.
 LIVE_DETAIL_S = 0.1
 
@@ -68,8 +76,10 @@ class RunsApp(App[str | None]):
         agents: AgentSet | None = None,
         watch: bool = True,
         clock: Callable[[], float] = time.time,
+        run_id: str | None = None,
     ) -> None:
         super().__init__()
+        self.first_run_id = run_id  # `agentor-tui path/to/<run id>.jsonl`: open that run
         self.directory = Path(directory)
         self.agents = agents if agents is not None else AgentSet()
         # `watch` is taken by DOMNode.watch; `live` says whether watchers and timers run.
@@ -102,11 +112,9 @@ class RunsApp(App[str | None]):
             yield FilterBar(id="filter")
             yield RunList(self.clock, id="runs")
         with Horizontal(id="bottom"):
-            with Vertical(id="timeline-pane"):
-                yield Timeline(id="timeline")
-                yield StreamLine(id="stream")
+            yield TimelinePane(id="timeline-pane")
             yield EventDetail(id="detail")
-        yield Footer()
+        yield KeysFooter()
 
     # -- widgets -------------------------------------------------------------------------------
 
@@ -142,6 +150,8 @@ class RunsApp(App[str | None]):
             self.run_list.empty_message = self.index.error
         self.show_rows()
         self.run_list.focus()
+        if self.first_run_id is not None:
+            self.call_after_refresh(self._open_first_run, self.first_run_id)  # after the focus
         # What exists now (Textual's DOM, the first scan's rows) lives as long as the app: out
         # of the collector's sight, a full collection takes milliseconds instead of tens of
         # them, and one no longer lands between an append and its line on screen.
@@ -175,6 +185,14 @@ class RunsApp(App[str | None]):
             pane = self.query_one("#runs-pane")
             pane.border_title = Content(title)
             pane.border_subtitle = Content(subtitle) if subtitle else None
+
+    def _open_first_run(self, run_id: str) -> None:
+        """The run named on the command line: selected, its timeline open and focused."""
+        if self.run_list.select(run_id):
+            self.open_run(run_id)
+            self.screen.set_focus(self.timeline)
+        else:
+            self.tell(f"Run {run_id} is not in {self.directory}.", severity="warning")
 
     @on(RunHighlighted)
     def _run_highlighted(self, message: RunHighlighted) -> None:
@@ -241,7 +259,9 @@ class RunsApp(App[str | None]):
         kind = getattr(item, "type", None)
         request = log.request(index) if kind == GENERATION else None
         setup = segment_start(log, index) if kind == GENERATION else None
-        body = detail(item, index, run_id, log.start_time, request, setup)
+        row = self.index.get(run_id)
+        run = row.summary if row is not None and row.complete else None
+        body = detail(item, index, run_id, log.start_time, request, setup, run)
         title = f"Detail · {literal_line(kind, 20)}" if kind else "Detail · unreadable line"
         self.event_detail.show(body, f"{title} · line {index + 1}")
 
@@ -375,6 +395,37 @@ class RunsApp(App[str | None]):
     def action_reload(self) -> None:
         live.reload(self)
 
+    def action_toggle_maximize(self) -> None:
+        """The focused pane (with its title and bars) fills the screen, or all panes come
+        back (`esc` does that too, Textual's own rule)."""
+        screen = self.screen
+        if screen.maximized is not None:
+            screen.minimize()
+            return
+        pane: DOMNode | None = screen.focused
+        while pane is not None and pane.id not in PANES:
+            pane = pane.parent
+        if isinstance(pane, Widget):
+            screen.maximized = pane
+
+    def action_view_raw(self) -> None:
+        if (at := self._event_at_cursor()) is not None:
+            self.push_screen(RawEventScreen(self.timeline.run_id or "", *at))
+
+    def action_copy_value(self) -> None:
+        if (at := self._event_at_cursor()) is not None:
+            copied = copy_value(*at)
+            self.copy_to_clipboard(copied.clipboard)
+            self.tell(copied.notice, timeout=4)
+
+    def _event_at_cursor(self) -> tuple[RunLog, int] | None:
+        """The open run and the line its timeline highlights (else why there is none)."""
+        timeline = self.timeline
+        if timeline.run_log is None or timeline.cursor < 0:
+            self.tell("No event highlighted: select a run with events first.", severity="warning")
+            return None
+        return timeline.run_log, timeline.cursor
+
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
@@ -426,12 +477,18 @@ class RunsApp(App[str | None]):
         )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "filter" and isinstance(self.focused, Input):
+            return False  # `/` is typed into the input (the timeline's search bar): not shown
         # Watched, the list is always current: no reload (and none in the footer).
         return not (action == "reload" and self.live)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        for command in super().get_system_commands(screen):
+            if command.title not in ("Maximize", "Minimize"):  # ours toggles (m)
+                yield command
         for title, help_text, action in PALETTE:
             if self.check_action(action, ()) is False:
                 continue
-            yield SystemCommand(title, help_text, getattr(self, f"action_{action}"))
+            node_id, _, name = action.rpartition(".")
+            target = self.query_one(f"#{node_id}") if node_id else self
+            yield SystemCommand(title, help_text, getattr(target, f"action_{name}"))

@@ -1,4 +1,5 @@
-"""`agentor-tui [DIR] [--agent SPEC]... [--any-agent] [--no-watch]`: arguments and `main()`.
+"""`agentor-tui [DIR | RUN.jsonl] [--agent SPEC]... [--any-agent] [--no-watch]`: arguments and
+`main()`.
 
 Imports stay lazy: `--version` and `--help` load neither the engine nor textual, and openai is
 imported only when a resume makes a request.
@@ -43,7 +44,13 @@ def build_parser() -> argparse.ArgumentParser:
         prog="agentor-tui",
         description="Browse, follow and resume durable agentor runs in the terminal.",
     )
-    p.add_argument("dir", nargs="?", default="runs", help="a FileStore directory (default: runs)")
+    p.add_argument(
+        "dir",
+        nargs="?",
+        default="runs",
+        help="a FileStore directory (default: runs), or one run's log, path/to/<run id>.jsonl: "
+        "its directory is opened with that run selected",
+    )
     p.add_argument(
         "--agent",
         action="append",
@@ -76,10 +83,14 @@ def fail(message: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    directory = Path(args.dir)
+    directory, run_id = Path(args.dir), None
     if not directory.is_dir():
-        what = "not a directory" if directory.exists() else "no such directory"
-        return fail(f"{what}: {args.dir}")
+        if not directory.exists():
+            return fail(f"no such directory: {args.dir}")
+        try:
+            directory, run_id = run_log_target(directory)
+        except ValueError as exc:
+            return fail(f"not a run log: {args.dir}: {exc}")
 
     if args.any_agent and len(args.agent) != 1:
         return fail("--any-agent needs exactly one --agent (the agent to resume every run with)")
@@ -93,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from .app import RunsApp  # textual loads only now
 
-    app = RunsApp(directory=directory, agents=agents, watch=not args.no_watch)
+    app = RunsApp(directory=directory, agents=agents, watch=not args.no_watch, run_id=run_id)
     return run_app(app)
 
 
@@ -125,3 +136,22 @@ def leave(warning: str | None, status: int) -> None:
     print(f"agentor-tui: warning: {warning}", file=sys.stderr, flush=True)
     sys.stdout.flush()
     os._exit(status)
+
+
+def run_log_target(path: Path) -> tuple[Path, str]:
+    """The directory and run id of one run's log, `path/to/<run id>.jsonl` (a symlink to one
+    is taken for the file it points to); ValueError saying why another file is not one."""
+    from agentor.engine.store import RUN_ID_RE, RUN_ID_RULE, SUFFIX
+
+    from .logfile import not_a_log
+
+    real = path.resolve()
+    run_id = real.name.removesuffix(SUFFIX)
+    if not real.name.endswith(SUFFIX):
+        raise ValueError(f"a run log is named <run id>{SUFFIX}, in a FileStore directory")
+    if not RUN_ID_RE.fullmatch(run_id):
+        raise ValueError(f"{run_id!r} is not a run id ({RUN_ID_RULE})")
+    why = not_a_log(real)
+    if why is not None:
+        raise ValueError(why)
+    return real.parent, run_id

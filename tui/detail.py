@@ -13,14 +13,16 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.highlighter import JSONHighlighter
 from rich.padding import Padding
+from rich.table import Table
 from rich.text import Text
 
 from agentor.engine.events import GENERATION, RUN_START, TOOL_CALL, TOOL_RESULT, Event
 from agentor.engine.logformat import BadLine
-from agentor.engine.replay import call_parts, event_time
+from agentor.engine.replay import RunSummary, call_parts, event_time
 
 from .formatting import clock_time, duration, offset
 from .literal import literal, literal_line
@@ -32,6 +34,8 @@ if TYPE_CHECKING:
 
 # How much of one value the detail view shows; the rest is cut with a note saying how much.
 DETAIL_LIMIT = 8_000
+# Labels take at least this many cells (a longer one widens its column for that event).
+LABEL_WIDTH = 8
 # The event's own fields, in the order they are listed under its heading.
 FIELDS = (
     "agent",
@@ -68,13 +72,24 @@ def _without_final_newline(text: Text) -> Text:
     return text
 
 
+Field = tuple[str, str, str]  # label, value (literal already), style
+
+
 class DetailText:
-    """The detail view's content: flowing lines, and indented blocks whose wrapped lines keep
-    their indent (a `Text` alone would wrap them back to the margin)."""
+    """The detail view's content: flowing lines, indented blocks whose wrapped lines keep
+    their indent (a `Text` alone would wrap them back to the margin), and labelled fields."""
 
     def __init__(self) -> None:
-        self.blocks: list[tuple[int, Text]] = []
+        self.blocks: list[tuple[int, Text] | list[Field]] = []
         self._flow = Text()
+
+    def fields(self, rows: list[Field]) -> None:
+        """Labelled values in two columns: however long a label (`replayed_from`), a space
+        parts it from its value, and a long value (an id in a narrow pane) wraps within its
+        own column."""
+        self._close()
+        if rows:
+            self.blocks.append(rows)
 
     def append(self, text: str, style: str = "") -> None:
         self._flow.append(text, style)
@@ -101,16 +116,38 @@ class DetailText:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         self._close()
-        for indent, text in self.blocks:
+        for block in self.blocks:
+            if isinstance(block, list):
+                yield _field_grid(block)
+                continue
+            indent, text = block
             yield Padding(text, (0, 0, 0, indent)) if indent else text
 
     @property
     def plain(self) -> str:
         self._close()
-        return "\n".join(
-            "\n".join(" " * indent + line for line in text.plain.split("\n"))
-            for indent, text in self.blocks
-        )
+        lines = []
+        for block in self.blocks:
+            if isinstance(block, list):
+                width = _label_width(block)
+                lines += [f"{label:<{width}} {value}" for label, value, _ in block]
+                continue
+            indent, text = block
+            lines += [" " * indent + line for line in text.plain.split("\n")]
+        return "\n".join(lines)
+
+
+def _label_width(rows: list[Field]) -> int:
+    return max(LABEL_WIDTH, *(cell_len(label) for label, _, _ in rows))
+
+
+def _field_grid(rows: list[Field]) -> Table:
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(width=_label_width(rows), no_wrap=True, style="dim")
+    grid.add_column(ratio=1, overflow="fold")
+    for label, value, style in rows:
+        grid.add_row(label, Text(value, style))
+    return grid
 
 
 def _append_value(out: DetailText, value: Any, indent: int = 2) -> None:
@@ -140,12 +177,6 @@ def _heading(out: DetailText, title: str) -> None:
     out.append("\n")
 
 
-def _field(out: DetailText, name: str, value: str, style: str = "") -> None:
-    out.append(f"{name:<9}", "dim")
-    out.append(value, style)
-    out.append("\n")
-
-
 def detail(
     item: Event | BadLine,
     index: int,
@@ -153,18 +184,25 @@ def detail(
     start: float | None,
     request: list[dict[str, Any]] | None = None,
     setup: Event | None = None,
+    run: RunSummary | None = None,
 ) -> DetailText:
     """Everything about one event: fields, the request as a conversation, values as JSON.
 
     `setup` is the run_start of a generation's segment: the tools offered and the settings
-    it records are shown when the generation names them (its `config`)."""
+    it records are shown when the generation names them (its `config`). `run`, the whole
+    run's summary (when it was read whole), adds the run's active and wall times to a
+    `run_start`."""
     out = DetailText()
     if isinstance(item, BadLine):
         out.append(f"unreadable line {item.lineno}", "bold red")
         out.append("\n")
-        _field(out, "run", run_id)
-        _field(out, "byte", f"{item.offset:,}")
-        _field(out, "reason", literal_line(item.reason))
+        out.fields(
+            [
+                ("run", literal_line(run_id), ""),
+                ("byte", f"{item.offset:,}", ""),
+                ("reason", literal_line(item.reason), ""),
+            ]
+        )
         _heading(out, "Raw line")
         raw = item.raw.decode("utf-8", errors="replace")
         _append_value(out, raw.rstrip("\n"))
@@ -175,28 +213,7 @@ def detail(
         out.append(f" · turn {e.turn}")
     out.append(f" · line {index + 1}", "dim")
     out.append("\n")
-    _field(out, "run", literal_line(e.run_id or run_id))
-    t = event_time(e)
-    if t is not None:
-        when = clock_time(t)
-        if start is not None:
-            when = f"{offset(t - start)}  ({when})"
-        _field(out, "at", when)
-    if e.started_at is not None and e.ended_at is not None:
-        _field(out, "took", duration(e.ended_at - e.started_at))
-    for name in FIELDS:
-        value = getattr(e, name)
-        if value is not None:
-            text = str(value)
-            style = STATUS_STYLES.get(text, "") if name == "status" else ""
-            _field(out, name, literal_line(text, 200), style)
-    if e.usage is not None:
-        u = e.usage
-        _field(
-            out,
-            "usage",
-            f"in {u.input_tokens:,} · out {u.output_tokens:,} · total {u.total_tokens:,}",
-        )
+    out.fields(_event_fields(e, run_id, start, run if e.type == RUN_START else None))
     if e.error is not None:
         _heading(out, "Error")
         out.long_block(e.error, style=ERROR_STYLE)
@@ -282,12 +299,46 @@ def _request_config(out: DetailText, config: str | None, setup: Event | None) ->
         out.block(Text.assemble((f"{names[name]:<{width}}  ", "dim"), literal_line(shown, 400)))
 
 
+def _event_fields(
+    e: Event, run_id: str, start: float | None, run: RunSummary | None
+) -> list[Field]:
+    rows: list[Field] = [("run", literal_line(e.run_id or run_id), "")]
+    t = event_time(e)
+    if t is not None:
+        when = clock_time(t)
+        if start is not None:
+            when = f"{offset(t - start)}  ({when})"
+        rows.append(("at", when, ""))
+    if e.started_at is not None and e.ended_at is not None:
+        rows.append(("took", duration(e.ended_at - e.started_at), ""))
+    for name in FIELDS:
+        value = getattr(e, name)
+        if value is not None:
+            text = str(value)
+            style = STATUS_STYLES.get(text, "") if name == "status" else ""
+            rows.append((name, literal_line(text, 200), style))
+    if e.usage is not None:
+        u = e.usage
+        usage = f"in {u.input_tokens:,} · out {u.output_tokens:,} · total {u.total_tokens:,}"
+        rows.append(("usage", usage, ""))
+    if run is not None:
+        # The list's `took` is the active time; the wall span shows the idle gaps too.
+        segments = f"{run.segments} segment{'s' if run.segments != 1 else ''}"
+        active = f"{duration(run.active_time())} over {segments} (the whole run)"
+        rows.append(("active", active, ""))
+        rows.append(
+            ("wall", f"{duration(run.wall_time)} from the first start to the last event", "")
+        )
+    return rows
+
+
 def conversation(out: DetailText, messages: Sequence[dict[str, Any]]) -> None:
     """Messages as a chat transcript, each role in its colour."""
     for m in messages:
         role = m.get("role")
         role_text = role if isinstance(role, str) else "?"
-        out.append(f"{literal_line(role_text, 20):<9}", ROLE_STYLES.get(role_text, "bold"))
+        # At least one space after the role, however long (a log may name any role).
+        out.append(f"{literal_line(role_text, 20) + ' ':<9}", ROLE_STYLES.get(role_text, "bold"))
         if isinstance(m.get("tool_call_id"), str):
             out.append(f"(for {literal_line(m['tool_call_id'], 80)})", "dim")
         out.append("\n")

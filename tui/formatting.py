@@ -78,12 +78,17 @@ def offset(seconds: float | None) -> str:
 
 
 def count(n: int) -> str:
-    """A compact count: `"950"`, `"12.3k"`, `"1.2M"`."""
+    """A count in at most 5 cells: `"950"`, `"9999"`, `"12.3k"`, `"123k"`, `"1.2M"`."""
     if n < 10_000:
         return str(n)
-    if n < 1_000_000:
-        return f"{n / 1000:.1f}k"
-    return f"{n / 1_000_000:.1f}M"
+    value = float(n)
+    for unit in "kMGTPE":
+        value /= 1000
+        if value < 99.95:
+            return f"{value:.1f}{unit}"
+        if value < 999.5:
+            return f"{value:.0f}{unit}"
+    return f"{n:.0e}"
 
 
 def clock_time(t: float | None) -> str:

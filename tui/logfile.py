@@ -57,6 +57,34 @@ def open_log(path: str | os.PathLike[str]) -> tuple[int, os.stat_result]:
     return fd, st
 
 
+def not_a_log(path: str | os.PathLike[str]) -> str | None:
+    """Why the file at `path` is not a run log (it cannot be read, or its first line is no
+    event), or None when it may be one: an empty file is a run just being started, and a
+    first line longer than FIRST_LINE_MAX is not looked at."""
+    try:
+        fd, _ = open_log(path)
+    except FileNotFoundError:
+        return "no such file"
+    except Unreadable as exc:
+        return str(exc)
+    try:
+        head = pread(fd, FIRST_LINE_MAX, 0)
+    except OSError as exc:
+        return os_reason(exc)
+    finally:
+        os.close(fd)
+    end = head.find(b"\n")
+    if end < 0:
+        return None
+    item = decode_line(head[: end + 1], 0, 0)
+    if isinstance(item, BadLine):
+        return f"its first line is not an event ({item.reason})"
+    return None
+
+
+FIRST_LINE_MAX = 4 * 1024 * 1024
+
+
 def pread(fd: int, size: int, offset: int) -> bytes:
     """Read exactly `size` bytes unless the file ends first."""
     data = os.pread(fd, size, offset)

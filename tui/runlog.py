@@ -22,6 +22,8 @@ RunLog(path)                        lazy: indexes newline offsets, decodes lines
                                     after the next full-form generation.)
     .segment_starts -> list[int]    line indexes of run_start events
     .start_time -> float | None     the first run_start's time (timeline offsets)
+    .raw(i) -> bytes                line i as it is in the file
+    .indexed_bytes -> int           where the whole lines indexed end
     extras: .path, .pending (bytes of an unfinished last line), .decoded (lines json-
     decoded by item(), for tests), .close() (also a context manager). Keeps the file
     open; memory is 8 bytes a line plus the caches. Not thread-safe (UI thread only).
@@ -85,6 +87,17 @@ class RunLog:
 
     def __len__(self) -> int:
         return len(self._ends)
+
+    @property
+    def indexed_bytes(self) -> int:
+        """Where the whole lines indexed end (a scan of what the log gained starts here)."""
+        return self._end()
+
+    def raw(self, i: int) -> bytes:
+        """Line i as it is in the file, its newline included."""
+        if i < 0:
+            i += len(self._ends)
+        return self._line(i)[1]
 
     def close(self) -> None:
         if self._fd >= 0:

@@ -5,12 +5,15 @@ Never imports textual. The fields are described in `tui.runs`.
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from agentor.engine.logformat import BadLine
 from agentor.engine.replay import INCOMPLETE, RunSummary
+from agentor.engine.store import RUN_ID_RULE, SUFFIX
 
 RUNNING = "running"
 INTERRUPTED = "interrupted"
@@ -51,6 +54,17 @@ class RunRow:
 
 # What a re-read row takes over from a scratch row (see RunIndex._reload).
 ROW_FIELDS = tuple(f.name for f in fields(RunRow) if f.name not in ("run_id", "file"))
+
+
+def bad_name(row: RunRow) -> None:
+    """A `*.jsonl` file whose name is no run id: the engine can neither load nor resume it,
+    so it is not read; its row says why (`row.run_id` is the whole file name)."""
+    stem = row.run_id[: -len(SUFFIX)]
+    row.status, row.complete = UNREADABLE, True
+    row.error = f"not a valid run id: {stem!r} ({RUN_ID_RULE})"
+    with contextlib.suppress(OSError):
+        st = os.lstat(row.file)
+        row.mtime, row.size = st.st_mtime, st.st_size
 
 
 def may_be_live(row: RunRow) -> bool:

@@ -4,7 +4,9 @@ CONTRACT (the app is built against exactly these names, all importable from here
 
     RunIndex(directory, clock=time.time)
         .scan() -> None                 list the directory: every `<run id>.jsonl` file gets a
-                                        RunRow at once from its head and tail (see "Quick rows")
+                                        RunRow at once from its head and tail (see "Quick rows");
+                                        another `*.jsonl` name gets an unreadable row, its id the
+                                        whole file name ("not a valid run id: ..."; `row_id_of`)
         .fill(max_rows=None) -> list[str]
                                         complete the summaries of rows not yet complete (reads
                                         whole files), newest rows first; returns the run ids it
@@ -69,7 +71,16 @@ from .logfile import CHUNK, gc_paused, os_reason
 from .quickread import HEAD_MAX, TAIL_BYTES
 from .rowread import RowReader
 from .runlog import CACHE_SIZE, RunLog
-from .runrow import INTERRUPTED, ROW_FIELDS, RUNNING, UNREADABLE, RunRow, may_be_live, settle
+from .runrow import (
+    INTERRUPTED,
+    ROW_FIELDS,
+    RUNNING,
+    UNREADABLE,
+    RunRow,
+    bad_name,
+    may_be_live,
+    settle,
+)
 
 __all__ = [
     "CACHE_SIZE",
@@ -99,6 +110,23 @@ class Changes:
 
     def __bool__(self) -> bool:
         return bool(self.added or self.updated or self.removed or self.appended or self.incomplete)
+
+
+def row_id_of(name: str) -> str | None:
+    """The row id of a file name in a run directory: the run id of `<run id>.jsonl`; the
+    whole name of another `*.jsonl` file (`bad name!.jsonl`), which is listed as unreadable
+    with the reason (a name holding a `.` never collides with a run id); None for a name that
+    is not a log's (`<id>.jsonl.torn` sidecars, notes) and for hidden names (`.x.jsonl`, an
+    editor's `.#x.jsonl` lock), which are not listed, as `ls` does not list them."""
+    if not name.endswith(SUFFIX) or name.startswith("."):
+        return None
+    stem = name[: -len(SUFFIX)]
+    return stem if RUN_ID_RE.fullmatch(stem) else name
+
+
+def file_name(row_id: str) -> str:
+    """The file name of a row (the inverse of `row_id_of`)."""
+    return row_id + SUFFIX if RUN_ID_RE.fullmatch(row_id) else row_id
 
 
 class RunIndex:
@@ -138,11 +166,10 @@ class RunIndex:
                 return
             # A few files are read whole (complete at once); many get quick rows.
             whole_under = TAIL_BYTES if len(entries) <= SCAN_WHOLE_FILES else -1
-            load = self._reader.load
             for run_id, path in entries:
                 row = RunRow(run_id, path)
                 self._rows[run_id] = row
-                load(row, whole_under)
+                self._load(row, whole_under)
 
     def fill(self, max_rows: int | None = None) -> list[str]:
         """Read whole the files of rows that are not complete yet, newest first."""
@@ -185,7 +212,7 @@ class RunIndex:
                     run_id = self._run_id_of(p)
                     if run_id is not None and run_id not in seen:
                         seen.add(run_id)
-                        targets.append((run_id, os.path.join(self.directory, run_id + SUFFIX)))
+                        targets.append((run_id, os.path.join(self.directory, file_name(run_id))))
                 if not self.directory.is_dir():
                     self._directory_gone()
                 elif self.error is not None:
@@ -248,15 +275,15 @@ class RunIndex:
     # -- the directory -------------------------------------------------------------------------
 
     def _list_dir(self) -> list[tuple[str, str]] | None:
-        """(run id, path) of every log name; None if the directory is unusable."""
+        """(row id, path) of every `*.jsonl` name (see `row_id_of`); None if the directory
+        is unusable. Other names (`.torn` sidecars, notes, ...) are not logs."""
         out = []
         try:
             with os.scandir(self.directory) as it:
                 for entry in it:
-                    name = entry.name
-                    if not name.endswith(SUFFIX) or not RUN_ID_RE.fullmatch(name[: -len(SUFFIX)]):
-                        continue  # not a log: `.torn` sidecars, notes, ...
-                    out.append((name[: -len(SUFFIX)], entry.path))
+                    row_id = row_id_of(entry.name)
+                    if row_id is not None:
+                        out.append((row_id, entry.path))
         except FileNotFoundError:
             self._directory_gone()
             return None
@@ -275,7 +302,8 @@ class RunIndex:
     def _run_id_of(self, path: str | os.PathLike[str]) -> str | None:
         path = os.fspath(path)
         parent, name = os.path.split(path)
-        if not name.endswith(SUFFIX) or not RUN_ID_RE.fullmatch(name[: -len(SUFFIX)]):
+        row_id = row_id_of(name)
+        if row_id is None:
             return None
         parent = os.path.abspath(parent)
         if parent not in self._dir_names:
@@ -283,7 +311,7 @@ class RunIndex:
             if os.path.realpath(parent) != os.path.realpath(self.directory):
                 return None
             self._dir_names.add(parent)
-        return name[: -len(SUFFIX)]
+        return row_id
 
     def _locked(self, run_id: str) -> bool:
         store = self.store
@@ -306,9 +334,11 @@ class RunIndex:
         if row is None:
             row = self._rows[run_id] = RunRow(run_id, path)
             self._sorted = None
-            self._reader.load(row, TAIL_BYTES)
+            self._load(row, TAIL_BYTES)
             changes.added.add(run_id)
             return
+        if not RUN_ID_RE.fullmatch(run_id):
+            return  # a name that is no run id: its row says so, whatever the file holds
         if st is not None and row.summary is not None and row.inode == st.st_ino:
             if st.st_size == row.size and st.st_mtime == row.mtime:
                 return  # nothing new (watchers also report reads, opens, lock changes)
@@ -327,6 +357,12 @@ class RunIndex:
         self._reload(row, TAIL_BYTES)
         self._sorted = None
         changes.updated.add(run_id)
+
+    def _load(self, row: RunRow, whole_under: int | None) -> None:
+        if RUN_ID_RE.fullmatch(row.run_id):
+            self._reader.load(row, whole_under)
+        else:
+            bad_name(row)
 
     def _reload(self, row: RunRow, whole_under: int | None) -> None:
         """Load into a scratch row, then take its fields: a row the app may be drawing

@@ -7,6 +7,7 @@ written by this engine and by upstream Agentor 0.1.x.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -223,7 +224,19 @@ def resume_point(events: Sequence[Event]) -> ResumePoint:
 
 @dataclass
 class RunSummary:
-    """What a list of runs shows about one run; derived from its events alone."""
+    """What a list of runs shows about one run; derived from its events alone.
+
+    `tool_calls` counts the calls of the run's conversation, not `tool_call` events: a resume
+    that rewinds asks the latest turn's calls again (often under the same ids, as many servers
+    number calls per request), and a re-asked call answered from the record is the call that
+    was recorded. So each turn counts the calls of its latest generation: a re-asked turn
+    replaces the calls of the generation it rewound, it does not add to them.
+
+    `active_time()` is the time the run was worked on: the sum over segments of each
+    segment's span (its `run_start` to its `run_end`, or to its last event if it has none),
+    without the idle gaps between a crash and the resume, nor what was added after the end (a
+    `fork` marker). The fields after `bad_lines` are the tailing state behind these two.
+    """
 
     run_id: str
     status: str = INCOMPLETE
@@ -241,6 +254,31 @@ class RunSummary:
     segments: int = 0
     events: int = 0
     bad_lines: int = 0
+    calls_before: int = 0  # calls of the turns before the latest generation's
+    calls_latest: int = 0  # `tool_call` events since the latest generation
+    calls_turn: int | None = None  # the latest generation's turn
+    active_before: float | None = None  # seconds spanned by the segments before this one
+    segment_started_at: float | None = None  # the current segment's first time
+    segment_last_at: float | None = None  # the current segment's latest time
+    segment_open: bool = True  # the current segment has not ended (no `run_end` yet)
+
+    def active_time(self, now: float | None = None) -> float | None:
+        """Seconds the run was worked on (see the class); `now` extends the current segment
+        to now (a run a live process is running). None when no event has a time."""
+        start = self.segment_started_at
+        if start is None:
+            return self.active_before
+        end = self.segment_last_at
+        if now is not None and self.segment_open:
+            end = max(now, end or now)
+        return (self.active_before or 0.0) + max(0.0, (end or start) - start)
+
+    @property
+    def wall_time(self) -> float | None:
+        """Seconds from the first start to the last event, idle gaps included."""
+        if self.started_at is None or self.last_event_at is None:
+            return None
+        return max(0.0, self.last_event_at - self.started_at)
 
 
 def first_user_text(messages: Sequence[dict[str, Any]] | None) -> str | None:
@@ -273,6 +311,9 @@ def fold(s: RunSummary, events: Sequence[Event]) -> RunSummary:
         if t is not None:
             s.last_event_at = t if s.last_event_at is None else max(s.last_event_at, t)
         if e.type == RUN_START:
+            _new_segment(s, e.started_at or t)  # before its time extends the segment
+        _segment_time(s, t)
+        if e.type == RUN_START:
             s.segments += 1
             s.status = INCOMPLETE
             s.ended_at = None
@@ -288,12 +329,35 @@ def fold(s: RunSummary, events: Sequence[Event]) -> RunSummary:
             if e.usage is not None:
                 s.usage = s.usage + e.usage
             s.model = s.model or e.model
+            if e.turn is None or e.turn != s.calls_turn:
+                s.calls_before += s.calls_latest  # a new turn; else it asks a rewound one again
+            s.calls_turn, s.calls_latest = e.turn, 0
         elif e.type == TOOL_CALL:
-            s.tool_calls += 1
+            s.calls_latest += 1
         elif e.type == RUN_END:
+            s.segment_open = False
             s.status = e.status or FAILED
             s.ended_at = e.ended_at or e.ts
             s.error = e.error
             if e.status == COMPLETED:
                 s.final_output = e.text
+        s.tool_calls = s.calls_before + s.calls_latest
     return s
+
+
+def _new_segment(s: RunSummary, start: float | None) -> None:
+    """A `run_start`: the segment before it is closed, its span added to the active time."""
+    s.active_before = s.active_time()
+    s.segment_started_at = start if start is not None and math.isfinite(start) else None
+    s.segment_last_at = s.segment_started_at
+    s.segment_open = True
+
+
+def _segment_time(s: RunSummary, t: float | None) -> None:
+    """An event's time extends the current segment, until the segment has ended."""
+    if t is None or not math.isfinite(t) or not s.segment_open:
+        return  # no time, one no clock can show (a log may hold any number), or ended
+    if s.segment_started_at is None:
+        s.segment_started_at = t  # a segment without a timed run_start starts at its first time
+    if s.segment_last_at is None or t > s.segment_last_at:
+        s.segment_last_at = t

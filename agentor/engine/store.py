@@ -26,6 +26,7 @@ from .logio import encoder_for, open_log, open_to_read, repair_tail, require_reg
 log = logging.getLogger("agentor")
 
 RUN_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,128}")
+RUN_ID_RULE = "use 1 to 128 characters from A-Z, a-z, 0-9, '_' and '-'"
 SUFFIX = ".jsonl"
 # How long a lock attempt retries before refusing: long enough to ride over a reader's
 # momentary probe (see `FileStore.is_locked`), far shorter than any real run.
@@ -36,9 +37,7 @@ _DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 def validate_run_id(run_id: object) -> str:
     """Return `run_id` if it is a safe run id, else raise `ValueError` (before any file access)."""
     if not isinstance(run_id, str) or not RUN_ID_RE.fullmatch(run_id):
-        raise ValueError(
-            f"invalid run id {run_id!r}: use 1 to 128 characters from A-Z, a-z, 0-9, '_' and '-'"
-        )
+        raise ValueError(f"invalid run id {run_id!r}: {RUN_ID_RULE}")
     return run_id
 
 

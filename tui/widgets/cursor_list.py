@@ -103,6 +103,12 @@ class CursorList(ScrollView, can_focus=True):
             self._cache.discard((index, False, width))
             self._refresh_rows(index, index + 1)
 
+    def rows_restyled(self) -> None:
+        """The same rows may each look different (a search marks its matches): draw the
+        rows on screen again."""
+        self._cache.clear()
+        self.refresh()
+
     def move_cursor(self, index: int, notify: bool = True) -> None:
         count = self.row_count()
         index = max(0, min(index, count - 1)) if count else -1
@@ -210,6 +216,9 @@ class CursorList(ScrollView, can_focus=True):
     def on_resize(self) -> None:
         self._cache.clear()
         self.virtual_size = Size(self.size.width, self.row_count() + self.header_height)
+        # A smaller screen (or a pane maximized and back) must not leave the cursor out of
+        # sight: scroll to it once the new size is laid out.
+        self.call_after_refresh(self.scroll_to_cursor)
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width

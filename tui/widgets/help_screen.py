@@ -19,9 +19,20 @@ KEYS = (
     ("Runs", None),
     ("/", "filter by id, agent, model, status or prompt; enter keeps it, esc clears it"),
     ("s", "cycle the status filter: all, needs attention, failed, completed"),
-    ("↑ ↓ pgup pgdn", "move; home/end (g/G) first and last"),
+    ("↑ ↓  k j", "move up and down"),
+    ("pgup pgdn", "a page up and down"),
+    ("home end  g G", "first and last row"),
     ("enter, tab", "into the timeline, then the detail"),
     ("esc", "back out: detail → timeline → runs; clears the filter"),
+    ("Timeline", None),
+    ("/", "search its events as you type; enter goes to the first match, esc clears it"),
+    ("n  N", "next and previous match (round the ends)"),
+    ("e  E", "next and previous error: a tool error, a failed or max_turns end, a bad line"),
+    ("t  T", "next and previous tool call"),
+    ("f", "follow: keep the newest event of the open run in view"),
+    ("Event", None),
+    ("v", "the highlighted event's line as JSON (a compact generation decoded too)"),
+    ("y", "copy its value: a tool result, a generation's or the final text, else its JSON"),
     ("Run", None),
     ("r", "resume an interrupted, failed or max_turns run in this process"),
     (
@@ -29,10 +40,10 @@ KEYS = (
         "stop the resume in flight; a running tool is waited for (the run shows stopping), "
         "its result recorded; the run stays interrupted and resumable",
     ),
-    ("f", "follow: keep the newest event of the open run in view"),
     ("c", "copy the run id (the notice shows it whole)"),
     ("ctrl+r", "reload the directory (with --no-watch; a watched one is always current)"),
     ("App", None),
+    ("m", "maximize the focused pane, or bring every pane back (esc too)"),
     ("ctrl+p", "command palette: every action by name"),
     ("?", "this help"),
     (
@@ -54,26 +65,54 @@ STATUSES = (
 )
 
 
-def help_text() -> Group:
-    """Sections of keys and statuses; long explanations wrap within their column."""
-    parts: list[Text | Table] = []
+# From this many cells of screen width the help is laid out in two columns, so that every key
+# fits on a 160x45 screen without scrolling.
+TWO_COLUMNS_FROM = 140
+
+
+def help_text(columns: int = 1) -> Group | Table:
+    """Sections of keys and statuses; long explanations wrap within their column. With two
+    `columns`, the sections are shared out so that each column is about as long."""
+    sections = _sections()
+    if columns < 2:
+        return Group(*(part for section in sections for part in section))
+    heights = [sum(_height(p) for p in section) for section in sections]
+    half, running, cut = sum(heights) / 2, 0, len(sections)
+    for i, h in enumerate(heights):
+        if running + h / 2 > half:
+            cut = i
+            break
+        running += h
+    layout = Table.grid(padding=(0, 4))
+    layout.add_column(ratio=1)
+    layout.add_column(ratio=1)
+    left = [p for section in sections[:cut] for p in section]
+    right = [p for section in sections[cut:] for p in section]
+    layout.add_row(Group(*left), Group(*right[1:] if right and right[0].plain == "" else right))
+    return layout
+
+
+def _sections() -> list[list[Text | Table]]:
+    """Each section as its parts: a blank line before all but the first, its title, its keys."""
+    sections: list[list[Text | Table]] = []
     table: Table | None = None
     for key, what in KEYS:
         if what is None:
-            if parts:
-                parts.append(Text(""))
-            parts.append(Text(key, "bold underline"))
             table = _grid()
-            parts.append(table)
+            gap = [Text("")] if sections else []
+            sections.append([*gap, Text(key, "bold underline"), table])
             continue
         assert table is not None
         table.add_row(Text(key, "bold cyan"), Text(what))
-    parts += [Text(""), Text("Statuses", "bold underline")]
     table = _grid()
     for word, what in STATUSES:
         table.add_row(Text(word, STATUS_STYLES.get(word, "")), Text(what))
-    parts.append(table)
-    return Group(*parts)
+    sections.append([Text(""), Text("Statuses", "bold underline"), table])
+    return sections
+
+
+def _height(part: Text | Table) -> int:
+    return part.row_count if isinstance(part, Table) else 1
 
 
 def _grid() -> Table:
@@ -90,8 +129,17 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help"):
-            yield Static(help_text(), markup=False)
+            yield Static(help_text(self._columns()), markup=False, id="help-text")
 
     def on_mount(self) -> None:
         self.query_one("#help").border_title = "Keys"
         self.query_one("#help").border_subtitle = "esc to close"
+
+    def on_resize(self) -> None:
+        columns = self._columns()
+        help_box = self.query_one("#help")
+        help_box.set_class(columns == 2, "-wide")
+        self.query_one("#help-text", Static).update(help_text(columns))
+
+    def _columns(self) -> int:
+        return 2 if self.app.size.width >= TWO_COLUMNS_FROM else 1

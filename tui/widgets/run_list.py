@@ -11,7 +11,7 @@ from rich.text import Text
 from ..formatting import count, duration, relative_time, short_id
 from ..literal import literal_line
 from ..messages import RunHighlighted
-from ..runs import RunRow
+from ..runs import RUNNING, RunRow
 from ..styles import STATUS_STYLES
 from .cursor_list import CursorList
 
@@ -70,7 +70,8 @@ class RunList(CursorList):
         # A status the app knows better than the file, shown in place of the row's.
         self.statuses: dict[str, str] = {}
         self._where: dict[str, int] | None = None  # run id -> index, built when asked
-        self._started: dict[str, str] = {}  # run id -> its "started" text as last drawn
+        # run id -> its "started" and "took" texts as last drawn (the clock moves them)
+        self._timed: dict[str, tuple[str, str]] = {}
         self.id_width = 8  # the widest id shown, at least 8
 
     @property
@@ -112,16 +113,13 @@ class RunList(CursorList):
         self.rows_updated(i for i in map(self.index_of, run_ids) if i is not None)
 
     def clock_moved(self) -> None:
-        """Redraw the rows on screen whose relative start ("12s ago") reads differently now."""
+        """Redraw the rows on screen whose relative start ("12s ago") or duration (a running
+        run's ticks) reads differently now."""
         now = self.clock()
         top = round(self.scroll_y)
         shown = range(top, min(len(self.rows), top + self.scrollable_content_region.height))
         self.rows_updated(
-            [
-                i
-                for i in shown
-                if self._started.get(self.rows[i].run_id) != started(self.rows[i], now)
-            ]
+            [i for i in shown if self._timed.get(self.rows[i].run_id) != timed(self.rows[i], now)]
         )
 
     def mark(self, run_id: str, note: str) -> None:
@@ -158,7 +156,7 @@ class RunList(CursorList):
 
     def render_row(self, index: int, width: int) -> Text:
         row, now = self.rows[index], self.clock()
-        self._started[row.run_id] = started(row, now)
+        self._timed[row.run_id] = timed(row, now)
         columns = columns_for(width, self.id_width)
         return run_line(
             row, now, columns, self.marks.get(row.run_id), self.statuses.get(row.run_id)
@@ -171,6 +169,23 @@ def started(row: RunRow, now: float) -> str:
     if s is None:
         return "-"
     return relative_time(s.started_at if s.started_at else row.mtime, now)
+
+
+def took(row: RunRow, now: float) -> str:
+    """How long the run was worked on: its segments' spans summed, without the idle gaps
+    between a crash and its resume; a running run's counts up to `now`. "…" until a quick
+    row is read whole (the segments between its first line and its tail are not known)."""
+    s = row.summary
+    if s is None:
+        return "-"
+    if not row.complete:
+        return "…"
+    return duration(s.active_time(now if row.status == RUNNING else None))
+
+
+def timed(row: RunRow, now: float) -> tuple[str, str]:
+    """The texts of a row that move with the clock."""
+    return started(row, now), took(row, now)
 
 
 def cells(row: RunRow, now: float, status: str | None = None) -> dict[str, tuple[str, str]]:
@@ -186,15 +201,13 @@ def cells(row: RunRow, now: float, status: str | None = None) -> dict[str, tuple
         return out
     # Quick rows (head and tail read) do not know their counts until the whole file is read.
     partial = "dim" if not row.complete else ""
-    end = s.ended_at or s.last_event_at
-    took = end - s.started_at if end is not None and s.started_at is not None else None
     out |= {
         "agent": (literal_line(s.agent or "-", 40), ""),
         "model": (literal_line(s.model or "-", 40), "dim"),
         "started": (started(row, now), ""),
-        "took": (duration(took), ""),
-        "turns": ("…" if partial else str(s.turns), partial),
-        "tools": ("…" if partial else str(s.tool_calls), partial),
+        "took": (took(row, now), partial),
+        "turns": ("…" if partial else count(s.turns), partial),
+        "tools": ("…" if partial else count(s.tool_calls), partial),
         "tokens": ("…" if partial else count(s.usage.total_tokens), partial),
     }
     return out

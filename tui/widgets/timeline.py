@@ -1,26 +1,55 @@
-"""`Timeline`: the events of one run, one line each, read lazily from its `RunLog`."""
+"""`Timeline`: the events of one run, one line each, read lazily from its `RunLog`; `/`
+searches them, `n` `e` `t` jump to the next match, error or tool call (`tui.finder`)."""
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
+from typing import ClassVar
 
 from rich.text import Text
+from textual.actions import SkipAction
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.worker import Worker
 
 from agentor.engine.logformat import BadLine
 from agentor.engine.replay import event_time
 
+from ..finder import CALLS, ERRORS, NAMES, PLURALS, SEARCH, Finder
 from ..formatting import offset, short_id
 from ..literal import literal_line
 from ..messages import EventHighlighted
 from ..runs import RunLog
+from ..scans import LogScans
 from ..styles import TYPE_STYLES
 from ..summaries import summary
 from .cursor_list import CursorList
 from .run_list import fit
 
+# The turn column is as wide as the run's turns need (turn 1234 is not cut to "12…"), within
+# these bounds: a log may hold any number, and a turn of 10**30 is cut rather than take the line.
+TURN_WIDTH = 3
+TURN_WIDTH_MAX = 9
+MATCH_STYLE = "black on yellow"  # a search's matches in the rows on screen
+
 
 class Timeline(CursorList):
     """Opens at the newest event; with `follow` on, new events keep the cursor at the end."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "search", "Search"),
+        Binding("n", "next_match", "Next match", show=False),
+        Binding("N,shift+n", "previous_match", "Previous match", show=False),
+        Binding("e", "next_error", "Next error", show=False),
+        Binding("E,shift+e", "previous_error", "Previous error", show=False),
+        Binding("t", "next_call", "Next tool call", show=False),
+        Binding("T,shift+t", "previous_call", "Previous tool call", show=False),
+        # `esc` clears a search first, then goes back as everywhere (the app's binding).
+        Binding("escape", "clear_search", "Back"),
+    ]
+
+    class SearchWanted(Message):
+        """`/`: the pane opens its search bar (with the current query)."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -28,6 +57,11 @@ class Timeline(CursorList):
         self.run_id: str | None = None
         self.follow = True
         self.empty_message = "Select a run to see its events."
+        self.turn_width = TURN_WIDTH
+        self.finder = Finder()
+        self.scans = LogScans(self)
+        self._pending: tuple[str, bool, bool, bool] | None = None  # a jump waiting for a scan
+        self._note = ""  # what the last jump said ("no error below"), until the cursor moves
 
     # -- what it shows -------------------------------------------------------------------------
 
@@ -37,6 +71,9 @@ class Timeline(CursorList):
         if self.run_log is not None and self.run_log is not log:
             self.run_log.close()
         self.run_id, self.run_log = run_id, log
+        self._forget_search()
+        self.turn_width = TURN_WIDTH
+        self._widen_turns(len(log))
         self.cursor = len(log) - 1
         self.rows_changed()
         self.move_cursor(len(log) - 1, notify=False)
@@ -47,6 +84,7 @@ class Timeline(CursorList):
         if self.run_log is not None:
             self.run_log.close()
         self.run_id, self.run_log, self.empty_message = None, None, message
+        self._forget_search()
         self.cursor = -1
         self.rows_changed()
         self.cursor_moved()
@@ -67,6 +105,7 @@ class Timeline(CursorList):
             return added
         if added:
             before = self.cursor
+            self._widen_turns(len(self.run_log))
             # Lines only come at the end (a partial line waits for its newline): the lines
             # drawn so far stay as they are.
             self.rows_appended(len(self.run_log) - added)
@@ -75,8 +114,28 @@ class Timeline(CursorList):
                 self.post_message(EventHighlighted(self.cursor, live=True))
             elif before < 0:
                 self.cursor_moved()
+            self.scans.catch_up()  # what a search or jumps look for, in the new lines too
             self._retitle()
         return added
+
+    def _widen_turns(self, end: int) -> None:
+        """Make the turn column as wide as the latest turns (turns only grow in a log, so
+        the last lines hold the widest); a wider turn met in a row drawn later widens it too."""
+        assert self.run_log is not None
+        for index in range(end - 1, max(-1, end - 21), -1):
+            item = self.run_log.item(index)
+            turn = getattr(item, "turn", None)
+            if turn is not None:
+                self._fit_turn(str(turn))
+                return
+
+    def _fit_turn(self, text: str) -> bool:
+        """Widen the turn column for `text`; True when it grew (every row is drawn again)."""
+        width = min(len(text), TURN_WIDTH_MAX)
+        if width <= self.turn_width:
+            return False
+        self.turn_width = width
+        return True
 
     def toggle_follow(self) -> bool:
         self.follow = not self.follow
@@ -92,8 +151,145 @@ class Timeline(CursorList):
             n = len(self.run_log)
             lines = f"{n:,} line{'s' if n != 1 else ''}"
             title = f"Timeline · {literal_line(short_id(self.run_id))} · {lines}"
-            subtitle = "following" if self.follow else "follow off (f)"
+            parts = [self._search_status(), self._note]
+            parts.append("following" if self.follow else "follow off (f)")
+            subtitle = " · ".join(p for p in parts if p)
         self.set_titles(title, subtitle)
+
+    def _search_status(self) -> str:
+        """`/london: 3 of 120`, `/london: 120 matches`, `/london: searching…`."""
+        query = self.finder.query
+        if not query or self.run_log is None:
+            return ""
+        head = f"/{literal_line(query, 30)}: "
+        count = len(self.finder.found[SEARCH])
+        if not self.finder.complete(SEARCH, len(self.run_log)):
+            return head + (f"{count:,} so far, searching…" if count else "searching…")
+        if not count:
+            return head + "no match"
+        at = self.finder.position(self.cursor)
+        if at is not None:
+            return head + f"{at:,} of {count:,} (n/N)"
+        return head + f"{count:,} match{'es' if count != 1 else ''} (n/N)"
+
+    # -- search and jumps ----------------------------------------------------------------------
+
+    def search(self, query: str) -> None:
+        """Look for `query` in every line (as it is written, case-insensitively); the rows
+        on screen show the matches as they are found. The cursor stays where it is."""
+        if query == self.finder.query:
+            return
+        self.finder.set_query(query)
+        self._pending, self._note = None, ""
+        self.scans.catch_up()
+        self.rows_restyled()
+        self._retitle()
+
+    def first_match(self) -> None:
+        """The search was entered: to its first match from the cursor on (this line too)."""
+        if self.finder.query:
+            self._jump(SEARCH, forward=True, wrap=True, here=True)
+
+    def clear_search(self) -> None:
+        self.search("")
+
+    def _forget_search(self) -> None:
+        self.finder.reset()
+        self.scans.forget()
+        self._pending, self._note = None, ""
+
+    def _jump(self, kind: str, forward: bool, wrap: bool = False, here: bool = False) -> None:
+        """Move to the next (previous) line of `kind`; a scan not done yet is waited for."""
+        log = self.run_log
+        if log is None:
+            return
+        self.finder.want(kind)
+        self.scans.catch_up()
+        if not self.finder.complete(kind, len(log)):
+            self._pending = (kind, forward, wrap, here)
+            self._note = f"finding {PLURALS[kind]}…"
+            self._retitle()
+            return
+        self._pending = None
+        origin = self.cursor
+        if here:  # the cursor's own line counts: step from the line before it (after it)
+            origin += -1 if forward else 1
+        target, wrapped = self.finder.step(kind, origin, forward, wrap)
+        if target is not None:
+            self.move_cursor(target)
+            note = f"wrapped to the {'top' if forward else 'bottom'}" if wrapped else ""
+        elif kind == SEARCH:
+            note = ""  # a search wraps: none at all, and its status says "no match"
+        else:
+            note = f"no {NAMES[kind]} {'below' if forward else 'above'}"
+        self._note = note
+        self._retitle()
+
+    def scan_failed(self, reason: str) -> None:
+        self._pending = None
+        self._note = f"cannot search the log: {reason}"
+        self._retitle()
+
+    def scanned(self, found: list[int]) -> None:
+        """A scan brought results (`LogScans`): redraw the rows on screen it found to match
+        (only those: a live run's new lines are scanned as they come), go on with a jump that
+        waited for them."""
+        top = round(self.scroll_y)
+        shown = found[bisect_left(found, top) : bisect_left(found, top + self.size.height)]
+        self.rows_updated(shown)
+        if self._pending is not None:
+            kind, forward, wrap, here = self._pending
+            if self.run_log is not None and self.finder.complete(kind, len(self.run_log)):
+                self._jump(kind, forward, wrap, here)
+        self._retitle()
+
+    def _anywhere(self) -> None:
+        """An action from the palette works from any pane: the timeline takes the focus."""
+        if self.screen.focused is not self:
+            self.screen.set_focus(self)
+
+    def action_search(self) -> None:
+        self._anywhere()
+        self.post_message(self.SearchWanted())
+
+    def action_next_match(self) -> None:
+        self._anywhere()
+        self._search_jump(forward=True)
+
+    def action_previous_match(self) -> None:
+        self._anywhere()
+        self._search_jump(forward=False)
+
+    def _search_jump(self, forward: bool) -> None:
+        if not self.finder.query:
+            self._note = "no search: / searches the events"
+            self._retitle()
+            return
+        self._jump(SEARCH, forward, wrap=True)
+
+    def action_next_error(self) -> None:
+        self._anywhere()
+        self._jump(ERRORS, forward=True)
+
+    def action_previous_error(self) -> None:
+        self._anywhere()
+        self._jump(ERRORS, forward=False)
+
+    def action_next_call(self) -> None:
+        self._anywhere()
+        self._jump(CALLS, forward=True)
+
+    def action_previous_call(self) -> None:
+        self._anywhere()
+        self._jump(CALLS, forward=False)
+
+    def action_clear_search(self) -> None:
+        if not self.finder.query:
+            raise SkipAction()  # `esc` goes on to the app: back to the run list
+        self.clear_search()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        self.scans.finished(event.worker)
 
     # -- CursorList ----------------------------------------------------------------------------
 
@@ -104,7 +300,8 @@ class Timeline(CursorList):
         if self.follow and not self.at_end:
             # Reading back through the run: stop pulling the cursor to the newest event.
             self.follow = False
-            self._retitle()
+        self._note = ""
+        self._retitle()
         self.post_message(EventHighlighted(self.cursor if self.cursor >= 0 else None))
 
     def empty_text(self) -> Text:
@@ -115,17 +312,28 @@ class Timeline(CursorList):
         item = self.run_log.item(index)
         out = Text(no_wrap=True)
         if isinstance(item, BadLine):
-            out.append(fit("", 8) + " " + fit("?", 11) + " " + fit("", 3, True) + "  ", "dim")
+            match = bool(self.finder.query) and self.finder.is_match(index)
+            out.append(fit("", 8), "dim")
+            out.append("▌" if match else " ", "yellow")
+            out.append(fit("?", 11) + " " + fit("", self.turn_width) + "  ", "dim")
             out.append_text(summary(item))
             return out
         start = self.run_log.start_time
         t = event_time(item)
         out.append(fit(offset(t - start) if t is not None and start is not None else "", 8, True))
-        out.append(" ")
+        match = bool(self.finder.query) and self.finder.is_match(index)
+        out.append("▌" if match else " ", "yellow")
         out.append(fit(literal_line(item.type, 20), 11), TYPE_STYLES.get(item.type, "dim"))
         out.append(" ")
-        out.append(fit(str(item.turn) if item.turn is not None else "", 3, True), "dim")
+        turn = str(item.turn) if item.turn is not None else ""
+        if self._fit_turn(turn):
+            self.call_after_refresh(self.rows_changed)  # the rows drawn so far are narrower
+        out.append(fit(turn, self.turn_width, True), "dim")
         out.append("  ")
         segment = bisect_right(self.run_log.segment_starts, index)
         out.append_text(summary(item, segment))
+        if match:
+            out.highlight_words(
+                [literal_line(self.finder.query)], MATCH_STYLE, case_sensitive=False
+            )
         return out

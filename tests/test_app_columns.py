@@ -1,0 +1,245 @@
+"""The run list's counting columns (`took`, `turns`, `tools`) and the detail's fields."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from agentor.engine.store import FileStore
+from tests.app_support import NOW, SIZE, notifications, screen_text, write_log
+from tui import runs as runs_module
+from tui.app import RunsApp
+from tui.live import apply_paths
+from tui.runs import RunIndex
+
+HOUR = 3600.0
+PROMPT = [{"role": "user", "content": "Weather in Oslo and Rome?"}]
+
+
+def call(call_id: str, city: str) -> dict[str, Any]:
+    args = json.dumps({"city": city})
+    return {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": args},
+    }
+
+
+def asked(at: float) -> list[dict[str, Any]]:
+    """Turn 1 asks for two calls, under ids the server numbers per request (c1, c2)."""
+    gen = {"type": "generation", "turn": 1, "calls": [call("c1", "Oslo"), call("c2", "Rome")]}
+    gen |= {"messages": PROMPT, "ts": at}
+    calls = [
+        {"type": "tool_call", "name": "get_weather", "call_id": cid, "turn": 1, "ts": at}
+        | {"args": {"city": city}}
+        for cid, city in (("c1", "Oslo"), ("c2", "Rome"))
+    ]
+    return [gen, *calls]
+
+
+def oslo(at: float, **kw: Any) -> dict[str, Any]:
+    return {"type": "tool_result", "name": "get_weather", "call_id": "c1", "turn": 1, "ts": at} | {
+        "args": {"city": "Oslo"},
+        "result": "sunny",
+        **kw,
+    }
+
+
+def start(at: float) -> dict[str, Any]:
+    return {"type": "run_start", "agent": "A", "model": "m", "messages": PROMPT, "started_at": at}
+
+
+def resumed_with_rewinds(t0: float) -> list[dict[str, Any]]:
+    """A two-call run whose slow Rome call was cut off three times, each resume hours after
+    the crash: 8 `tool_call` events, 2 calls, 2 s of work per segment."""
+    events = [start(t0), *asked(t0 + 1), oslo(t0 + 2)]
+    for n in (1, 2, 3):
+        at = t0 + n * 7 * HOUR
+        events += [start(at), *asked(at + 1), oslo(at + 2, replayed_from="c1")]
+    at = t0 + 3 * 7 * HOUR
+    rome = {"type": "tool_result", "name": "get_weather", "call_id": "c2", "turn": 1, "ts": at + 2}
+    return [
+        *events,
+        rome | {"args": {"city": "Rome"}, "result": "rainy"},
+        {"type": "generation", "turn": 2, "text": "Sunny, rainy.", "ts": at + 2},
+        {"type": "run_end", "status": "completed", "text": "Sunny, rainy.", "ended_at": at + 2},
+    ]
+
+
+def line_of(app: RunsApp, run_id: str) -> str:
+    return next(x for x in screen_text(app).splitlines() if run_id in x)
+
+
+async def test_tools_counts_calls_and_took_is_the_active_time_not_the_idle_gaps(
+    tmp_path: Path,
+) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    t0 = NOW - 22 * HOUR
+    events = resumed_with_rewinds(t0)
+    write_log(runs, "rewound", events)
+    assert sum(e["type"] == "tool_call" for e in events) == 8
+    app = RunsApp(runs, watch=False, clock=lambda: NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        line = line_of(app, "rewound")
+        # 4 segments of 2 s each, not the 21 h from the first start to the end; 2 turns,
+        # 2 calls (not 8 tool_call events).
+        assert " 8.0s      2      2 " in line, line
+        # The wall span is in the detail of the run_start.
+        assert app.run_list.select("rewound")
+        await pilot.press("enter", "home")
+        await pilot.pause()
+        detail = app.event_detail.text
+        assert "active   8.0s over 4 segments (the whole run)" in detail
+        assert "wall     21h00m from the first start to the last event" in detail
+
+
+async def test_a_running_runs_took_ticks_with_the_clock(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    # Crashed after 1 s of work an hour ago, resumed 10 s ago, and running now.
+    events = [start(NOW - HOUR), *asked(NOW - HOUR + 1), start(NOW - 10)]
+    write_log(runs, "live", events)
+    now = [NOW]
+    app = RunsApp(runs, watch=False, clock=lambda: now[0])
+    with FileStore(runs).lock("live"):
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            line = line_of(app, "live")
+            assert "running" in line and " 11.0s " in line, line
+            now[0] += 5
+            app.run_list.clock_moved()  # what the app's 1 s timer does
+            await pilot.pause()
+            assert " 16.0s " in line_of(app, "live")
+
+
+def test_quick_rows_filled_and_tailed_rows_count_the_same_calls(
+    monkeypatch, tmp_path: Path
+) -> None:
+    events = resumed_with_rewinds(NOW - 22 * HOUR)
+    # A quick row (head and tail read), filled; and the same run tailed line by line.
+    monkeypatch.setattr(runs_module, "SCAN_WHOLE_FILES", 0)
+    monkeypatch.setattr(runs_module, "TAIL_BYTES", 512)
+    quick = tmp_path / "quick"
+    quick.mkdir()
+    write_log(quick, "r", events)
+    index = RunIndex(quick)
+    index.scan()
+    assert index.fill() == ["r"]
+    filled = index.get("r")
+    assert filled is not None and filled.complete and filled.summary is not None
+
+    tailed_dir = tmp_path / "tailed"
+    tailed_dir.mkdir()
+    tail = RunIndex(tailed_dir)
+    for event in events:
+        write_log(tailed_dir, "r", [event])
+        tail.refresh([tailed_dir / "r.jsonl"])
+    tailed = tail.get("r")
+    assert tailed is not None and tailed.complete and tailed.summary is not None
+    for s in (filled.summary, tailed.summary):
+        assert (s.tool_calls, s.turns, s.segments) == (2, 2, 4)
+        assert s.active_time() == 8.0
+    assert filled.summary == tailed.summary
+
+
+async def test_detail_labels_never_run_into_their_values(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    replayed = oslo(NOW - 50, replayed_from="call_1_0", forked_from="run-before")
+    write_log(runs, "r", [start(NOW - 60), *asked(NOW - 55), replayed])
+    odd = [{"role": "assistant", "tool_call_id": "call_9", "content": "x"}]
+    write_log(runs, "odd", [{"type": "run_start", "messages": odd, "started_at": NOW - 99}])
+    app = RunsApp(runs, watch=False, clock=lambda: NOW)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("enter", "tab")  # into the detail, for its width
+        assert app.focused is app.event_detail
+        detail = app.event_detail.text
+        for label, value in (
+            ("call_id", "c1"),
+            ("forked_from", "run-before"),
+            ("replayed_from", "call_1_0"),
+            ("name", "get_weather"),
+        ):
+            assert f"\n{label} " in detail and f"{label}{value}" not in detail
+        # On screen too, in the 80-column layout where the detail pane is narrow.
+        screen = screen_text(app)
+        assert "replayed_from call_1_0" in screen
+        assert "replayed_fromcall_1_0" not in screen
+        # A role as long as its column is parted from what follows it too.
+        await pilot.press("escape", "escape")
+        assert app.run_list.select("odd")
+        await pilot.pause()
+        assert "\nassistant (for call_9)" in app.event_detail.text
+
+
+async def test_turns_of_a_thousand_and_more_are_never_cut(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    gens = [
+        {"type": "generation", "turn": turn, "text": f"step {turn}", "ts": NOW - 100 + turn / 100}
+        for turn in range(990, 1012)
+    ]
+    write_log(runs, "long", [start(NOW - 100), *gens])
+    endless = [{"type": "generation", "turn": 123_456, "text": "more", "ts": NOW - 40}]
+    write_log(runs, "endless", [start(NOW - 50), *endless])
+    app = RunsApp(runs, watch=False, clock=lambda: NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert app.run_list.select("long")
+        await pilot.pause()
+        rows = [x for x in screen_text(app).splitlines() if "generation" in x]
+        for turn in (1000, 1005, 1011):
+            assert any(f"generation  {turn}  step {turn}" in x for x in rows), turn
+        # The rows before the first turn of four digits line up with it.
+        assert any("generation   999  step 999" in x for x in rows)
+        assert not any("…" in x for x in rows)
+        # The list's columns: 1011 turns whole; 123,456 turns as "123k", not cut.
+        assert " 1011 " in line_of(app, "long")
+        assert " 123k " in line_of(app, "endless")
+
+
+async def test_a_log_named_with_no_run_id_is_a_row_saying_why(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    write_log(runs, "bad", [start(NOW - 60)])
+    (runs / "bad name!.jsonl").write_text(json.dumps(start(NOW - 50)) + "\n")
+    # Not logs: a torn sidecar, notes, a hidden file.
+    (runs / "bad.jsonl.torn").write_text("{\n")
+    (runs / "notes.txt").write_text("hello\n")
+    (runs / ".hidden.jsonl").write_text("{}\n")
+    app = RunsApp(runs, watch=False, clock=lambda: NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        ids = [r.run_id for r in app.run_list.rows]
+        assert sorted(ids) == ["bad", "bad name!.jsonl"]
+        line = line_of(app, "bad name!.jsonl")
+        assert "unreadable" in line and "not a valid run id: 'bad name!'" in line
+        assert "Runs 2 · 1 interrupted · 1 unreadable" in screen_text(app)
+        # Its timeline and `r` say why, as for any unreadable file.
+        assert app.run_list.select("bad name!.jsonl")
+        await pilot.pause()
+        assert "not a valid run id: 'bad name!'" in screen_text(app)
+        await pilot.press("r")
+        await pilot.pause()
+        (note,) = notifications(app)
+        assert note.startswith("Run bad name!.jsonl cannot be resumed: it is unreadable (")
+        assert "not a valid run id" in note
+        # A second one arrives (the paths a watcher reports) and goes; the other rows stay.
+        other = runs / "bad.jsonl.jsonl"  # its stem "bad.jsonl" is no id: no clash with "bad"
+        other.write_text("{}\n")
+        apply_paths(app, [other, runs / "bad.jsonl.torn"])
+        await pilot.pause()
+        assert sorted(r.run_id for r in app.run_list.rows) == [
+            "bad",
+            "bad name!.jsonl",
+            "bad.jsonl.jsonl",
+        ]
+        assert app.index.get("bad").status == "interrupted"  # type: ignore[union-attr]
+        other.unlink()
+        apply_paths(app, [other])
+        await pilot.pause()
+        assert "bad.jsonl.jsonl" not in [r.run_id for r in app.run_list.rows]

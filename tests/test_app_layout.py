@@ -1,0 +1,116 @@
+"""Small screens: the footer keeps its essential keys, `m` maximizes a pane, and the cursor
+row stays in view when the screen shrinks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.app_support import (
+    IDS,
+    SAMPLE_MANIFEST,
+    SIZE,
+    app_for,
+    copy_fixtures,
+    copy_samples,
+    screen_text,
+)
+
+
+def footer(app) -> str:
+    return screen_text(app).splitlines()[-1]
+
+
+async def test_the_footer_keeps_help_quit_and_the_palette_on_narrow_screens(
+    tmp_path: Path,
+) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    app = app_for(runs)
+    async with app.run_test(size=(80, 24)) as pilot:
+        for size in ((80, 24), (100, 30), (160, 45)):
+            await pilot.resize_terminal(*size)
+            await pilot.pause()
+            line = footer(app)
+            for key in ("? Help", "q Quit", "^p palette", "⏎ Open", "esc Back", "m Maximize"):
+                assert key in line, (size, line)
+        # On a wide screen every key shows.
+        for key in ("/ Filter", "s Status", "r Resume", "x Stop", "f Follow", "c Copy id"):
+            assert key in line, line
+        # Back to 80 columns: the keys left out are the least needed ones.
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        assert "c Copy id" not in footer(app) and "? Help" in footer(app)
+
+
+async def test_m_maximizes_the_focused_pane_and_m_or_esc_brings_all_back(tmp_path: Path) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    run_id = IDS["crash_after_tool_result"]
+    app = app_for(runs)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert app.run_list.select(run_id)
+        await pilot.press("enter", "enter")  # into the timeline, then the detail
+        assert app.focused is app.event_detail
+        # 30 columns wrap the id; maximized, it is whole on one line.
+        assert f"run      {run_id}" not in screen_text(app)
+        await pilot.press("m")
+        await pilot.pause()
+        assert app.screen.maximized is app.event_detail
+        screen = screen_text(app)
+        assert f"run      {run_id}" in screen
+        assert "Timeline ·" not in screen and "Runs 8" not in screen
+        assert "? Help" in footer(app)
+        await pilot.press("escape")  # esc restores first (the focus stays)
+        await pilot.pause()
+        assert app.screen.maximized is None and app.focused is app.event_detail
+        assert "Timeline ·" in screen_text(app)
+        # The timeline's pane and the run list's pane, with their titles; m brings all back.
+        await pilot.press("escape", "m")
+        await pilot.pause()
+        assert app.screen.maximized is app.query_one("#timeline-pane")
+        assert "Timeline ·" in screen_text(app) and "Detail" not in screen_text(app)
+        await pilot.press("m", "escape", "m")
+        await pilot.pause()
+        assert app.screen.maximized is app.query_one("#runs-pane")
+        assert "Runs 8 · 2 interrupted · 2 failed" in screen_text(app)
+        await pilot.press("m")
+        await pilot.pause()
+        assert app.screen.maximized is None
+        assert "Timeline ·" in screen_text(app)
+        titles = {c.title for c in app.get_system_commands(app.screen)}
+        assert "Maximize pane" in titles and "Maximize" not in titles
+
+
+async def test_the_cursor_row_stays_in_view_when_the_screen_shrinks(tmp_path: Path) -> None:
+    runs = copy_samples(tmp_path / "runs")
+    (runs / "extra").mkdir()
+    copy_fixtures(runs / "extra")
+    for path in (runs / "extra").iterdir():
+        path.rename(runs / path.name)  # more runs than a small screen shows
+    long_run = SAMPLE_MANIFEST["long_run"]["run_id"]
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        runs_list = app.run_list
+        runs_list.move_cursor(runs_list.row_count() - 1)  # the last run, in view on a big screen
+        last = runs_list.current
+        assert last is not None
+        await pilot.pause()
+        assert last.run_id[:8] in screen_text(app)
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        await pilot.pause()
+        assert last.run_id[:8] in screen_text(app)
+
+        # The timeline: a long run's cursor on its last line, then a smaller screen.
+        assert runs_list.select(long_run)
+        await pilot.press("enter")
+        await pilot.resize_terminal(*SIZE)
+        await pilot.pause()
+        timeline = app.timeline
+        timeline.move_cursor(timeline.row_count() - 1)
+        await pilot.pause()
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        await pilot.pause()
+        top = round(timeline.scroll_y)
+        shown = timeline.scrollable_content_region.height
+        assert top <= timeline.cursor < top + shown, (top, timeline.cursor, shown)
