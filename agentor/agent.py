@@ -17,16 +17,9 @@ from .engine.events import LOG_VERSION, RUN_START, Event, Usage
 from .engine.inputs import Input, check_input, store_from
 from .engine.loop import Listener, Recorder, run_loop
 from .engine.models import Model, OpenAIModel
-from .engine.replay import (
-    COMPLETED,
-    ResumePoint,
-    last_run_end,
-    resume_point,
-    segments,
-    status,
-    total_usage,
-)
+from .engine.replay import ResumePoint, last_run_end, resume_point, segments, status, total_usage
 from .engine.request import RequestConfig, request_config
+from .engine.statuses import COMPLETED
 from .engine.store import LockingStore, RunNotFoundError, Store, validate_run_id
 from .engine.tools import Tool, function_tool
 

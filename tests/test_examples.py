@@ -16,7 +16,8 @@ import pytest
 from agentor import Tool
 from agentor.engine.events import GENERATION, RUN_END, TEXT_DELTA, TOOL_CALL, TOOL_RESULT
 from agentor.engine.models import OpenAIModel
-from agentor.engine.replay import INCOMPLETE, segments, status, summarize
+from agentor.engine.replay import segments, status, summarize
+from agentor.engine.statuses import INCOMPLETE
 from agentor.engine.store import FileStore
 from examples.demo_model import DemoModel, find_cities
 from examples.weather import build_agent, get_weather

@@ -12,7 +12,7 @@ import pytest
 from agentor import Agentor, function_tool
 from agentor.engine import store as store_module
 from agentor.engine.events import GENERATION, Event
-from agentor.engine.replay import COMPLETED
+from agentor.engine.statuses import COMPLETED
 from agentor.engine.store import FileStore
 from tests import crashkit
 from tests.crashkit import ANSWERS, PROMPTS

@@ -41,7 +41,6 @@ from agentor.engine.events import (
 from agentor.engine.logformat import DELTA_FIELD, BadLine, LogDecoder, LogEncoder, split_lines
 from agentor.engine.models import ModelResponse
 from agentor.engine.replay import (
-    INCOMPLETE,
     fold,
     last_run_end,
     resume_point,
@@ -50,6 +49,7 @@ from agentor.engine.replay import (
     summarize,
     total_usage,
 )
+from agentor.engine.statuses import INCOMPLETE
 from agentor.engine.store import FileStore, MemoryStore
 from tests import crashkit
 from tests.conftest import FIXTURES, ROOT

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agentor.engine.events import GENERATION, MESSAGE, RUN_START, Event
-from agentor.engine.replay import COMPLETED
+from agentor.engine.statuses import COMPLETED
 from agentor.engine.store import FileStore, RunLockedError
 from tests import crashkit
 from tests.crashkit import ANSWERS

@@ -12,7 +12,7 @@ import pytest
 
 from agentor import Agentor
 from agentor.engine.events import RUN_START, Event
-from agentor.engine.replay import COMPLETED, FAILED
+from agentor.engine.statuses import COMPLETED, FAILED
 from agentor.engine.store import FileStore, MemoryStore
 from tests import crashkit
 from tests.openai_server import FakeOpenAI

@@ -22,7 +22,7 @@ import orjson
 
 from agentor.engine.events import RUN_END, TOOL_CALL, TOOL_RESULT, Event
 from agentor.engine.logformat import BadLine
-from agentor.engine.replay import FAILED, MAX_TURNS
+from agentor.engine.statuses import FAILED, MAX_TURNS
 
 from .logfile import CHUNK, decode_line, open_log, pread
 

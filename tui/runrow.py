@@ -12,15 +12,18 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from agentor.engine.logformat import BadLine
-from agentor.engine.replay import INCOMPLETE, RunSummary
-from agentor.engine.store import RUN_ID_RULE, SUFFIX
+from agentor.engine.replay import RunSummary
 
-RUNNING = "running"
-INTERRUPTED = "interrupted"
-UNREADABLE = "unreadable"
-# Not from the file: the app shows it over *running* while a resume it runs was stopped and
-# waits for its tool threads to end (`tui.resume`).
-STOPPING = "stopping"
+# Named once, in the engine; the app shows STOPPING over *running* while a resume it runs was
+# stopped and waits for its tool threads to end (`tui.resume`).
+from agentor.engine.statuses import (  # noqa: F401 - importable from here by the TUI
+    INCOMPLETE,
+    INTERRUPTED,
+    RUNNING,
+    STOPPING,
+    UNREADABLE,
+)
+from agentor.engine.store import RUN_ID_RULE, SUFFIX
 
 
 @dataclass(slots=True, eq=False)

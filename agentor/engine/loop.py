@@ -31,9 +31,6 @@ from .events import (
 )
 from .models import Model, ModelError
 from .replay import (
-    COMPLETED,
-    FAILED,
-    MAX_TURNS,
     Recorded,
     ResumePoint,
     assistant_message,
@@ -41,6 +38,7 @@ from .replay import (
     canonical_args,
     tool_message,
 )
+from .statuses import COMPLETED, FAILED, MAX_TURNS
 from .store import BatchStore, Store
 from .tools import Tool, ToolArgumentsError
 

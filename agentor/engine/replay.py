@@ -13,11 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .events import GENERATION, RUN_END, RUN_START, TOOL_CALL, TOOL_RESULT, Event, Usage
-
-COMPLETED = "completed"
-FAILED = "failed"
-MAX_TURNS = "max_turns"
-INCOMPLETE = "incomplete"
+from .statuses import COMPLETED, FAILED, INCOMPLETE
 
 
 def segments(events: Sequence[Event]) -> list[list[Event]]:

@@ -1,0 +1,27 @@
+"""Every status a run can have, named once.
+
+The engine derives a run's status from its log alone (`replay.status`: only the last segment
+decides). Whoever can also see the run's lock (the TUI, the `agentor` command) tells an
+incomplete run that a live process holds (*running*) from one nobody holds (*interrupted*).
+A `run_end` may name a status this version does not know: it is shown as it is.
+"""
+
+from __future__ import annotations
+
+# From the log.
+COMPLETED = "completed"
+FAILED = "failed"
+MAX_TURNS = "max_turns"
+AWAITING_APPROVAL = "awaiting_approval"  # paused at a gated tool call, until a person decides
+INCOMPLETE = "incomplete"  # no run_end yet: running or interrupted, by the lock
+
+# From the log and the lock.
+RUNNING = "running"
+INTERRUPTED = "interrupted"
+# Seen by a reader only: a file that is no readable log, and (the TUI's own) a resume in this
+# process that was stopped and waits for a running tool before it lets the run go.
+UNREADABLE = "unreadable"
+STOPPING = "stopping"
+
+# Ends a resume continues (a new segment, from where the run stopped).
+RESUMABLE_ENDS = frozenset({FAILED, MAX_TURNS})
