@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
+import os
 import shutil
 import sys
 import tempfile
@@ -115,13 +116,19 @@ async def shoot(
             await before(app)
         await pilot.pause(0.2)
         (out / f"{name}.svg").write_text(app.export_screenshot(title="agentor-tui"))
-        await app.resumer.stop_and_wait()
+        if app.resumer.running:  # a resume shot mid-answer: stop it, and let it unwind
+            app.resumer.stop()
+            while app.resumer.running:
+                await pilot.pause(0.05)
     print(f"wrote {out / name}.svg")
 
 
 async def main(source: Path, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as scratch:
+        # The scratch directory as home: the title names the runs `~/runs`, as a user's would
+        # read, not by a temporary path.
+        os.environ["HOME"] = scratch
         runs = Path(scratch) / "runs"
         runs.mkdir()
         for path in source.glob("*.jsonl"):
