@@ -333,3 +333,22 @@ async def test_every_resumable_sample_completes_with_the_offline_weather_agent(
     result = await offline_agent(tmp_path).aresume(run_id)
     assert result.status == "completed", result.error
     assert status(FileStore(tmp_path).load(run_id)) == "completed"
+
+
+@pytest.mark.slow
+def test_the_screenshot_script_draws_every_picture_of_the_readme(tmp_path: Path) -> None:
+    # `make screenshots` is not run by CI: this keeps it from rotting (it did once).
+    out = tmp_path / "shots"
+    done = subprocess.run(
+        [sys.executable, "scripts/screenshots.py", "runs", "--out", str(out)],
+        cwd=ROOT,
+        env=offline_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    shots = {p.name: p.read_text() for p in out.glob("*.svg")}
+    assert sorted(shots) == ["detail.svg", "help.svg", "resume.svg", "runs.svg"]
+    assert "screenshots/detail.svg" in (ROOT / "README.md").read_text()
+    assert "resuming" in shots["resume.svg"] and "~/runs" in shots["runs.svg"]
