@@ -26,9 +26,8 @@ from .engine.inputs import (
     store_from,
     tools_from,
 )
-from .engine.loop import run_loop
+from .engine.loop import Listener, Recorder, run_loop
 from .engine.models import Model, OpenAIModel
-from .engine.recorder import Listener, Recorder
 from .engine.replay import (
     ResumePoint,
     resume_point,
@@ -152,9 +151,9 @@ class Agentor:
 
     # -- resuming ------------------------------------------------------------------------------
 
-    def resume(self, run_id: str) -> RunResult:
+    def resume(self, run_id: str, listener: Listener | None = None) -> RunResult:
         _refuse_inside_loop("resume", "aresume")
-        return asyncio.run(self._in_own_loop(self.aresume(run_id)))
+        return asyncio.run(self._in_own_loop(self.aresume(run_id, listener)))
 
     async def aresume(self, run_id: str, listener: Listener | None = None) -> RunResult:
         """Finish a run from its log. A completed run is returned without a model call.

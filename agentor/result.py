@@ -8,7 +8,7 @@ from typing import Any
 
 from .engine.approvals import PendingCall, gated_turn
 from .engine.events import Event, Usage
-from .engine.recorder import Listener
+from .engine.loop import Listener
 from .engine.replay import (
     assistant_message,
     last_run_end,

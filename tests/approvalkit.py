@@ -15,6 +15,8 @@ Every tool execution appends one line ("book_hotel Rome") to `TOOL_LOG` (or cfg[
 environment.
 
 Run as `python -m tests.approvalkit child CONFIG_JSON` or `python -m tests.approvalkit zygote`.
+
+`Travel` is the same kind of agent in process, on a `ScriptedModel`, for fast tests.
 """
 
 from __future__ import annotations
@@ -30,9 +32,12 @@ from pathlib import Path
 from typing import Any
 
 from agentor import Agentor, approve, function_tool, reject
+from agentor.engine.models import ModelResponse
+from agentor.testing import ScriptedModel
 from tests import crashkit
 
 PROMPT = "Book a hotel in Rome for me."
+TRAVEL_PROMPT = "Book a hotel in Rome and check the weather there."
 EVENTS = {"start": 7, "decide": 1, "resume": 5}
 
 
@@ -112,6 +117,64 @@ class KitStore(crashkit.KillingStore):
             Path(self.tried).touch()
         with super().lock(run_id):
             yield
+
+
+# -- in process: a scripted travel agent ---------------------------------------------------------
+
+
+def summary(messages: list[dict[str, Any]]) -> ModelResponse:
+    """The final answer: every tool message of the conversation, joined."""
+    return ScriptedModel.text(" | ".join(m["content"] for m in messages if m["role"] == "tool"))
+
+
+class Travel:
+    """In process (ScriptedModel, any store): an agent with a gated `book_hotel` (by `gate`)
+    and an ungated `get_weather`, asked both at once (`asks`); counts executions (`ran`)."""
+
+    def __init__(self, store: Any, gate: Any = True, **agent_kw: Any) -> None:
+        self.ran: list[tuple[str, str, int]] = []
+        ran = self.ran
+
+        @function_tool(needs_approval=gate)
+        def book_hotel(city: str, nights: int = 1) -> str:
+            """Book a hotel room.
+
+            Args:
+                city: Where.
+                nights: How many nights.
+            """
+            ran.append(("book_hotel", city, nights))
+            return f"Booked {nights} night(s) in {city}."
+
+        @function_tool
+        def get_weather(city: str) -> str:
+            """Get the weather."""
+            ran.append(("get_weather", city, 0))
+            return f"Sunny in {city}."
+
+        self.model = ScriptedModel(self.reply)
+        self.agent = Agentor(
+            "Travel Agent",
+            model=self.model,
+            tools=[book_hotel, get_weather],
+            store=store,
+            **agent_kw,
+        )
+        self.asks: list[tuple[str, dict[str, Any]]] = [
+            ("book_hotel", {"city": "Rome", "nights": 2}),
+            ("get_weather", {"city": "Rome"}),
+        ]
+
+    def reply(self, messages: list[dict[str, Any]]) -> ModelResponse:
+        if messages[-1]["role"] == "tool":
+            return summary(messages)
+        return self.model.calls(*self.asks)
+
+    def executed(self, name: str) -> list[tuple[str, str, int]]:
+        return [r for r in self.ran if r[0] == name]
+
+
+# -- in child processes --------------------------------------------------------------------------
 
 
 def run_child(cfg: dict[str, Any]) -> None:

@@ -35,8 +35,9 @@ from agentor.engine.replay import status
 from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED
 from agentor.engine.store import FileStore, MemoryStore
 from agentor.testing import ScriptedModel, tool_call
+from tests.approvalkit import TRAVEL_PROMPT, Travel, summary
 
-PROMPT = "Book a hotel in Rome and check the weather there."
+PROMPT = TRAVEL_PROMPT
 # A run that asks for both tools at once, then answers with what the tools said.
 GATED_RUN = [
     "run_start",
@@ -48,57 +49,6 @@ GATED_RUN = [
     "run_end",
 ]
 RESUMED = ["run_start", "tool_result", "generation", "message", "run_end"]
-
-
-def summary(messages: list[dict[str, Any]]) -> ModelResponse:
-    """The final answer: every tool message of the conversation, joined."""
-    return ScriptedModel.text(" | ".join(m["content"] for m in messages if m["role"] == "tool"))
-
-
-class Travel:
-    """An agent with a gated `book_hotel` and an ungated `get_weather`; counts executions."""
-
-    def __init__(self, store: Any, gate: Any = True, **agent_kw: Any) -> None:
-        self.ran: list[tuple[str, str, int]] = []
-        ran = self.ran
-
-        @function_tool(needs_approval=gate)
-        def book_hotel(city: str, nights: int = 1) -> str:
-            """Book a hotel room.
-
-            Args:
-                city: Where.
-                nights: How many nights.
-            """
-            ran.append(("book_hotel", city, nights))
-            return f"Booked {nights} night(s) in {city}."
-
-        @function_tool
-        def get_weather(city: str) -> str:
-            """Get the weather."""
-            ran.append(("get_weather", city, 0))
-            return f"Sunny in {city}."
-
-        self.model = ScriptedModel(self.reply)
-        self.agent = Agentor(
-            "Travel Agent",
-            model=self.model,
-            tools=[book_hotel, get_weather],
-            store=store,
-            **agent_kw,
-        )
-        self.asks: list[tuple[str, dict[str, Any]]] = [
-            ("book_hotel", {"city": "Rome", "nights": 2}),
-            ("get_weather", {"city": "Rome"}),
-        ]
-
-    def reply(self, messages: list[dict[str, Any]]) -> ModelResponse:
-        if messages[-1]["role"] == "tool":
-            return summary(messages)
-        return self.model.calls(*self.asks)
-
-    def executed(self, name: str) -> list[tuple[str, str, int]]:
-        return [r for r in self.ran if r[0] == name]
 
 
 def types(events: list[Event]) -> list[str]:

@@ -4,20 +4,19 @@ A call that needs a person's approval (engine/gating.py) is not run: its `approv
 is saved with the generation, the turn's other calls run, and the segment ends awaiting
 approval. A resume finishes that turn as decided, then goes on.
 
-Every event goes through the run's `Recorder` (engine/recorder.py): saved before listeners
-see it. A cancelled loop writes nothing more: the run is left interrupted and resumable.
+Every event is saved (off the event loop) before listeners see it, so what a stream shows
+is what a resume will find. A cancelled loop writes nothing more: the run is left
+interrupted and resumable.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import contextvars
-import functools
 import json
+import logging
 import time
-from collections.abc import Coroutine, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from .approvals import Decision, GatedTurn, timeout_event
@@ -29,13 +28,12 @@ from .events import (
     TEXT_DELTA,
     TOOL_CALL,
     TOOL_RESULT,
-    TOOL_WAIT,
     Event,
     Usage,
 )
 from .gating import Gate
+from .invoke import all_answered, invoke_tool
 from .models import Model, ModelError
-from .recorder import Recorder
 from .replay import (
     Recorded,
     ResumePoint,
@@ -45,7 +43,80 @@ from .replay import (
     tool_message,
 )
 from .statuses import AWAITING_APPROVAL, COMPLETED, FAILED, MAX_TURNS
+from .store import BatchStore, Store
 from .tools import Tool, ToolArgumentsError
+
+log = logging.getLogger("agentor")
+
+Listener = Callable[[Event], None]
+
+
+@dataclass
+class Recorder:
+    """Saves a run's events to its store (if any) and hands them to listeners."""
+
+    run_id: str | None
+    store: Store | None
+    events: list[Event] = field(default_factory=list)
+    listeners: list[Listener] = field(default_factory=list)
+    save_failures: int = 0
+    _saving: set[asyncio.Future[None]] = field(default_factory=set)
+    _held: Event | None = None
+
+    def hold(self, event: Event) -> None:
+        """Save `event` (a resume's run_start) with the next durable event, not before: a
+        resume stopped before it has anything to record leaves the log as it found it (no
+        empty segment). It is announced after that save, like any other event."""
+        if event.ts is None:
+            event.ts = time.time()
+        self._held = event
+
+    async def emit(self, *events: Event) -> None:
+        now = time.time()
+        for e in events:
+            if e.ts is None:
+                e.ts = now
+        durable = [e for e in events if not e.transient]
+        if durable and self._held is not None:
+            events = (self._held, *events)
+            durable.insert(0, self._held)
+            self._held = None
+        if durable and self.store is not None and self.run_id is not None:
+            # Shielded: a cancelled run still finishes the save it started (`drain`).
+            saving = asyncio.get_running_loop().run_in_executor(None, self._save, durable)
+            self._saving.add(saving)
+            saving.add_done_callback(self._saving.discard)
+            await asyncio.shield(saving)
+        self.events.extend(durable)
+        for e in events:
+            for listener in self.listeners:
+                listener(e)
+
+    async def drain(self, timeout: float = 10.0) -> None:
+        """Wait for saves still under way. Called before the run's lock is let go: a cancelled
+        `emit` leaves its save running, and that write must land while the run is still
+        held (never after another process may have taken it); the event is kept, too."""
+        if self._saving:
+            await asyncio.wait(set(self._saving), timeout=timeout)
+
+    def _save(self, events: list[Event]) -> None:
+        assert self.store is not None and self.run_id is not None
+        try:
+            if isinstance(self.store, BatchStore):
+                self.store.append_many(self.run_id, events)
+            else:
+                for e in events:
+                    self.store.append(self.run_id, e)
+        except Exception as exc:
+            # Best effort: the run carries on; it may not be resumable from this point.
+            self.save_failures += 1
+            log.error(
+                "run %s: could not save %s event: %s",
+                self.run_id,
+                "/".join(e.type for e in events),
+                exc,
+                exc_info=True,
+            )
 
 
 @dataclass
@@ -231,7 +302,11 @@ class _Loop:
         return call
 
     def _requests(self, calls: Sequence[_Call]) -> list[Event]:
-        now = time.time()
+        """An `approval_request` for each call that waits, its deadline from now."""
+        awaiting = [c for c in calls if c.awaiting]
+        # The clock is read only when a call waits: demos and snapshots step a fake clock a
+        # read at a time, and a turn with no gated call reads it as it always did.
+        now = time.time() if awaiting else 0.0
         return [
             Event(
                 APPROVAL_REQUEST,
@@ -241,14 +316,13 @@ class _Loop:
                 turn=self.turn,
                 deadline=self.gate.deadline(self.by_name.get(c.name), now),
             )
-            for c in calls
-            if c.awaiting
+            for c in awaiting
         ]
 
     async def _answer_turn(self, gen: Event, calls: list[_Call]) -> LoopOutcome | None:
         """Answer every call not waiting for a decision; stop the segment if one is."""
         ready = [c for c in calls if not c.awaiting]
-        results = await _all_answered([self._answer(c) for c in ready])
+        results = await all_answered([self._answer(c) for c in ready])
         self.messages.append(assistant_message(gen))
         if len(ready) < len(calls):
             return await self.finish(AWAITING_APPROVAL, None)
@@ -292,7 +366,7 @@ class _Loop:
         except ToolArgumentsError as exc:
             result.error = str(exc)
             return
-        if await _invoke(tool, args, result, self.recorder):
+        if await invoke_tool(tool, args, result, self.recorder.emit):
             # Cancelled while its thread ran: the result is recorded first, so the next
             # resume replays it; then the run stops as it was asked to.
             result.ended_at = time.time()
@@ -300,70 +374,8 @@ class _Loop:
             raise asyncio.CancelledError
 
 
-async def _all_answered(answers: list[Coroutine[Any, Any, Event]]) -> list[Event]:
-    """One generation's calls, run concurrently. When one stops (the run is cancelled) the
-    others are stopped too, and waited for: `gather` alone would return as soon as an async
-    call is cancelled, while a sync call's thread is still running unrecorded."""
-    tasks = [asyncio.ensure_future(a) for a in answers]
-    try:
-        return await asyncio.gather(*tasks)
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        while not all(task.done() for task in tasks):
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.wait(tasks)
-        raise
-
-
 def _args_for_log(raw: str) -> Any:
     try:
         return json.loads(raw) if raw else {}
     except (ValueError, RecursionError):  # a hostile model may nest arguments 100,000 deep
         return raw
-
-
-async def _invoke(tool: Tool, args: dict[str, Any], result: Event, recorder: Recorder) -> bool:
-    """Run the tool into `result` (its value, or its error). True when the run was cancelled
-    while a sync tool's thread ran.
-
-    An async tool is cancelled with the run. A thread cannot be interrupted, and the run must
-    not be let go while it runs (a resume would run the same call again beside it): a cancelled
-    run waits for the thread, however often it is cancelled meanwhile, telling its listeners
-    what it waits for (a transient `tool_wait` event)."""
-    if tool.is_async:
-        try:
-            result.result = _loggable(await tool.fn(**args))
-        except Exception as exc:
-            result.error = f"{type(exc).__name__}: {exc}"
-        return False
-    call = functools.partial(contextvars.copy_context().run, tool.fn, **args)
-    thread = asyncio.get_running_loop().run_in_executor(None, call)
-    stopped = False
-    while not thread.done():
-        try:
-            await asyncio.shield(thread)
-        except asyncio.CancelledError:
-            if not stopped and not thread.done():
-                wait = Event(TOOL_WAIT, name=result.name, call_id=result.call_id, turn=result.turn)
-                await recorder.emit(wait)
-            stopped = True
-        except Exception:
-            break
-    exc = thread.exception()
-    if exc is None:
-        result.result = _loggable(thread.result())
-    else:
-        result.error = f"{type(exc).__name__}: {exc}"
-    return stopped
-
-
-def _loggable(value: Any) -> Any:
-    """A tool's return value as it is logged and shown to the model."""
-    if isinstance(value, str):
-        return value
-    try:
-        json.dumps(value)
-        return value
-    except (TypeError, ValueError):
-        return str(value)
