@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -506,3 +507,43 @@ def test_escape_sequences_from_a_log_never_reach_the_terminal(runs: Path) -> Non
         assert proc.returncode == 0, proc.stderr
         assert "\x1b" not in proc.stdout + proc.stderr and "\x07" not in proc.stdout
         assert visible in proc.stdout
+
+
+def test_interrupting_a_resume_leaves_the_run_resumable(served: Served, runs: Path) -> None:
+    tool_log = runs.parent / "tools.log"
+    run_id = start_in_a_child(served, runs, tool_log)
+    d = ("--dir", str(runs))
+    assert agentor("approve", run_id, *d).returncode == 0
+    served.gate.clear()  # the model's answer never comes while the resume runs
+    env = {
+        "OPENAI_BASE_URL": served.srv.url,
+        "OPENAI_API_KEY": "sk-test",
+        "TOOL_LOG": str(tool_log),
+    }
+    argv = [str(SCRIPT), "resume", run_id, *d, "--agent", "tests/approvalkit.py:make_agent"]
+    proc = subprocess.Popen(
+        argv,
+        cwd=ROOT,
+        env={**ENV, **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        lines = [proc.stdout.readline(), proc.stdout.readline()]
+        assert lines[1].split()[1] == "tool_result", lines  # book_hotel ran and was recorded
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130
+    assert err == f"agentor resume: interrupted; run {run_id} is left resumable\n"
+
+    served.gate.set()
+    again = agentor("resume", run_id, *d, "--agent", "tests/approvalkit.py:make_agent", env=env)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.splitlines()[-1] == approvalkit.answer("Booked a room in Rome.")
+    assert crashkit.tool_runs(tool_log) == {"get_weather Rome": 1, "book_hotel Rome": 1}

@@ -65,15 +65,14 @@ async def holding(store: Store | None, run_id: str | None) -> AsyncIterator[None
 
 
 @contextlib.contextmanager
-def holding_briefly(
-    store: Store, run_id: str, patience: float = DECISION_PATIENCE
-) -> Iterator[None]:
-    """Hold the run for a short change (a decision), waiting up to `patience` seconds for
-    others making short changes; `RunLockedError` naming the holder after that."""
+def holding_briefly(store: Store, run_id: str, patience: float | None = None) -> Iterator[None]:
+    """Hold the run for a short change (a decision), waiting up to `patience` seconds
+    (`DECISION_PATIENCE`) for others making short changes; `RunLockedError` naming the holder
+    after that."""
     if not isinstance(store, LockingStore):
         yield
         return
-    deadline = time.monotonic() + patience
+    deadline = time.monotonic() + (DECISION_PATIENCE if patience is None else patience)
     while True:
         cm = store.lock(run_id)
         try:
