@@ -28,11 +28,7 @@ from .engine.inputs import (
 )
 from .engine.loop import Listener, Recorder, run_loop
 from .engine.models import Model, OpenAIModel
-from .engine.replay import (
-    ResumePoint,
-    resume_point,
-    total_usage,
-)
+from .engine.replay import ResumePoint, resume_point, total_usage
 from .engine.request import RequestConfig, request_config
 from .engine.statuses import AWAITING_APPROVAL
 from .engine.store import Store, validate_run_id
