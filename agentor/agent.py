@@ -1,4 +1,4 @@
-"""`Agentor`: run / arun / resume / aresume / stream_chat, and `RunResult`."""
+"""`Agentor`: run / arun / resume / aresume / stream_chat / approve / reject, and `RunResult`."""
 
 from __future__ import annotations
 
@@ -9,19 +9,31 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from datetime import timedelta
 from typing import Any
 
-from .engine.events import LOG_VERSION, RUN_START, Event, Usage
-from .engine.inputs import Input, check_input, store_from
+from .engine import decisions
+from .engine.approvals import Decision, GatedTurn, gated_point, gated_turn
+from .engine.events import LOG_VERSION, RUN_START, Event
+from .engine.gating import Gate, check_globs, check_timeout
+from .engine.holding import holding, load_if_any, load_run
+from .engine.inputs import (
+    Input,
+    check_input,
+    check_max_turns,
+    check_same_input,
+    store_from,
+    tools_from,
+)
 from .engine.loop import Listener, Recorder, run_loop
 from .engine.models import Model, OpenAIModel
-from .engine.replay import ResumePoint, last_run_end, resume_point, segments, status, total_usage
+from .engine.replay import ResumePoint, resume_point, total_usage
 from .engine.request import RequestConfig, request_config
-from .engine.statuses import COMPLETED
-from .engine.store import LockingStore, RunNotFoundError, Store, validate_run_id
-from .engine.tools import Tool, function_tool
+from .engine.statuses import AWAITING_APPROVAL
+from .engine.store import Store, validate_run_id
+from .engine.tools import Tool
+from .result import RunResult, from_log, pending_now, settled
 
 
 class NothingToResumeError(ValueError):
@@ -34,38 +46,12 @@ class NothingToResumeError(ValueError):
         super().__init__(f"run {run_id}: nothing to resume: no prompt recorded ({reason})")
 
 
-@dataclass
-class RunResult:
-    run_id: str | None
-    final_output: str | None
-    status: str
-    events: list[Event] = field(default_factory=list)
-    usage: Usage = field(default_factory=Usage)
-    messages: list[dict[str, Any]] = field(default_factory=list)
-    error: str | None = None
-    # Writes to the store that failed during this call (each logged on the `agentor` logger):
-    # when non-zero the log may be missing steps and the run may not resume from it.
-    save_failures: int = 0
-
-    def __repr__(self) -> str:
-        # Short on purpose: `asyncio.run()` reprs the value its task returned (restoring the
-        # SIGINT handler), and a full repr grows with every message of every generation.
-        return (
-            f"RunResult(run_id={self.run_id!r}, status={self.status!r}, "
-            f"final_output={_clip(self.final_output)!r}, events=<{len(self.events)}>, "
-            f"messages=<{len(self.messages)}>, usage={self.usage!r}, error={self.error!r}, "
-            f"save_failures={self.save_failures})"
-        )
-
-
-def _clip(text: str | None, limit: int = 80) -> str | None:
-    if text is None or len(text) <= limit:
-        return text
-    return text[:limit] + "…"
-
-
 class Agentor:
-    """An LLM agent whose every step is saved to `store` (when given) as it happens."""
+    """An LLM agent whose every step is saved to `store` (when given) as it happens.
+
+    `needs_approval` gates tools by name (globs such as `["delete_*", "send_email"]`, or True
+    for every tool) on top of each tool's own `needs_approval`; `approval_timeout` is the
+    deadline of a gated call whose tool sets none (engine/gating.py)."""
 
     def __init__(
         self,
@@ -77,13 +63,16 @@ class Agentor:
         max_turns: int = 10,
         base_url: str | None = None,
         api_key: str | None = None,
+        needs_approval: bool | str | Iterable[str] | None = (),
+        approval_timeout: timedelta | None = None,
         **model_settings: Any,
     ) -> None:
         self.name = name
         self.instructions = instructions
-        self.tools = _tools(tools)
+        self.tools = tools_from(tools)
         self.store = store_from(store)
-        self.max_turns = _max_turns(max_turns)
+        self.max_turns = check_max_turns(max_turns)
+        self.gate = Gate(check_globs(needs_approval), check_timeout(approval_timeout))
         if isinstance(model, str):
             self.model: Model = OpenAIModel(
                 model, base_url=base_url, api_key=api_key, **model_settings
@@ -95,8 +84,9 @@ class Agentor:
         return f"Agentor({self.name!r}, model={self.model.name!r})"
 
     def clone(self, **changes: Any) -> Agentor:
-        """This agent with some of `name`, `model`, `instructions`, `tools`, `store` and
-        `max_turns` changed, checked as the constructor checks them; the original is untouched.
+        """This agent with some of `name`, `model`, `instructions`, `tools`, `store`,
+        `max_turns`, `needs_approval` and `approval_timeout` changed, checked as the constructor
+        checks them; the original is untouched.
 
         A model given by name keeps this agent's endpoint, key and settings when this agent
         talks to an OpenAI-compatible server (`clone(model="gpt-4o")`).
@@ -105,7 +95,7 @@ class Agentor:
         if unknown:
             raise TypeError(f"clone() cannot change {', '.join(unknown)}; it changes {CLONABLE}")
         twin = copy.copy(self)
-        twin.tools = _tools(changes.get("tools", self.tools))
+        twin.tools = tools_from(changes.get("tools", self.tools))
         if "name" in changes:
             twin.name = changes["name"]
         if "instructions" in changes:
@@ -113,7 +103,10 @@ class Agentor:
         if "store" in changes:
             twin.store = store_from(changes["store"])
         if "max_turns" in changes:
-            twin.max_turns = _max_turns(changes["max_turns"])
+            twin.max_turns = check_max_turns(changes["max_turns"])
+        globs = check_globs(changes.get("needs_approval", self.gate.globs))
+        timeout = check_timeout(changes.get("approval_timeout", self.gate.timeout))
+        twin.gate = Gate(globs, timeout)
         if "model" in changes:
             model = changes["model"]
             if isinstance(model, str):
@@ -154,26 +147,31 @@ class Agentor:
 
     # -- resuming ------------------------------------------------------------------------------
 
-    def resume(self, run_id: str) -> RunResult:
+    def resume(self, run_id: str, listener: Listener | None = None) -> RunResult:
         _refuse_inside_loop("resume", "aresume")
-        return asyncio.run(self._in_own_loop(self.aresume(run_id)))
+        return asyncio.run(self._in_own_loop(self.aresume(run_id, listener)))
 
     async def aresume(self, run_id: str, listener: Listener | None = None) -> RunResult:
         """Finish a run from its log. A completed run is returned without a model call.
 
+        A run awaiting approval comes back at once while a call still waits for a decision
+        (status "awaiting_approval", `pending` set; no model call, nothing written); once
+        every call is decided, approved calls run, rejected ones answer the model with an error,
+        and the run goes on.
+
         `listener`, if given, is called with each event as it is recorded (and with transient
-        text deltas); for a completed run, with its last segment's events, each `replayed`.
-        The new segment's run_start is saved and announced with its first step: a resume
-        stopped before it has anything to record writes nothing.
+        text deltas); for a completed run, or one still awaiting approval, with its last
+        segment's events, each `replayed`. The new segment's run_start is saved and announced
+        with its first step: a resume stopped before it has anything to record writes nothing.
         """
         store = self._require_store()
         validate_run_id(run_id)
-        events = await _load(store, run_id)
-        if status(events) == COMPLETED:
-            return _from_log(run_id, events, listener)
-        async with _holding(store, run_id):
+        events = await asyncio.to_thread(load_run, store, run_id)
+        if settled(events):
+            return from_log(run_id, events, listener)
+        async with holding(store, run_id):
             # Read again under the lock: another process may have finished it meanwhile.
-            events = await _load(store, run_id)
+            events = await asyncio.to_thread(load_run, store, run_id)
             return await self._continue(store, run_id, events, listener)
 
     def stream_resume(self, run_id: str) -> AsyncIterator[Event]:
@@ -181,15 +179,42 @@ class Agentor:
         new segment's run_start, which is recorded with the segment's first step."""
         return self._stream(lambda listener: self.aresume(run_id, listener))
 
+    # -- deciding gated calls ------------------------------------------------------------------
+
+    def approve(
+        self,
+        run_id: str,
+        call_id: str | None = None,
+        *,
+        args: Mapping[str, Any] | None = None,
+        by: str | None = None,
+        note: str | None = None,
+    ) -> list[Decision]:
+        """`agentor.approve` on this agent's store; an edit (`args`) is checked against this
+        agent's tool. Resume the run to go on."""
+        store = self._require_store("approve")
+        return decisions.approve(
+            store, run_id, call_id, args=args, by=by, note=note, tools=self.tools
+        )
+
+    def reject(
+        self, run_id: str, call_id: str | None = None, *, reason: str, by: str | None = None
+    ) -> list[Decision]:
+        """`agentor.reject` on this agent's store. Resume the run to go on."""
+        return decisions.reject(
+            self._require_store("reject"), run_id, call_id, reason=reason, by=by
+        )
+
     # -- internals -----------------------------------------------------------------------------
 
     async def _continue(
         self, store: Store, run_id: str, events: list[Event], listener: Listener | None
     ) -> RunResult:
         """Finish a run from its events, read under its lock."""
-        if status(events) == COMPLETED:
-            return _from_log(run_id, events, listener)
-        point = resume_point(events)
+        if settled(events):
+            return from_log(run_id, events, listener)
+        gated = gated_turn(events)
+        point = resume_point(events) if gated is None else gated_point(events, gated)
         if not point.messages:
             # Killed between taking the lock and writing run_start, or written by hand.
             started = any(e.type == RUN_START for e in events)
@@ -202,7 +227,7 @@ class Agentor:
             # Saved with the segment's first step: a resume stopped before it writes nothing.
             config = self._request_config()
             recorder.hold(self._run_start(run_id, point.input_messages, config))
-            return await self._loop(recorder, point, listener is not None, config)
+            return await self._loop(recorder, point, listener is not None, config, gated)
         finally:
             await recorder.drain()
 
@@ -215,9 +240,9 @@ class Agentor:
             if close is not None:
                 await close()
 
-    def _require_store(self) -> Store:
+    def _require_store(self, what: str = "resume") -> Store:
         if self.store is None:
-            raise ValueError("resume needs a store: build the Agentor with store=FileStore(...)")
+            raise ValueError(f"{what} needs a store: build the Agentor with store=FileStore(...)")
         return self.store
 
     def _input_messages(self, input: Input) -> list[dict[str, Any]]:
@@ -267,12 +292,12 @@ class Agentor:
         recorder = Recorder(run_id, store, events=[])
         if listener is not None:
             recorder.listeners.append(listener)
-        async with _holding(store, run_id):
+        async with holding(store, run_id):
             if named:
                 assert store is not None and run_id is not None
-                events = await asyncio.to_thread(_load_if_any, store, run_id)
+                events = await asyncio.to_thread(load_if_any, store, run_id)
                 if events:  # this run exists (an empty log: killed before its run_start)
-                    _check_same_input(run_id, events, messages)
+                    check_same_input(run_id, events, messages)
                     return await self._continue(store, run_id, events, listener)
             try:
                 config = self._request_config()
@@ -286,7 +311,12 @@ class Agentor:
         return request_config(self.model, [t.schema for t in self.tools])
 
     async def _loop(
-        self, recorder: Recorder, point: ResumePoint, stream_text: bool, config: RequestConfig
+        self,
+        recorder: Recorder,
+        point: ResumePoint,
+        stream_text: bool,
+        config: RequestConfig,
+        gated: GatedTurn | None = None,
     ) -> RunResult:
         outcome = await run_loop(
             model=self.model,
@@ -296,7 +326,10 @@ class Agentor:
             max_turns=self.max_turns,
             stream_text=stream_text,
             config=config.digest,
+            gate=self.gate,
+            gated=gated,
         )
+        waiting = outcome.status == AWAITING_APPROVAL
         return RunResult(
             run_id=recorder.run_id,
             final_output=outcome.final_output,
@@ -306,6 +339,7 @@ class Agentor:
             messages=outcome.messages,
             error=outcome.error,
             save_failures=recorder.save_failures,
+            pending=pending_now(recorder.events) if waiting else [],
         )
 
     async def _stream(self, start: Callable[[Listener], Any]) -> AsyncIterator[Event]:
@@ -325,93 +359,16 @@ class Agentor:
                     await task
 
 
-CLONABLE = ("name", "model", "instructions", "tools", "store", "max_turns")
-
-
-def _tools(tools: Iterable[Tool | Callable[..., Any]]) -> list[Tool]:
-    made = [t if isinstance(t, Tool) else function_tool(t) for t in tools]
-    names = [t.name for t in made]
-    if len(set(names)) != len(names):
-        raise ValueError(f"tool names must be unique: {names}")
-    return made
-
-
-def _max_turns(max_turns: int) -> int:
-    if max_turns < 1:
-        raise ValueError("max_turns must be at least 1")
-    return max_turns
-
-
-def _from_log(run_id: str, events: list[Event], listener: Listener | None) -> RunResult:
-    """A finished run as its log records it, nothing written: the listener (a stream) is
-    handed the last segment's events again, marked `replayed`, so it shows the answer."""
-    if listener is not None:
-        for event in segments(events)[-1]:
-            listener(event.replayed_copy())
-    end = last_run_end(events)
-    assert end is not None
-    messages = resume_point(events).messages
-    if end.text is not None:
-        messages = [*messages, {"role": "assistant", "content": end.text}]
-    return RunResult(
-        run_id=run_id,
-        final_output=end.text,
-        status=end.status or COMPLETED,
-        events=events,
-        usage=total_usage(events),
-        messages=messages,
-        error=end.error,
-    )
-
-
-async def _load(store: Store, run_id: str) -> list[Event]:
-    """A run's events for resuming it; an unknown id is a `RunNotFoundError` naming the store
-    (whatever the store raised: the protocol only asks for a KeyError)."""
-    try:
-        return await asyncio.to_thread(store.load, run_id)
-    except RunNotFoundError:
-        raise
-    except KeyError as exc:
-        if exc.args != (run_id,):  # a store's own bug, not a missing run
-            raise
-        raise RunNotFoundError(run_id, store) from None
-
-
-def _load_if_any(store: Store, run_id: str) -> list[Event]:
-    try:
-        return store.load(run_id)
-    except KeyError:
-        return []
-
-
-def _check_same_input(run_id: str, events: list[Event], messages: list[dict[str, Any]]) -> None:
-    recorded = resume_point(events).input_messages
-    if recorded and recorded != messages:
-        raise ValueError(
-            f"run {run_id} exists and was started with a different input; "
-            f"resume({run_id!r}) continues it, or choose another run id"
-        )
-
-
-@contextlib.asynccontextmanager
-async def _holding(store: Store | None, run_id: str | None) -> AsyncIterator[None]:
-    if not isinstance(store, LockingStore) or run_id is None:
-        yield
-        return
-    cm = store.lock(run_id)
-    taking = asyncio.ensure_future(asyncio.to_thread(cm.__enter__))
-    try:
-        await asyncio.shield(taking)
-    except asyncio.CancelledError:
-        # The thread may still get the lock after we stop waiting: give it back then.
-        taking.add_done_callback(
-            lambda f: f.cancelled() or f.exception() or cm.__exit__(None, None, None)
-        )
-        raise
-    try:
-        yield
-    finally:
-        cm.__exit__(None, None, None)  # closing a descriptor: quick, and must not be skipped
+CLONABLE = (
+    "name",
+    "model",
+    "instructions",
+    "tools",
+    "store",
+    "max_turns",
+    "needs_approval",
+    "approval_timeout",
+)
 
 
 def _refuse_inside_loop(name: str, async_name: str) -> None:

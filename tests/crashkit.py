@@ -278,11 +278,12 @@ def spawn(cfg: dict[str, Any]) -> subprocess.Popen[bytes]:
 
 
 class Zygote:
-    """A pre-imported interpreter that forks one child per `fork(cfg)`."""
+    """A pre-imported interpreter that forks one child per `fork(cfg)`; each child runs
+    `run_child(cfg)` of `module` (a kit whose `__main__` calls `zygote_main(run_child)`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, module: str = "tests.crashkit") -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.crashkit", "zygote"],
+            [sys.executable, "-m", module, "zygote"],
             cwd=ROOT,
             env=child_env(),
             stdin=subprocess.PIPE,
@@ -319,7 +320,8 @@ class Zygote:
             self.proc.wait()
 
 
-def _zygote_main() -> None:
+def zygote_main(run: Callable[[dict[str, Any]], None]) -> None:
+    """The zygote's loop: fork a child running `run(cfg)` for each line of config read."""
     import openai  # noqa: F401  (paid once here, not in every child)
 
     for line in sys.stdin:
@@ -329,7 +331,7 @@ def _zygote_main() -> None:
             code = 0
             try:
                 sys.stdin.close()
-                run_child(cfg)
+                run(cfg)
             except BaseException:
                 code = 1
                 import traceback
@@ -383,6 +385,6 @@ if __name__ == "__main__":
     if sys.argv[1] == "child":
         run_child(json.loads(sys.argv[2]))
     elif sys.argv[1] == "zygote":
-        _zygote_main()
+        zygote_main(run_child)
     else:
         raise SystemExit(f"unknown command {sys.argv[1]!r}")

@@ -27,6 +27,12 @@ TOOL_RESULT = "tool_result"
 MESSAGE = "message"
 RUN_END = "run_end"
 FORK = "fork"
+# A person's approval is asked for a gated tool call (`call_id`, `name`, `args`, `turn`, and a
+# `deadline` when the call has an approval timeout); the segment then ends awaiting approval.
+APPROVAL_REQUEST = "approval_request"
+# A person's decision on a requested call (`call_id`, `name`, `turn`, `decision`: "approved" or
+# "rejected", `by`, `note`; `args` only when the approver edited the arguments).
+APPROVAL = "approval"
 TEXT_DELTA = "text_delta"
 # Transient too: a cancelled run is waiting for a tool thread to end (`name`, `call_id`, `turn`)
 # before it records the result and lets the run go (a running thread cannot be interrupted).
@@ -105,6 +111,10 @@ class Event:
     forked_from: str | None = None
     replayed_from: str | None = None
     config: str | None = None
+    decision: str | None = None
+    by: str | None = None
+    note: str | None = None
+    deadline: float | None = None
     tools: list[dict[str, Any]] | None = None
     settings: dict[str, Any] | None = None
     messages: list[dict[str, Any]] | None = None
@@ -233,6 +243,10 @@ _FIELD_CHECKS = {
     "forked_from": _is_str,
     "replayed_from": _is_str,
     "config": _is_str,
+    "decision": _is_str,
+    "by": _is_str,
+    "note": _is_str,
+    "deadline": _is_num,
     "tools": _is_list_of_dicts,
     "settings": _is_dict,
 }

@@ -7,10 +7,13 @@ is written: a bad input would otherwise fail deep in the model client, a bad sto
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from .events import Event
+from .replay import resume_point
 from .store import FileStore, LockingStore, Store
+from .tools import Tool, function_tool
 
 Input = str | Sequence[dict[str, Any]]
 STORE_METHODS = ("append", "load", "list_runs")
@@ -74,4 +77,30 @@ def _check_locking(store: object) -> None:
             f"{type(store).__name__} has lock() but not {' or '.join(missing)}: a store that "
             "locks runs implements LockingStore (lock, is_locked, lock_holder), so that others "
             "can tell a held run from a free one"
+        )
+
+
+def tools_from(tools: Iterable[Tool | Callable[..., Any]]) -> list[Tool]:
+    """The agent's tools: `Tool`s, or functions made into tools; names must be unique."""
+    made = [t if isinstance(t, Tool) else function_tool(t) for t in tools]
+    names = [t.name for t in made]
+    if len(set(names)) != len(names):
+        raise ValueError(f"tool names must be unique: {names}")
+    return made
+
+
+def check_max_turns(max_turns: int) -> int:
+    """At least one turn, or the run could never answer."""
+    if max_turns < 1:
+        raise ValueError("max_turns must be at least 1")
+    return max_turns
+
+
+def check_same_input(run_id: str, events: list[Event], messages: list[dict[str, Any]]) -> None:
+    """A named run already in the store is continued only with the input it started with."""
+    recorded = resume_point(events).input_messages
+    if recorded and recorded != messages:
+        raise ValueError(
+            f"run {run_id} exists and was started with a different input; "
+            f"resume({run_id!r}) continues it, or choose another run id"
         )

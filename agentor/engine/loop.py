@@ -1,5 +1,9 @@
 """The async agent loop: ask the model, run the tools it asks for, record every step.
 
+A call that needs a person's approval (engine/gating.py) is not run: its `approval_request`
+is saved with the generation, the turn's other calls run, and the segment ends awaiting
+approval. A resume finishes that turn as decided, then goes on.
+
 Every event is saved (off the event loop) before listeners see it, so what a stream shows
 is what a resume will find. A cancelled loop writes nothing more: the run is left
 interrupted and resumable.
@@ -8,27 +12,27 @@ interrupted and resumable.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import contextvars
-import functools
 import json
 import logging
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .approvals import Decision, GatedTurn, timeout_event
 from .events import (
+    APPROVAL_REQUEST,
     GENERATION,
     MESSAGE,
     RUN_END,
     TEXT_DELTA,
     TOOL_CALL,
     TOOL_RESULT,
-    TOOL_WAIT,
     Event,
     Usage,
 )
+from .gating import Gate
+from .invoke import all_answered, invoke_tool
 from .models import Model, ModelError
 from .replay import (
     Recorded,
@@ -38,7 +42,7 @@ from .replay import (
     canonical_args,
     tool_message,
 )
-from .statuses import COMPLETED, FAILED, MAX_TURNS
+from .statuses import AWAITING_APPROVAL, COMPLETED, FAILED, MAX_TURNS
 from .store import BatchStore, Store
 from .tools import Tool, ToolArgumentsError
 
@@ -123,6 +127,19 @@ class LoopOutcome:
     error: str | None = None
 
 
+@dataclass
+class _Call:
+    """One tool call of a turn, and how it is to be answered."""
+
+    call_id: str
+    name: str
+    raw: str  # the arguments it runs with: the model's, or an approver's edit
+    record: Recorded | None = None  # an equal call's recorded result answers it
+    result: Event | None = None  # its result is in the log already
+    rejection: str | None = None  # a person rejected it: this error answers it, nothing runs
+    awaiting: bool = False  # it waits for a person's decision: not answered in this segment
+
+
 async def run_loop(
     *,
     model: Model,
@@ -132,100 +149,229 @@ async def run_loop(
     max_turns: int,
     stream_text: bool = False,
     config: str | None = None,
+    gate: Gate | None = None,
+    gated: GatedTurn | None = None,
 ) -> LoopOutcome:
-    """Run turns from `point` until a final answer, an error or `max_turns` new turns.
+    """Run turns from `point` until a final answer, an error, a call waiting for approval or
+    `max_turns` new turns.
 
     `config` names the tools and settings recorded on the segment's run_start
-    (engine/request.py); each generation carries it."""
-    by_name = {t.name: t for t in tools}
-    schemas = [t.schema for t in tools]
-    recorded = list(point.recorded)
-    messages = list(point.messages)
-    turn = point.turn
-    usage = Usage()
-
-    async def finish(status: str, text: str | None, error: str | None = None) -> LoopOutcome:
-        if status == COMPLETED:
-            await recorder.emit(Event(MESSAGE, text=text or "", turn=turn, usage=usage))
-            messages.append({"role": "assistant", "content": text})
-        await recorder.emit(
-            Event(
-                RUN_END,
-                status=status,
-                text=text,
-                error=error,
-                turn=turn,
-                usage=usage,
-                ended_at=time.time(),
-            )
-        )
-        return LoopOutcome(status, text, messages, error)
-
+    (engine/request.py); each generation carries it. `gate` says which calls wait for a
+    person; `gated` is a turn that asked for approval, to finish (from `point`, the request
+    of that turn) before any new one."""
+    loop = _Loop(model, tools, recorder, point, config, gate or Gate(), stream_text)
     if point.final_text is not None:
-        return await finish(COMPLETED, point.final_text)
-
-    on_text = None
-    if stream_text:
-
-        def on_text(delta: str) -> None:
-            for listener in recorder.listeners:
-                listener(Event(TEXT_DELTA, text=delta, turn=turn, ts=time.time()))
-
+        return await loop.finish(COMPLETED, point.final_text)
+    if gated is not None:
+        outcome = await loop.finish_gated_turn(gated)
+        if outcome is not None:
+            return outcome
     for _ in range(max_turns):
-        turn += 1
+        outcome = await loop.next_turn()
+        if outcome is not None:
+            return outcome
+    return await loop.finish(
+        MAX_TURNS, None, f"Reached max_turns ({max_turns}) without a final answer."
+    )
+
+
+class _Loop:
+    """The state of a run's turns: the conversation so far, the turn, the usage."""
+
+    def __init__(
+        self,
+        model: Model,
+        tools: Sequence[Tool],
+        recorder: Recorder,
+        point: ResumePoint,
+        config: str | None,
+        gate: Gate,
+        stream_text: bool,
+    ) -> None:
+        self.model = model
+        self.by_name = {t.name: t for t in tools}
+        self.schemas = [t.schema for t in tools]
+        self.recorder = recorder
+        self.recorded = list(point.recorded)
+        self.messages = list(point.messages)
+        self.turn = point.turn
+        self.usage = Usage()
+        self.config = config
+        self.gate = gate
+        self.on_text = self._streamed if stream_text else None
+
+    def _streamed(self, delta: str) -> None:
+        for listener in self.recorder.listeners:
+            listener(Event(TEXT_DELTA, text=delta, turn=self.turn, ts=time.time()))
+
+    async def finish(self, status: str, text: str | None, error: str | None = None) -> LoopOutcome:
+        if status == COMPLETED:
+            await self.recorder.emit(
+                Event(MESSAGE, text=text or "", turn=self.turn, usage=self.usage)
+            )
+            self.messages.append({"role": "assistant", "content": text})
+        end = Event(
+            RUN_END,
+            status=status,
+            text=text,
+            error=error,
+            turn=self.turn,
+            usage=self.usage,
+            ended_at=time.time(),
+        )
+        await self.recorder.emit(end)
+        return LoopOutcome(status, text, self.messages, error)
+
+    async def next_turn(self) -> LoopOutcome | None:
+        """Ask the model, answer the calls it makes; an outcome when the run stops here."""
+        self.turn += 1
         started = time.time()
         try:
-            response = await model.generate(messages, schemas, on_text)
+            response = await self.model.generate(self.messages, self.schemas, self.on_text)
         except ModelError as exc:
-            return await finish(FAILED, None, str(exc))
+            return await self.finish(FAILED, None, str(exc))
         except Exception as exc:  # a custom model's bug fails the run, it does not crash it
-            return await finish(FAILED, None, f"{type(exc).__name__}: {exc}")
-        usage = usage + response.usage
+            return await self.finish(FAILED, None, f"{type(exc).__name__}: {exc}")
+        self.usage = self.usage + response.usage
         gen = Event(
             GENERATION,
-            turn=turn,
+            turn=self.turn,
             usage=response.usage,
-            model=model.name,
-            config=config,
-            messages=list(messages),
+            model=self.model.name,
+            config=self.config,
+            messages=list(self.messages),
             calls=response.calls or None,
             text=response.text,
             started_at=started,
             ended_at=time.time(),
         )
         if not response.calls:
-            await recorder.emit(gen)
-            return await finish(COMPLETED, response.text or "")
-        calls = [call_parts(c) for c in response.calls]
-        await recorder.emit(
-            gen,
-            *(
-                Event(TOOL_CALL, name=name, args=_args_for_log(raw), call_id=cid, turn=turn)
-                for cid, name, raw in calls
-            ),
-        )
-        results = await _all_answered(
-            [_answer(cid, name, raw, by_name, recorded, recorder, turn) for cid, name, raw in calls]
-        )
-        messages.append(assistant_message(gen))
-        messages.extend(tool_message(cid, r) for (cid, _, _), r in zip(calls, results, strict=True))
-    return await finish(MAX_TURNS, None, f"Reached max_turns ({max_turns}) without a final answer.")
+            await self.recorder.emit(gen)
+            return await self.finish(COMPLETED, response.text or "")
+        calls = [self._plan(*call_parts(c)) for c in response.calls]
+        asked = [
+            Event(
+                TOOL_CALL, name=c.name, args=_args_for_log(c.raw), call_id=c.call_id, turn=self.turn
+            )
+            for c in calls
+        ]
+        # One write: a generation is never on disk without its calls and their requests.
+        await self.recorder.emit(gen, *asked, *self._requests(calls))
+        return await self._answer_turn(gen, calls)
 
+    async def finish_gated_turn(self, turn: GatedTurn) -> LoopOutcome | None:
+        """Answer the calls of a turn that asked for approval, as decided (a deadline passed
+        counts as rejected, and is recorded so); an outcome when some still wait."""
+        now = time.time()
+        timeouts = [timeout_event(call) for call in turn.expired(now)]
+        if timeouts:
+            await self.recorder.emit(*timeouts)
+        decisions: dict[str, Decision | None] = dict(turn.decisions)
+        decisions.update((e.call_id or "", Decision.of(e)) for e in timeouts)
+        calls = []
+        for call_id, name, raw in map(call_parts, turn.generation.calls or []):
+            call = _Call(call_id, name, raw, result=turn.results.get(call_id))
+            decided = decisions.get(call_id)
+            if call.result is not None:
+                pass
+            elif decided is not None and decided.approved:
+                if decided.edited:
+                    call.raw = json.dumps(decided.args, ensure_ascii=False)
+            elif decided is not None:
+                call.rejection = decided.rejection()
+            elif call_id in turn.requests:
+                call.awaiting = True
+            else:  # killed before its request was saved: gated (or not) as a new call is
+                call = self._plan(call_id, name, raw)
+                new_requests = self._requests([call])
+                if new_requests:
+                    await self.recorder.emit(*new_requests)
+            calls.append(call)
+        return await self._answer_turn(turn.generation, calls)
 
-async def _all_answered(answers: list[Coroutine[Any, Any, Event]]) -> list[Event]:
-    """One generation's calls, run concurrently. When one stops (the run is cancelled) the
-    others are stopped too, and waited for: `gather` alone would return as soon as an async
-    call is cancelled, while a sync call's thread is still running unrecorded."""
-    tasks = [asyncio.ensure_future(a) for a in answers]
-    try:
-        return await asyncio.gather(*tasks)
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        while not all(task.done() for task in tasks):
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.wait(tasks)
-        raise
+    def _plan(self, call_id: str, name: str, raw: str) -> _Call:
+        """How to answer a new call: from an equal recorded one, after approval, or now."""
+        call = _Call(call_id, name, raw)
+        key = canonical_args(raw)
+        match = next((r for r in self.recorded if r.name == name and r.args_key == key), None)
+        if match is not None:
+            self.recorded.remove(match)
+            call.record = match  # nothing runs: no approval to ask for
+        else:
+            call.awaiting = self.gate.needs(self.by_name.get(name), name, raw)
+        return call
+
+    def _requests(self, calls: Sequence[_Call]) -> list[Event]:
+        """An `approval_request` for each call that waits, its deadline from now."""
+        awaiting = [c for c in calls if c.awaiting]
+        # The clock is read only when a call waits: demos and snapshots step a fake clock a
+        # read at a time, and a turn with no gated call reads it as it always did.
+        now = time.time() if awaiting else 0.0
+        return [
+            Event(
+                APPROVAL_REQUEST,
+                name=c.name,
+                call_id=c.call_id,
+                args=_args_for_log(c.raw),
+                turn=self.turn,
+                deadline=self.gate.deadline(self.by_name.get(c.name), now),
+            )
+            for c in awaiting
+        ]
+
+    async def _answer_turn(self, gen: Event, calls: list[_Call]) -> LoopOutcome | None:
+        """Answer every call not waiting for a decision; stop the segment if one is."""
+        ready = [c for c in calls if not c.awaiting]
+        results = await all_answered([self._answer(c) for c in ready])
+        self.messages.append(assistant_message(gen))
+        if len(ready) < len(calls):
+            return await self.finish(AWAITING_APPROVAL, None)
+        self.messages.extend(
+            tool_message(c.call_id, r) for c, r in zip(calls, results, strict=True)
+        )
+        return None
+
+    async def _answer(self, call: _Call) -> Event:
+        """One call's result: as recorded, rejected, or by running the tool; saved."""
+        if call.result is not None:
+            return call.result
+        result = Event(
+            TOOL_RESULT,
+            name=call.name,
+            args=_args_for_log(call.raw),
+            call_id=call.call_id,
+            turn=self.turn,
+            started_at=time.time(),
+        )
+        if call.record is not None:
+            result.result = call.record.event.result
+            result.replayed_from = call.record.event.call_id
+        elif call.rejection is not None:
+            result.error = call.rejection
+        else:
+            await self._run_tool(call, result)
+        result.ended_at = time.time()
+        await self.recorder.emit(result)
+        return result
+
+    async def _run_tool(self, call: _Call, result: Event) -> None:
+        tool = self.by_name.get(call.name)
+        if tool is None:
+            result.error = (
+                f"unknown tool {call.name!r}; available: {', '.join(self.by_name) or 'none'}"
+            )
+            return
+        try:
+            args = tool.parse_args(call.raw)
+        except ToolArgumentsError as exc:
+            result.error = str(exc)
+            return
+        if await invoke_tool(tool, args, result, self.recorder.emit):
+            # Cancelled while its thread ran: the result is recorded first, so the next
+            # resume replays it; then the run stops as it was asked to.
+            result.ended_at = time.time()
+            await self.recorder.emit(result)
+            raise asyncio.CancelledError
 
 
 def _args_for_log(raw: str) -> Any:
@@ -233,92 +379,3 @@ def _args_for_log(raw: str) -> Any:
         return json.loads(raw) if raw else {}
     except (ValueError, RecursionError):  # a hostile model may nest arguments 100,000 deep
         return raw
-
-
-async def _answer(
-    call_id: str,
-    name: str,
-    raw: str,
-    by_name: dict[str, Tool],
-    recorded: list[Recorded],
-    recorder: Recorder,
-    turn: int,
-) -> Event:
-    """Answer one call: from a recorded result if an equal call has one, else run the tool."""
-    started = time.time()
-    args_log = _args_for_log(raw)
-    result = Event(
-        TOOL_RESULT, name=name, args=args_log, call_id=call_id, turn=turn, started_at=started
-    )
-    key = canonical_args(raw)
-    match = next((r for r in recorded if r.name == name and r.args_key == key), None)
-    if match is not None:
-        recorded.remove(match)
-        result.result = match.event.result
-        result.replayed_from = match.event.call_id
-    else:
-        tool = by_name.get(name)
-        if tool is None:
-            result.error = f"unknown tool {name!r}; available: {', '.join(by_name) or 'none'}"
-        else:
-            try:
-                args = tool.parse_args(raw)
-            except ToolArgumentsError as exc:
-                result.error = str(exc)
-            else:
-                stopped = await _invoke(tool, args, result, recorder)
-                if stopped:
-                    # Cancelled while its thread ran: the result is recorded first, so the
-                    # next resume replays it; then the run stops as it was asked to.
-                    result.ended_at = time.time()
-                    await recorder.emit(result)
-                    raise asyncio.CancelledError
-    result.ended_at = time.time()
-    await recorder.emit(result)
-    return result
-
-
-async def _invoke(tool: Tool, args: dict[str, Any], result: Event, recorder: Recorder) -> bool:
-    """Run the tool into `result` (its value, or its error). True when the run was cancelled
-    while a sync tool's thread ran.
-
-    An async tool is cancelled with the run. A thread cannot be interrupted, and the run must
-    not be let go while it runs (a resume would run the same call again beside it): a cancelled
-    run waits for the thread, however often it is cancelled meanwhile, telling its listeners
-    what it waits for (a transient `tool_wait` event)."""
-    if tool.is_async:
-        try:
-            result.result = _loggable(await tool.fn(**args))
-        except Exception as exc:
-            result.error = f"{type(exc).__name__}: {exc}"
-        return False
-    call = functools.partial(contextvars.copy_context().run, tool.fn, **args)
-    thread = asyncio.get_running_loop().run_in_executor(None, call)
-    stopped = False
-    while not thread.done():
-        try:
-            await asyncio.shield(thread)
-        except asyncio.CancelledError:
-            if not stopped and not thread.done():
-                wait = Event(TOOL_WAIT, name=result.name, call_id=result.call_id, turn=result.turn)
-                await recorder.emit(wait)
-            stopped = True
-        except Exception:
-            break
-    exc = thread.exception()
-    if exc is None:
-        result.result = _loggable(thread.result())
-    else:
-        result.error = f"{type(exc).__name__}: {exc}"
-    return stopped
-
-
-def _loggable(value: Any) -> Any:
-    """A tool's return value as it is logged and shown to the model."""
-    if isinstance(value, str):
-        return value
-    try:
-        json.dumps(value)
-        return value
-    except (TypeError, ValueError):
-        return str(value)

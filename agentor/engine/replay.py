@@ -37,7 +37,8 @@ def last_run_end(events: Sequence[Event]) -> Event | None:
 
 
 def status(events: Sequence[Event]) -> str:
-    """`completed | failed | max_turns | incomplete`: only the last segment decides."""
+    """`completed | failed | max_turns | awaiting_approval | incomplete`: only the last
+    segment decides."""
     end = last_run_end(events)
     if end is None:
         return INCOMPLETE

@@ -25,3 +25,11 @@ STOPPING = "stopping"
 
 # Ends a resume continues (a new segment, from where the run stopped).
 RESUMABLE_ENDS = frozenset({FAILED, MAX_TURNS})
+
+
+def live_status(status: str, held: bool) -> str:
+    """A run's status as whoever can see its lock tells it: an incomplete run is *running*
+    while a live process holds it (`held`), else *interrupted*; any other status as it is."""
+    if status != INCOMPLETE:
+        return status
+    return RUNNING if held else INTERRUPTED

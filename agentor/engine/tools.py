@@ -2,7 +2,8 @@
 
 The JSON schema comes from the signature and type hints (through pydantic); Google-style
 `Args:` lines of the docstring become parameter descriptions. Sync tools run in a thread,
-async ones are awaited.
+async ones are awaited. `needs_approval` / `approval_timeout` gate a tool behind a person's
+approval (engine/gating.py).
 """
 
 from __future__ import annotations
@@ -12,9 +13,12 @@ import inspect
 import json
 import re
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any, overload
 
 from pydantic import ConfigDict, Field, ValidationError, create_model
+
+from .gating import ApprovalRule, check_rule, check_timeout
 
 
 class ToolArgumentsError(ValueError):
@@ -23,9 +27,16 @@ class ToolArgumentsError(ValueError):
 
 class Tool:
     def __init__(
-        self, fn: Callable[..., Any], name: str | None = None, description: str | None = None
+        self,
+        fn: Callable[..., Any],
+        name: str | None = None,
+        description: str | None = None,
+        needs_approval: ApprovalRule = False,
+        approval_timeout: timedelta | None = None,
     ) -> None:
         self.fn = fn
+        self.needs_approval = check_rule(needs_approval)
+        self.approval_timeout = check_timeout(approval_timeout)
         self.name = name or fn.__name__
         summary, arg_docs = _parse_docstring(inspect.getdoc(fn) or "")
         self.description = description if description is not None else summary
@@ -83,7 +94,11 @@ class Tool:
 def function_tool(fn: Callable[..., Any], /) -> Tool: ...
 @overload
 def function_tool(
-    *, name: str | None = None, description: str | None = None
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    needs_approval: ApprovalRule = False,
+    approval_timeout: timedelta | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -93,13 +108,23 @@ def function_tool(
     *,
     name: str | None = None,
     description: str | None = None,
+    needs_approval: ApprovalRule = False,
+    approval_timeout: timedelta | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
-    """A tool from a function: `@function_tool` or `@function_tool(name=..., description=...)`."""
+    """A tool from a function: `@function_tool`, or `@function_tool(name=..., description=...,
+    needs_approval=..., approval_timeout=...)`.
+
+    `needs_approval=True` makes every call wait for a person's approval; a function of the
+    call's arguments (a dict) decides per call, failing closed (engine/gating.py).
+    `approval_timeout` (a `timedelta`) makes a call still undecided after it count as rejected.
+    """
     if fn is not None:
         return Tool(fn)
+    # Checked here, so a mistake is refused where the decorator is written.
+    rule, timeout = check_rule(needs_approval), check_timeout(approval_timeout)
 
     def wrap(f: Callable[..., Any]) -> Tool:
-        return Tool(f, name=name, description=description)
+        return Tool(f, name, description, needs_approval=rule, approval_timeout=timeout)
 
     return wrap
 

@@ -1,0 +1,84 @@
+"""`agentor approve RUN [CALL] [--args JSON] [--note TEXT] [--by NAME]` and
+`agentor reject RUN [CALL] --reason TEXT [--by NAME]`.
+
+A decision is recorded at once, under the run's lock (`agentor.approve` / `agentor.reject`);
+the run goes on when it is resumed (`agentor resume`, the TUI, a worker). Without an agent the
+edited arguments are not checked against the tool: a bad edit reaches the model as the tool's
+error.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from argparse import Namespace
+from collections.abc import Callable
+from typing import Any
+
+from ..engine.approvals import Decision, pending_calls
+from ..engine.decisions import ApprovalError, InvalidArgsError
+from ..engine.decisions import approve as approve_call
+from ..engine.decisions import reject as reject_call
+from ..engine.holding import load_run
+from ..engine.store import FileStore, RunLockedError, RunNotFoundError
+from ..literal import literal_line
+from .lines import Refusal, UsageError, compact, plural
+from .rundir import the_run
+
+
+def approve(args: Namespace) -> int:
+    store, run_id = the_run(args)
+    edit = _edit(args.args)
+    made = _deciding(
+        lambda: approve_call(store, run_id, args.call_id, args=edit, by=args.by, note=args.note)
+    )
+    _report(store, run_id, made)
+    return 0
+
+
+def reject(args: Namespace) -> int:
+    store, run_id = the_run(args)
+    if not args.reason.strip():
+        raise UsageError("--reason must say why: the model is told it")
+    made = _deciding(
+        lambda: reject_call(store, run_id, args.call_id, reason=args.reason, by=args.by)
+    )
+    _report(store, run_id, made)
+    return 0
+
+
+def _edit(text: str | None) -> dict[str, Any] | None:
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise UsageError(f"--args is not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise UsageError('--args must be a JSON object, such as \'{"city": "Oslo"}\'')
+    return value
+
+
+def _deciding(decide: Callable[[], list[Decision]]) -> list[Decision]:
+    try:
+        return decide()
+    except InvalidArgsError as exc:
+        raise UsageError(str(exc)) from None
+    except (ApprovalError, RunNotFoundError, RunLockedError) as exc:
+        raise Refusal(str(exc)) from None
+    except ValueError as exc:  # a blank --by
+        raise UsageError(str(exc)) from None
+
+
+def _report(store: FileStore, run_id: str, made: list[Decision]) -> None:
+    for d in made:
+        line = f"{d.decision} {d.call_id} ({d.name}) of run {run_id} as {d.by}"
+        if d.edited:
+            line += f", with {compact(d.args)}"
+        print(literal_line(line, 400))
+    waiting = pending_calls(load_run(store, run_id), time.time())
+    if waiting:
+        names = ", ".join(f"{p.call_id} ({p.name})" for p in waiting)
+        print(literal_line(f"{plural(len(waiting), 'call')} still waiting: {names}", 400))
+    else:
+        print(f"every call is decided: agentor resume {run_id} --agent SPEC continues the run")

@@ -1,0 +1,80 @@
+"""`agentor resume RUN --agent SPEC [--dir DIR] [--any-agent]`: finish a run in this process,
+each event printed as a line on stdout as it is recorded.
+
+The new segment is written into DIR, whatever store the agent module was built with. A run is
+resumed only by an agent of the name that wrote it (its segment would be recorded under the
+resuming agent's name, model and tools) unless `--any-agent` is given. Exit status: 0 when
+the run completed or waits for approval, 1 when it was refused or ended failed / max_turns,
+130 when interrupted (^C): the run is left resumable.
+"""
+
+from __future__ import annotations
+
+import sys
+from argparse import Namespace
+
+from ..agent import Agentor, NothingToResumeError
+from ..engine.events import TOOL_WAIT, Event
+from ..engine.holding import load_run
+from ..engine.replay import RunSummary, fold
+from ..engine.statuses import AWAITING_APPROVAL, COMPLETED
+from ..engine.store import FileStore, RunLockedError, RunNotFoundError
+from ..literal import literal, literal_line
+from ..result import RunResult
+from .agent_spec import AgentSpecError, agent_mismatch, load_agent
+from .lines import Refusal, UsageError, compact, event_line, plural
+from .rundir import the_run
+
+
+def resume(args: Namespace) -> int:
+    store, run_id = the_run(args)
+    agent = _agent_for(args, store, run_id)
+    printed: list[Event] = []
+
+    def show(event: Event) -> None:
+        if event.replayed or (event.transient and event.type != TOOL_WAIT):
+            return
+        printed.append(event)
+        print(event_line(event), flush=True)
+
+    try:
+        result = agent.resume(run_id, listener=show)
+    except KeyboardInterrupt:
+        print(f"agentor resume: interrupted; run {run_id} is left resumable", file=sys.stderr)
+        return 130
+    except (RunLockedError, RunNotFoundError, NothingToResumeError) as exc:
+        raise Refusal(str(exc)) from None
+    return _ending(run_id, result, nothing_new=not printed)
+
+
+def _agent_for(args: Namespace, store: FileStore, run_id: str) -> Agentor:
+    try:
+        agent = load_agent(args.agent)
+    except AgentSpecError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        events = load_run(store, run_id)
+    except OSError as exc:
+        raise Refusal(f"cannot read run {run_id}: {exc.strerror or exc}") from None
+    written_by = fold(RunSummary(run_id=run_id), events).agent
+    why = agent_mismatch(agent, written_by)
+    if why and not args.any_agent:
+        raise Refusal(f"{why} (add --any-agent to resume it with that agent anyway)")
+    mine = isinstance(agent.store, FileStore) and agent.store.directory == store.directory
+    return agent if mine else agent.clone(store=store)
+
+
+def _ending(run_id: str, result: RunResult, nothing_new: bool) -> int:
+    """What the resume came to, on stdout; a failed run is a refusal (exit status 1)."""
+    already = " already" if nothing_new else ""
+    if result.status == COMPLETED:
+        print(f"run {run_id} is{already} completed:")
+        print(literal(result.final_output or ""))
+        return 0
+    if result.status == AWAITING_APPROVAL:
+        print(f"run {run_id} waits for approval of {plural(len(result.pending), 'call')}:")
+        for p in result.pending:
+            print("  " + literal_line(f"{p.call_id}  {p.name} {compact(p.args)}", 300))
+        print(f"decide with: agentor approve|reject {run_id} [CALL], then resume it again")
+        return 0
+    raise Refusal(f"run {run_id} ended {result.status}: {result.error or 'no error recorded'}")
