@@ -6,7 +6,7 @@ sessions running at once on one server never meet. `pg_stores` empties the table
 test and closes every store the test made. Without a server every test that needs one FAILS,
 saying in one line how to point the tests at one or start one.
 
-Test modules import the fixtures they use: `from tests.pg_support import pg_stores  # noqa`.
+tests/conftest.py imports the fixtures, so every test module may use them.
 """
 
 from __future__ import annotations

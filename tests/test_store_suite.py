@@ -25,7 +25,6 @@ from agentor.engine.store import BatchStore, FileStore, LockingStore, MemoryStor
 from agentor.testing import ScriptedModel
 from tests.conftest import FIXTURES, WeatherAgents
 from tests.openai_server import FakeOpenAI
-from tests.pg_support import PgStores, pg_dsn, pg_stores  # noqa: F401 (fixtures)
 
 RUN = "r1"
 MANIFEST = json.loads((FIXTURES / "manifest.json").read_text())

@@ -8,8 +8,8 @@ change feed); `make_pool` the pool that appends and reads go through.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg import conninfo
@@ -18,6 +18,7 @@ from psycopg_pool import ConnectionPool
 from .dsn import connect_options, redact, scrub
 from .errors import PostgresStoreError, StoreUnavailableError
 
+T = TypeVar("T")
 POOL_TIMEOUT = 10.0  # seconds an operation waits for a pooled connection before failing
 
 
@@ -72,3 +73,19 @@ def store_error(dsn: str, doing: str, exc: psycopg.Error) -> PostgresStoreError:
     `PostgresStoreError`."""
     kind = StoreUnavailableError if isinstance(exc, psycopg.OperationalError) else None
     return (kind or PostgresStoreError)(f"{doing} {redact(dsn)}: {scrub(exc, dsn)}")
+
+
+def read(pool: ConnectionPool[Any], dsn: str, doing: str, work: Callable[[Any], T]) -> T:
+    """`work(connection)` for a read: tried again once on a fresh connection when the first
+    was dead (a server restart, a cut connection: the pool checks and replaces its idle ones),
+    then a one-line store error."""
+    try:
+        try:
+            with pool.connection() as conn:
+                return work(conn)
+        except psycopg.OperationalError:
+            pool.check()
+            with pool.connection() as conn:
+                return work(conn)
+    except psycopg.Error as exc:
+        raise store_error(dsn, doing, exc) from None

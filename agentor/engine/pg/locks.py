@@ -97,7 +97,7 @@ class Holds:
     def release(self, hold: Hold) -> None:
         """Let the run go (when this session still holds it; a lost hold is only forgotten)."""
         with self._mutex:
-            if self._held.get(hold.run_id) is hold:
+            if self._is_current(hold):
                 del self._held[hold.run_id]
             if hold.session != self._session or self._conn is None:
                 return
@@ -123,7 +123,7 @@ class Holds:
         """The server refused a write of this hold: another session has the run now. Appends of
         this hold are refused from now on without asking (the hold is of no session)."""
         with self._mutex:
-            if self._held.get(hold.run_id) is hold:
+            if self._is_current(hold):
                 self._held[hold.run_id] = Hold(hold.run_id, hold.key, hold.token, -1)
 
     def backend_pid(self) -> int | None:
@@ -134,6 +134,11 @@ class Holds:
     def close(self) -> None:
         with self._mutex:
             self._end_session()
+
+    def _is_current(self, hold: Hold) -> bool:
+        """Whether `hold` (or its lost form) is this store's hold on its run now."""
+        current = self._held.get(hold.run_id)
+        return current is not None and current.token == hold.token
 
     def _session_conn(self) -> psycopg.Connection[Any]:
         if self._conn is None or self._conn.closed:

@@ -19,26 +19,24 @@ import contextlib
 import logging
 import os
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import psycopg
 
 from ..events import Event
 from ..logformat import BadLine, LogDecoder, LogEncoder
 from ..replay import RunSummary, fold
-from ..statuses import INCOMPLETE
 from ..store import RunLockedError, RunLostError, RunNotFoundError, validate_run_id
-from .connections import connect, failures, make_pool, store_error
+from .connections import T, connect, failures, make_pool, read, store_error
 from .dsn import redact, validate_schema
 from .errors import PostgresStoreError
-from .feed import POLL_INTERVAL, ChangeFeed
+from .listings import RunListings
 from .locks import Hold, Holds
 from .queries import Queries
 from .rows import (
-    RunListing,
     fold_pending,
-    listing_from_row,
     storable_text,
     summary_from_row,
     summary_params,
@@ -85,7 +83,7 @@ class _NotSent(Exception):
         self.error = error
 
 
-class PostgresStore:
+class PostgresStore(RunListings):
     """Runs in the schema `schema` of a PostgreSQL database (made and migrated on first use).
 
     `dsn` is a libpq connection string or URL; it is shown only without its password
@@ -122,6 +120,9 @@ class PostgresStore:
         """Let go of every connection (and so of every run this store holds)."""
         self._holds.close()
         self._pool.close()
+
+    def _read(self, doing: str, work: Callable[[Any], T]) -> T:
+        return read(self._pool, self._dsn, doing, work)
 
     def __enter__(self) -> PostgresStore:
         return self
@@ -184,6 +185,7 @@ class PostgresStore:
             with self._pool.connection() as conn:
                 result = conn.execute(query, params + summary).fetchone()[0]
         except psycopg.OperationalError as exc:
+            self._pool.check()  # replace the dead idle connections before asking
             if not self._landed(run_id, after, lines):
                 raise _NotSent(exc) from exc
             result = after + len(lines)
@@ -196,8 +198,10 @@ class PostgresStore:
 
     def _landed(self, run_id: str, after: int, lines: list[bytes]) -> bool:
         """Whether an append whose connection dropped committed (its lines are there)."""
-        with self._pool.connection() as conn:
-            rows = conn.execute(self._q.landed, (run_id, after), binary=True).fetchall()
+        rows = self._read(
+            f"cannot append to run {run_id} in",
+            lambda c: c.execute(self._q.landed, (run_id, after), binary=True).fetchall(),
+        )
         return [bytes(r[0]) for r in rows] == lines
 
     def _refusal(self, run_id: str, hold: Hold | None, exc: psycopg.DatabaseError) -> Exception:
@@ -216,22 +220,24 @@ class PostgresStore:
             state = self._states.get(run_id)
         if state is not None:
             return state
-        with self._pool.connection() as conn:
-            row = conn.execute(self._q.state, (run_id,)).fetchone()
-            if row is None:
-                state = _RunState(0, RunSummary(run_id=run_id), [])
-            else:
-                state = _RunState(row[0], summary_from_row(row[2:]), list(row[1]))
-                gens = conn.execute(self._q.generations, (run_id, row[0]), binary=True)
-                decoder = LogDecoder()
-                for (line,) in gens:
-                    item = decoder.decode(bytes(line))
-                    if isinstance(item, Event):
-                        state.encoder.follow(item)
+        state = self._read(f"cannot append to run {run_id} in", lambda c: self._fetch(c, run_id))
         with self._mutex:
             if not self._holds.holds(run_id) and len(self._states) >= _CACHED_FREE_RUNS:
                 self._states.pop(next(iter(self._states)))
             return self._states.setdefault(run_id, state)
+
+    def _fetch(self, conn: Any, run_id: str) -> _RunState:
+        """The run as the next append needs it: its row, and its generations for the encoder."""
+        row = conn.execute(self._q.state, (run_id,)).fetchone()
+        if row is None:
+            return _RunState(0, RunSummary(run_id=run_id), [])
+        state = _RunState(row[0], summary_from_row(row[2:]), list(row[1]))
+        decoder = LogDecoder()
+        for (line,) in conn.execute(self._q.generations, (run_id, row[0]), binary=True):
+            item = decoder.decode(bytes(line))
+            if isinstance(item, Event):
+                state.encoder.follow(item)
+        return state
 
     def _forget(self, run_id: str, state: _RunState | None = None) -> None:
         with self._mutex:
@@ -255,16 +261,19 @@ class PostgresStore:
         read on; without one, the generations up to `after_seq` are read to make one.
         `RunNotFoundError` for an unknown run."""
         validate_run_id(run_id)
-        where = f"cannot read run {run_id} from"
-        with failures(self._dsn, where), self._pool.connection() as conn:
-            if decoder is None:
-                decoder = LogDecoder()
+
+        def work(conn: Any) -> tuple[LogDecoder, list[Any]]:
+            made = decoder
+            if made is None:
+                made = LogDecoder()
                 if after_seq > 0:
                     gens = conn.execute(self._q.generations, (run_id, after_seq), binary=True)
                     for (line,) in gens:
-                        decoder.decode(bytes(line))
+                        made.decode(bytes(line))
             rows = conn.execute(self._q.lines_after, (after_seq, run_id), binary=True)
-            rows = rows.fetchall()
+            return made, rows.fetchall()
+
+        decoder, rows = self._read(f"cannot read run {run_id} from", work)
         if not rows:
             raise RunNotFoundError(run_id, self)
         entries = [(seq, decoder.decode(bytes(line))) for seq, line in rows if line is not None]
@@ -272,58 +281,8 @@ class PostgresStore:
         return RunChunk(run_id, entries, last, decoder)
 
     def list_runs(self) -> list[str]:
-        with failures(self._dsn, "cannot list the runs of"), self._pool.connection() as conn:
-            return [r[0] for r in conn.execute(self._q.list_runs)]
-
-    def list_summaries(
-        self,
-        *,
-        run_ids: Sequence[str] | None = None,
-        statuses: Sequence[str] | None = None,
-    ) -> list[RunListing]:
-        """The run list, newest first, from the runs table in one query: each run's summary,
-        whether it is held now (and by whom), its pending approvals. `run_ids` or `statuses`
-        narrow it (a live list reads back just the runs a change named)."""
-        if run_ids is not None:
-            query, params = self._q.listing_of, ([validate_run_id(r) for r in run_ids],)
-        elif statuses is not None:
-            query, params = self._q.listing_status, (list(statuses),)
-        else:
-            query, params = self._q.listing_all, None
-        with failures(self._dsn, "cannot list the runs of"), self._pool.connection() as conn:
-            return [listing_from_row(row) for row in conn.execute(query, params)]
-
-    def held_runs(self) -> set[str]:
-        """The runs some process holds right now (one scan of the server's lock table)."""
-        with failures(self._dsn, "cannot read the locks of"), self._pool.connection() as conn:
-            return {r[0] for r in conn.execute(self._q.held_all)}
-
-    def claimable(
-        self,
-        *,
-        statuses: Sequence[str] = (INCOMPLETE,),
-        agents: Sequence[str] | None = None,
-        limit: int = 100,
-    ) -> list[str]:
-        """Runs a worker may take, least recently touched first: of `statuses` (the engine's,
-        from the log: `incomplete` by default; add `failed`, `max_turns` to retry those), with
-        a `run_start` recorded, no approval pending, held by nobody, of one of `agents` (by
-        the name on their first run_start) if given. Taking one is `lock` (what
-        `Agentor.resume` does): `RunLockedError` then means another worker was first."""
-        agents = list(agents) if agents is not None else None
-        params = (list(statuses), agents, agents, limit)
-        with failures(self._dsn, "cannot list the runs of"), self._pool.connection() as conn:
-            return [r[0] for r in conn.execute(self._q.claimable, params)]
-
-    def changes(self, *, poll_interval: float = POLL_INTERVAL) -> ChangeFeed:
-        """A feed of the runs that change (its own connection, LISTENing): see feed.py."""
-        q = self._q
-        return ChangeFeed(
-            lambda: connect(self._dsn, f"feed {self.schema}"),
-            q.listen,
-            q.changes_since,
-            q.horizon,
-            poll_interval,
+        return self._read(
+            "cannot list the runs of", lambda c: [r[0] for r in c.execute(self._q.list_runs)]
         )
 
     # -- locking -------------------------------------------------------------------------------
@@ -358,8 +317,9 @@ class PostgresStore:
         validate_run_id(run_id)
         if self._holds.holds(run_id):
             return True, os.getpid(), None
-        with failures(self._dsn, "cannot read the locks of"), self._pool.connection() as conn:
-            row = conn.execute(self._q.holder, (run_id,)).fetchone()
+        row = self._read(
+            "cannot read the locks of", lambda c: c.execute(self._q.holder, (run_id,)).fetchone()
+        )
         return (False, None, None) if row is None else (row[0], row[1], row[2])
 
 
