@@ -5,14 +5,18 @@ writers never interleave. Real server, real processes, connections really cut
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import psycopg
 import pytest
 
 from agentor import RunLockedError
@@ -39,9 +43,10 @@ def test_a_holder_whose_lock_session_is_cut_cannot_append_once_another_took_the_
         # The server let go of the run with the session: it is free at once.
         assert not second.is_locked(RUN)
         with second.lock(RUN):
-            second.append(RUN, Event("message", text="second 1"))
-            with pytest.raises(RunLostError, match="was lost by this process"):
+            # Late, before the new holder wrote anything: its token is no longer the run's.
+            with pytest.raises(RunLostError, match="another process took it"):
                 first.append(RUN, Event("message", text="first, late"))
+            second.append(RUN, Event("message", text="second 1"))
             second.append(RUN, Event("message", text="second 2"))
             with pytest.raises(RunLostError):  # and from now on without asking
                 first.append_many(RUN, [Event("message", text="first, later")])
@@ -73,6 +78,41 @@ def test_an_append_whose_pooled_connection_was_cut_is_written_once(pg_stores: Pg
         assert pg_stores.terminate("store") >= 1
         assert texts(store) == ["one", "two"]  # a read is tried again too
     assert texts(pg_stores()) == ["one", "two"]
+
+
+def test_an_append_committed_on_a_connection_that_dropped_before_answering_is_kept_once(
+    pg_stores: PgStores, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = pg_stores()
+    real = store._pool.connection
+
+    @contextlib.contextmanager
+    def answer_lost(*args: object, **kwargs: object) -> Iterator[object]:
+        with real(*args, **kwargs) as conn:
+            yield DropsAfterCommit(conn)
+
+    with store.lock(RUN):
+        store.append(RUN, Event("message", text="one"))
+        monkeypatch.setattr(store._pool, "connection", answer_lost)
+        store.append(RUN, Event("message", text="two"))  # committed; the answer was lost
+        monkeypatch.undo()
+        store.append(RUN, Event("message", text="three"))
+    assert texts(pg_stores()) == ["one", "two", "three"]
+
+
+class DropsAfterCommit:
+    """A connection whose append commits, then fails as a connection dropped before the
+    server's answer arrived would."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+
+    def execute(self, query: str, params: Any = None, **kwargs: Any) -> Any:
+        cursor = self.conn.execute(query, params, **kwargs)
+        if ".append(" in query:
+            cursor.fetchone()
+            raise psycopg.OperationalError("server closed the connection unexpectedly")
+        return cursor
 
 
 def test_a_writer_that_does_not_hold_the_run_is_refused_while_another_holds_it(
