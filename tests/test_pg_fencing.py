@@ -128,6 +128,21 @@ def test_a_writer_that_does_not_hold_the_run_is_refused_while_another_holds_it(
     assert texts(pg_stores()) == ["once it is free"]
 
 
+def test_the_server_watches_the_lock_session_so_a_vanished_host_frees_its_runs(
+    pg_stores: PgStores,
+) -> None:
+    # A host that vanishes sends no FIN: the server finds out by TCP keepalives, which it
+    # sends on the lock session every few seconds (the default is two hours).
+    store = pg_stores()
+    with store.lock(RUN):
+        lock_session = store._holds._session_conn()
+        settings = [
+            lock_session.execute(f"SHOW tcp_keepalives_{name}").fetchone()[0]
+            for name in ("idle", "interval", "count")
+        ]
+    assert [int(v) for v in settings] == [5, 2, 3]
+
+
 HOLDER = textwrap.dedent(
     """
     import os, sys, time

@@ -15,7 +15,14 @@ import psycopg
 from psycopg import conninfo
 from psycopg_pool import ConnectionPool
 
-from .dsn import connect_options, redact, scrub
+from .dsn import (
+    KEEPALIVE_COUNT,
+    KEEPALIVE_IDLE,
+    KEEPALIVE_INTERVAL,
+    connect_options,
+    redact,
+    scrub,
+)
 from .errors import PostgresStoreError, StoreUnavailableError
 
 T = TypeVar("T")
@@ -34,10 +41,19 @@ def parse(dsn: str) -> dict[str, Any]:
         ) from None
 
 
-def connect(dsn: str, role: str) -> psycopg.Connection[Any]:
+def connect(dsn: str, role: str, *, watched: bool = False) -> psycopg.Connection[Any]:
+    """A dedicated connection. `watched`: the server probes the client too (TCP keepalives),
+    so that a session whose host vanished ends, and its locks with it, within seconds."""
     params = parse(dsn)
     with failures(dsn, "cannot connect to"):
-        return psycopg.connect(dsn, autocommit=True, **connect_options(params, role))
+        conn = psycopg.connect(dsn, autocommit=True, **connect_options(params, role))
+        if watched:
+            conn.execute(
+                f"SET tcp_keepalives_idle = {KEEPALIVE_IDLE};"
+                f" SET tcp_keepalives_interval = {KEEPALIVE_INTERVAL};"
+                f" SET tcp_keepalives_count = {KEEPALIVE_COUNT}"
+            )
+        return conn
 
 
 def make_pool(dsn: str, role: str, size: int) -> ConnectionPool[Any]:

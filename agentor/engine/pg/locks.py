@@ -126,11 +126,6 @@ class Holds:
             if self._is_current(hold):
                 self._held[hold.run_id] = Hold(hold.run_id, hold.key, hold.token, -1)
 
-    def backend_pid(self) -> int | None:
-        """The server process of the lock session (what `pg_terminate_backend` would cut)."""
-        with self._mutex:
-            return None if self._conn is None else self._conn.info.backend_pid
-
     def close(self) -> None:
         with self._mutex:
             self._end_session()

@@ -109,7 +109,9 @@ class PostgresStore(RunListings):
             conn.close()
         self._q = Queries(schema, *oids)
         self._pool = make_pool(dsn, f"store {schema}", pool_size)
-        self._holds = Holds(lambda: connect(dsn, f"lock {schema}"), self._q.take, self._q.release)
+        self._holds = Holds(
+            lambda: connect(dsn, f"lock {schema}", watched=True), self._q.take, self._q.release
+        )
         self._states: dict[str, _RunState] = {}
         self._mutex = threading.Lock()
 
