@@ -258,6 +258,8 @@ SECRET = "s3cret-Pw"
         (f"postgresql://postgres:{SECRET} x@127.0.0.1:5432/test", "not a valid PostgreSQL DSN"),
         (f"host=127.0.0.1 password {SECRET}", "not a valid PostgreSQL DSN"),
         (f"postgresql://postgres:{SECRET}@127.0.0.1:1/test", "cannot connect to"),
+        # An "@" left unescaped in the password: libpq takes its second half for the host.
+        (f"postgresql://postgres:x@{SECRET}@127.0.0.1:5432/test", "cannot connect to"),
         (f"postgresql://postgres:{SECRET}@127.0.0.1:5432/no_such_db_here", "does not exist"),
         (
             f"host=127.0.0.1 port=5432 dbname=test user=no_such_user password='{SECRET}'",

@@ -18,7 +18,9 @@ CONNECT_TIMEOUT = 5  # seconds, unless the DSN says otherwise: an unreachable ho
 # idle + interval * count seconds, and its runs are free then.
 KEEPALIVE_IDLE, KEEPALIVE_INTERVAL, KEEPALIVE_COUNT = 5, 2, 3
 
-_URL_PASSWORD = re.compile(r"(?P<head>://[^:/@?#]*):(?P<secret>[^@/?#]*)@")
+# Up to the last "@" before the path: a password holding an unescaped "@" is hidden whole
+# (libpq itself would cut it at the first one and take the rest for the host).
+_URL_PASSWORD = re.compile(r"(?P<head>://[^:/@?#]*):(?P<secret>[^/?#]*)@")
 _QUERY_PASSWORD = re.compile(r"(?P<head>[?&]password=)(?P<secret>[^&#]*)", re.IGNORECASE)
 _KV_PASSWORD = re.compile(
     r"(?P<head>\bpassword\s*=?\s*)(?P<secret>'(?:[^'\\]|\\.)*'?|[^\s'][^\s]*)", re.IGNORECASE
@@ -52,7 +54,7 @@ def _secrets(dsn: str) -> list[str]:
     for pattern in patterns:
         for m in pattern.finditer(dsn):
             secret = m["secret"].strip("'")
-            found |= {secret, _percent_decoded(secret)}
+            found |= {secret, _percent_decoded(secret), *secret.split("@")}
     return sorted((s for s in found if s), key=len, reverse=True)
 
 
