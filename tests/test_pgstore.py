@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -316,3 +317,13 @@ def test_without_a_server_the_postgres_tests_fail_saying_how_to_get_one() -> Non
     said = [line for line in proc.stdout.splitlines() if "need a server" in line]
     assert said and "AGENTOR_TEST_PG=" in said[0] and "pg_ctlcluster" in said[0]
     assert "1 error" in proc.stdout and "skipped" not in proc.stdout
+
+
+def test_a_store_value_names_a_directory_or_a_database(pg_stores: PgStores, tmp_path: Path) -> None:
+    from agentor.engine.pgstore import is_dsn, open_store
+
+    assert isinstance(open_store(str(tmp_path / "runs")), FileStore)
+    assert isinstance(open_store(tmp_path / "runs"), FileStore)
+    with open_store(pg_stores.dsn, schema=SCHEMA) as store:
+        assert isinstance(store, PostgresStore) and store.schema == SCHEMA
+    assert is_dsn("postgres://h/db") and not is_dsn("runs") and not is_dsn("host=h")
