@@ -23,6 +23,7 @@ from hypothesis import settings
 
 from agentor import Agentor, function_tool
 from tests.openai_server import FakeOpenAI
+from tests.pg_support import pg_dsn, pg_stores  # noqa: F401 (fixtures for every test module)
 
 ROOT = Path(__file__).resolve().parent.parent
 # Real logs written by upstream Agentor 0.1.1 (a copy of shared/fixtures, read-only).

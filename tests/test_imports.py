@@ -19,6 +19,7 @@ ENGINE_MODULES = [
     "agentor.engine.loop",
     "agentor.engine.models",
     "agentor.engine.tools",
+    "agentor.engine.runcopy",
 ]
 
 
@@ -73,3 +74,21 @@ def test_the_tuis_text_modules_import_no_textual() -> None:
     assert "tui" in loaded
     assert "textual" not in loaded
     assert "openai" not in loaded
+
+
+def test_the_engine_imports_no_psycopg_until_a_postgres_store_is_named() -> None:
+    # `import agentor` stays light: the driver is an optional extra, loaded by PostgresStore.
+    loaded = tops(imported_after([*ENGINE_MODULES, "agentor.engine.pgstore"]))
+    assert not loaded & {"psycopg", "psycopg_pool"}
+    code = (
+        "import sys\n"
+        "from agentor.engine import pgstore\n"
+        "before = 'psycopg' in sys.modules\n"
+        "pgstore.PostgresStore\n"
+        "print(before, 'psycopg' in sys.modules, 'psycopg_pool' in sys.modules)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["False", "True", "True"]

@@ -44,11 +44,24 @@ def validate_run_id(run_id: object) -> str:
 class RunLockedError(RuntimeError):
     """Another process (or task) is already running or resuming this run."""
 
-    def __init__(self, run_id: str, pid: int | None) -> None:
+    def __init__(self, run_id: str, pid: int | None, host: str | None = None) -> None:
         self.run_id = run_id
         self.pid = pid
+        self.host = host  # named when the holder may be on another machine (a database store)
         holder = f"process {pid}" if pid else "another process"
+        if host:
+            holder += f" on {host}"
         super().__init__(f"run {run_id} is locked by {holder}: it is being run or resumed there")
+
+
+class RunLostError(RuntimeError):
+    """A writer that held a run lost it (its database session ended, or another process took
+    the run since): the write was refused and nothing of it was written. Whoever holds the run
+    now goes on from what is in the store."""
+
+    def __init__(self, run_id: str, why: str) -> None:
+        self.run_id = run_id
+        super().__init__(f"run {run_id} was lost by this process ({why}): nothing was written")
 
 
 class RunNotFoundError(KeyError):
@@ -117,14 +130,13 @@ class MemoryStore:
         return "MemoryStore()"
 
     def append(self, run_id: str, event: Event) -> None:
-        validate_run_id(run_id)
-        with self._mutex:
-            self._runs.setdefault(run_id, []).append(event)
+        self.append_many(run_id, (event,))
 
     def append_many(self, run_id: str, events: Iterable[Event]) -> None:
         validate_run_id(run_id)
+        durable = [e for e in events if not e.transient]  # shown live, never stored
         with self._mutex:
-            self._runs.setdefault(run_id, []).extend(events)
+            self._runs.setdefault(run_id, []).extend(durable)
 
     def load(self, run_id: str) -> list[Event]:
         validate_run_id(run_id)
@@ -135,7 +147,7 @@ class MemoryStore:
 
     def list_runs(self) -> list[str]:
         with self._mutex:
-            return list(self._runs)
+            return sorted(self._runs)  # in the order every store lists them
 
     @contextlib.contextmanager
     def lock(self, run_id: str) -> Iterator[None]:

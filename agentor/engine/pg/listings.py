@@ -1,0 +1,105 @@
+"""What a run list, a live view and a worker fleet read from a PostgresStore.
+
+A mixin of `PostgresStore` (store.py), kept apart so that each module reads in one sitting: it
+uses the store's queries (`_q`), its pool (`_read`) and its DSN. The TUI's Postgres source and
+`agentor worker` are built on these methods:
+
+- a list: `list_summaries()` (one query; each row's liveness from the server's lock table),
+  then `list_summaries(run_ids=...)` for the runs a change named, `held_runs()` now and then
+  (a holder that dies frees its runs without writing anything);
+- a live view: `changes()` (a feed of `run_id: seq`), then `read_events(run_id, seq, decoder)`;
+- a worker: `claimable()` then `Agentor.resume(run_id)`, whose `lock` is the claim.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from ..statuses import INCOMPLETE
+from ..store import validate_run_id
+from .connections import T, connect
+from .feed import POLL_INTERVAL, ChangeFeed
+from .queries import Queries
+from .rows import RunListing, listing_from_row
+
+
+class RunListings:
+    _q: Queries
+    _dsn: str
+    schema: str
+
+    def _read(self, doing: str, work: Callable[[Any], T]) -> T:
+        raise NotImplementedError
+
+    def list_summaries(
+        self,
+        *,
+        run_ids: Sequence[str] | None = None,
+        statuses: Sequence[str] | None = None,
+    ) -> list[RunListing]:
+        """The run list, newest first, from the runs table in one query: each run's summary,
+        whether it is held now (and by whom), its pending approvals. `run_ids` or `statuses`
+        narrow it (a live list reads back just the runs a change named)."""
+        if run_ids is not None:
+            query, params = self._q.listing_of, ([validate_run_id(r) for r in run_ids],)
+        elif statuses is not None:
+            query, params = self._q.listing_status, (list(statuses),)
+        else:
+            query, params = self._q.listing_all, None
+        with _collector_paused():  # 100,000 rows of small objects: no use collecting them
+            return self._read(
+                "cannot list the runs of",
+                lambda c: [listing_from_row(r) for r in c.execute(query, params, binary=True)],
+            )
+
+    def held_runs(self) -> set[str]:
+        """The runs some process holds right now (one scan of the server's lock table)."""
+        return self._read(
+            "cannot read the locks of", lambda c: {r[0] for r in c.execute(self._q.held_all)}
+        )
+
+    def claimable(
+        self,
+        *,
+        statuses: Sequence[str] = (INCOMPLETE,),
+        agents: Sequence[str] | None = None,
+        limit: int = 100,
+    ) -> list[str]:
+        """Runs a worker may take, least recently touched first: of `statuses` (the engine's,
+        from the log: `incomplete` by default; add `failed`, `max_turns` to retry those), with
+        a `run_start` recorded, no approval pending, held by nobody, of one of `agents` (by
+        the name on their first run_start) if given. Taking one is `lock` (what
+        `Agentor.resume` does): `RunLockedError` then means another worker was first."""
+        agents = list(agents) if agents is not None else None
+        params = (list(statuses), agents, agents, limit)
+        return self._read(
+            "cannot list the runs of",
+            lambda c: [r[0] for r in c.execute(self._q.claimable, params)],
+        )
+
+    def changes(self, *, poll_interval: float = POLL_INTERVAL) -> ChangeFeed:
+        """A feed of the runs that change (its own connection, LISTENing): see feed.py."""
+        q = self._q
+        return ChangeFeed(
+            lambda: connect(self._dsn, f"feed {self.schema}"),
+            q.listen,
+            q.changes_since,
+            q.horizon,
+            poll_interval,
+        )
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Building a big list allocates without freeing: every collection the allocations
+    trigger walks all of it for nothing (it halves the time of a 100,000-run listing)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

@@ -1,0 +1,261 @@
+"""One writer per run on PostgreSQL: a holder that dies or whose connection is cut loses the
+run at once, and a writer that lost the run cannot append any more (it is fenced), so two
+writers never interleave. Real server, real processes, connections really cut
+(`pg_terminate_backend`)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from agentor import RunLockedError
+from agentor.engine.events import Event
+from agentor.engine.store import RunLostError
+from tests.conftest import FULL_RUN, ROOT, Children, WeatherAgents, counted, wait_for
+from tests.openai_server import FakeOpenAI
+from tests.pg_support import PgStores
+
+RUN = "fenced"
+
+
+def texts(store: object) -> list[str | None]:
+    return [e.text for e in store.load(RUN)]  # type: ignore[attr-defined]
+
+
+def test_a_holder_whose_lock_session_is_cut_cannot_append_once_another_took_the_run(
+    pg_stores: PgStores,
+) -> None:
+    first, second = pg_stores(), pg_stores()
+    with first.lock(RUN):
+        first.append(RUN, Event("message", text="first 1"))
+        assert pg_stores.terminate("lock") == 1  # the first store's lock session
+        # The server let go of the run with the session: it is free at once.
+        assert not second.is_locked(RUN)
+        with second.lock(RUN):
+            # Late, before the new holder wrote anything: its token is no longer the run's.
+            with pytest.raises(RunLostError, match="another process took it"):
+                first.append(RUN, Event("message", text="first, late"))
+            second.append(RUN, Event("message", text="second 1"))
+            second.append(RUN, Event("message", text="second 2"))
+            with pytest.raises(RunLostError):  # and from now on without asking
+                first.append_many(RUN, [Event("message", text="first, later")])
+    assert texts(pg_stores()) == ["first 1", "second 1", "second 2"]
+    assert pg_stores().list_summaries(run_ids=[RUN])[0].claims == 2
+
+
+def test_a_holder_whose_lock_session_is_cut_cannot_append_even_before_anyone_took_the_run(
+    pg_stores: PgStores,
+) -> None:
+    store = pg_stores()
+    with store.lock(RUN):
+        store.append(RUN, Event("message", text="held"))
+        assert pg_stores.terminate("lock") == 1
+        with pytest.raises(RunLostError, match="session ended"):
+            store.append(RUN, Event("message", text="after the cut"))
+    assert texts(pg_stores()) == ["held"]
+    with store.lock(RUN):  # the store takes runs again, on a new lock session
+        store.append(RUN, Event("message", text="taken again"))
+    assert texts(pg_stores()) == ["held", "taken again"]
+
+
+def test_an_append_whose_pooled_connection_was_cut_is_written_once(pg_stores: PgStores) -> None:
+    store = pg_stores()
+    with store.lock(RUN):
+        store.append(RUN, Event("message", text="one"))
+        assert pg_stores.terminate("store") >= 1  # every pooled connection of this process
+        store.append(RUN, Event("message", text="two"))  # on a fresh connection
+        assert pg_stores.terminate("store") >= 1
+        assert texts(store) == ["one", "two"]  # a read is tried again too
+    assert texts(pg_stores()) == ["one", "two"]
+
+
+def test_an_append_committed_on_a_connection_that_dropped_before_answering_is_kept_once(
+    pg_stores: PgStores, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = pg_stores()
+    real = store._pool.connection
+
+    @contextlib.contextmanager
+    def answer_lost(*args: object, **kwargs: object) -> Iterator[object]:
+        with real(*args, **kwargs) as conn:
+            yield DropsAfterCommit(conn)
+
+    with store.lock(RUN):
+        store.append(RUN, Event("message", text="one"))
+        monkeypatch.setattr(store._pool, "connection", answer_lost)
+        store.append(RUN, Event("message", text="two"))  # committed; the answer was lost
+        monkeypatch.undo()
+        store.append(RUN, Event("message", text="three"))
+    assert texts(pg_stores()) == ["one", "two", "three"]
+
+
+class DropsAfterCommit:
+    """A connection whose append commits, then fails as a connection dropped before the
+    server's answer arrived would."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+
+    def execute(self, query: str, params: Any = None, **kwargs: Any) -> Any:
+        cursor = self.conn.execute(query, params, **kwargs)
+        if ".append(" in query:
+            cursor.fetchone()
+            raise psycopg.OperationalError("server closed the connection unexpectedly")
+        return cursor
+
+
+def test_a_writer_that_does_not_hold_the_run_is_refused_while_another_holds_it(
+    pg_stores: PgStores,
+) -> None:
+    holder, other = pg_stores(), pg_stores()
+    with holder.lock(RUN):
+        with pytest.raises(RunLockedError) as refused:
+            other.append(RUN, Event("message", text="sneaking in"))
+        assert refused.value.pid == os.getpid() and refused.value.host
+        assert str(os.getpid()) in str(refused.value)
+    other.append(RUN, Event("message", text="once it is free"))
+    assert texts(pg_stores()) == ["once it is free"]
+
+
+def test_the_server_watches_the_lock_session_so_a_vanished_host_frees_its_runs(
+    pg_stores: PgStores,
+) -> None:
+    # A host that vanishes sends no FIN: the server finds out by TCP keepalives, which it
+    # sends on the lock session every few seconds (the default is two hours).
+    store = pg_stores()
+    with store.lock(RUN):
+        lock_session = store._holds._session_conn()
+        settings = [
+            lock_session.execute(f"SHOW tcp_keepalives_{name}").fetchone()[0]
+            for name in ("idle", "interval", "count")
+        ]
+    assert [int(v) for v in settings] == [5, 2, 3]
+
+
+HOLDER = textwrap.dedent(
+    """
+    import os, sys, time
+    from agentor.engine.events import Event
+    from agentor.engine.pgstore import PostgresStore
+
+    store = PostgresStore(os.environ["AGENTOR_TEST_PG"], schema=os.environ["SCHEMA"])
+    with store.lock("fenced"):
+        store.append("fenced", Event("message", text="child"))
+        print("held", flush=True)
+        time.sleep(3600)
+    """
+)
+
+
+def spawn(code: str, env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_a_holder_killed_frees_its_run_within_a_second(pg_stores: PgStores) -> None:
+    viewer = pg_stores()
+    child = spawn(HOLDER, {"AGENTOR_TEST_PG": pg_stores.dsn, "SCHEMA": pg_stores.schema})
+    try:
+        assert child.stdout is not None and child.stdout.readline() == "held\n"
+        row = viewer.list_summaries(run_ids=[RUN])[0]
+        assert (row.held, row.status, row.holder_pid) == (True, "running", child.pid)
+        with pytest.raises(RunLockedError) as refused, viewer.lock(RUN):
+            pass
+        assert refused.value.pid == child.pid
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(timeout=10)
+        killed = time.monotonic()
+        wait_for(lambda: not viewer.is_locked(RUN), timeout=5, what="the run to be free")
+        assert time.monotonic() - killed < 1.0
+        with viewer.lock(RUN):
+            viewer.append(RUN, Event("message", text="taken over"))
+        assert texts(viewer) == ["child", "taken over"]
+    finally:
+        child.kill()
+        child.wait(timeout=10)
+        for stream in (child.stdout, child.stderr):
+            if stream is not None:
+                stream.close()
+
+
+# The seed page's weather agent on a PostgresStore; its tool blocks until GO_FILE exists.
+BLOCKED_AGENT = textwrap.dedent(
+    """
+    import logging, os, time
+    from agentor import Agentor, function_tool
+    from agentor.engine.pgstore import PostgresStore
+
+    logging.basicConfig(level=logging.ERROR)
+
+    @function_tool
+    def get_weather(city: str) -> str:
+        \"\"\"Get the current weather for a city.
+
+        Args:
+            city: The city to look up.
+        \"\"\"
+        with open(os.environ["COUNT_FILE"], "a") as f:
+            f.write(city + "\\n")
+        while not os.path.exists(os.environ["GO_FILE"]):
+            time.sleep(0.01)
+        return f"The weather in {city} is sunny and 22C."
+
+    agent = Agentor(
+        name="Weather Agent",
+        model="gpt-4o-mini",
+        instructions="You are a helpful weather assistant.",
+        tools=[get_weather],
+        store=PostgresStore(os.environ["AGENTOR_TEST_PG"], schema=os.environ["SCHEMA"]),
+        max_retries=0,
+    )
+    result = agent.run("What is the weather in Oslo?", run_id="fenced")
+    print("saves failed:", result.save_failures, flush=True)
+    """
+)
+
+
+def test_a_worker_cut_off_inside_its_tool_is_fenced_while_another_finishes_the_run(
+    pg_stores: PgStores,
+    children: Children,
+    fake_openai: FakeOpenAI,
+    weather_agent: WeatherAgents,
+    tmp_path: Path,
+) -> None:
+    go = tmp_path / "go"
+    env = {"AGENTOR_TEST_PG": pg_stores.dsn, "SCHEMA": pg_stores.schema, "GO_FILE": str(go)}
+    first = children.spawn(BLOCKED_AGENT, **env)
+    wait_for(lambda: counted(children.count_file) == ["Oslo"], what="the first worker's tool")
+    assert pg_stores.terminate("lock", first.pid) == 1  # its lock session: the run is free
+
+    store = pg_stores()
+    result = weather_agent(store=store).resume(RUN)  # another worker finishes it
+    assert result.status == "completed" and weather_agent.executed == ["Oslo"]
+
+    go.touch()  # the first worker's tool returns: its result must not land
+    out, err = first.communicate(timeout=60)
+    assert first.returncode == 0, err
+    assert "was lost by this process" in err and "saves failed: 0" not in out
+
+    events = pg_stores().load(RUN)
+    types = [e.type for e in events]
+    assert types == ["run_start", "generation", "tool_call", *FULL_RUN]
+    # The first worker's segment, then the second's whole: nothing of the first after it.
+    assert [e.pid for e in events if e.type == "run_start"] == [first.pid, os.getpid()]
+    assert events[-1].status == "completed"
