@@ -201,6 +201,7 @@ BLOCKED_AGENT = textwrap.dedent(
     import logging, os, time
     from agentor import Agentor, function_tool
     from agentor.engine.pgstore import PostgresStore
+    from agentor.engine.store import RunLostError
 
     logging.basicConfig(level=logging.ERROR)
 
@@ -225,8 +226,10 @@ BLOCKED_AGENT = textwrap.dedent(
         store=PostgresStore(os.environ["AGENTOR_TEST_PG"], schema=os.environ["SCHEMA"]),
         max_retries=0,
     )
-    result = agent.run("What is the weather in Oslo?", run_id="fenced")
-    print("saves failed:", result.save_failures, flush=True)
+    try:
+        agent.run("What is the weather in Oslo?", run_id="fenced")
+    except RunLostError as exc:
+        print("stopped:", exc, flush=True)
     """
 )
 
@@ -248,10 +251,13 @@ def test_a_worker_cut_off_inside_its_tool_is_fenced_while_another_finishes_the_r
     result = weather_agent(store=store).resume(RUN)  # another worker finishes it
     assert result.status == "completed" and weather_agent.executed == ["Oslo"]
 
+    requests = fake_openai.calls
     go.touch()  # the first worker's tool returns: its result must not land
     out, err = first.communicate(timeout=60)
     assert first.returncode == 0, err
-    assert "was lost by this process" in err and "saves failed: 0" not in out
+    # Its save refused, the first worker stops: it never asks the model again.
+    assert "stopped: run fenced was lost by this process" in out
+    assert fake_openai.calls == requests
 
     events = pg_stores().load(RUN)
     types = [e.type for e in events]

@@ -43,7 +43,7 @@ from .replay import (
     tool_message,
 )
 from .statuses import AWAITING_APPROVAL, COMPLETED, FAILED, MAX_TURNS
-from .store import BatchStore, Store
+from .store import BatchStore, RunLostError, Store
 from .tools import Tool, ToolArgumentsError
 
 log = logging.getLogger("agentor")
@@ -107,6 +107,10 @@ class Recorder:
             else:
                 for e in events:
                     self.store.append(self.run_id, e)
+        except RunLostError:
+            # Not a failed write to carry on past: another process owns the run now, and
+            # whatever this one did next would be done twice. The run stops here.
+            raise
         except Exception as exc:
             # Best effort: the run carries on; it may not be resumable from this point.
             self.save_failures += 1
