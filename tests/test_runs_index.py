@@ -24,7 +24,7 @@ import pytest
 import tui.runs as runs
 from agentor import Agentor, function_tool
 from agentor.engine.events import Event, Usage
-from agentor.engine.logformat import BadLine
+from agentor.engine.logformat import BadLine, LogDecoder
 from agentor.engine.models import ModelError, ModelResponse
 from agentor.engine.replay import event_time, summarize
 from agentor.engine.store import FileStore
@@ -712,6 +712,70 @@ def test_a_lost_delta_base_is_not_guessed(tmp_path: Path) -> None:
     with RunLog(path) as log:
         assert [log.request(i) for i in gens] == [events[i].messages for i in gens]
         assert [log.request(i) is None for i in gens] == [False, False, True, True]
+
+
+def requests_agree_with_the_loader(path: Path) -> list[bool]:
+    """Every generation's request as RunLog rebuilds it equals the engine decoder's, asked in
+    order, backwards and skipping about (each walks and caches differently); which were
+    rebuilt (False: neither rebuilds it)."""
+    decoder = LogDecoder()
+    items = [decoder.decode(line) for line in path.read_bytes().splitlines(keepends=True)]
+    gens = [i for i, x in enumerate(items) if isinstance(x, Event) and x.type == "generation"]
+    for order in (gens, gens[::-1], gens[1::2] + gens[::2]):
+        with RunLog(path) as log:
+            for i in order:
+                assert log.request(i) == items[i].messages, (i, order)  # type: ignore[union-attr]
+    return [items[i].messages is not None for i in gens]  # type: ignore[union-attr]
+
+
+def test_a_corrupt_line_that_looks_like_a_generation_does_not_break_the_deltas_after_it(
+    tmp_path: Path,
+) -> None:
+    """A corrupt line is no generation to the engine's decoder: the delta after it extends the
+    generation before it, and RunLog rebuilds it too (a fuzz finding)."""
+    path = tmp_path / "r.jsonl"
+    write_big_log(path, 12)  # generations on lines 1, 4, 7, 10
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines.insert(2, b'{"type":"generation","turn":\x01 oops\n')
+    path.write_bytes(b"".join(lines))
+    assert requests_agree_with_the_loader(path) == [True, True, True, True]
+
+
+def test_a_generation_the_writer_counted_but_the_decoder_lost_stops_deltas_as_in_the_engine(
+    tmp_path: Path,
+) -> None:
+    """A corrupt generation that the writer counted (its ordinal is a delta's base) leaves the
+    engine's count one behind: a delta naming it, and every delta after it, is not rebuilt,
+    however many full generations come between; RunLog says the same."""
+    path = tmp_path / "r.jsonl"
+    m1 = [{"role": "user", "content": "a"}]
+    m2 = [*m1, {"role": "assistant", "content": "b"}, {"role": "user", "content": "c"}]
+    tail = [{"role": "assistant", "content": "d"}]
+    full_a = {"type": "generation", "turn": 1, "messages": m1}
+    full_c = {"type": "generation", "turn": 3, "messages": m2}
+    start = json.dumps({"type": "run_start", "messages": m1}).encode() + b"\n"
+    corrupt = b'{"type":"generation","turn":2,"messages_delta":{"base":0,\n'
+
+    def delta(base: int, keep: int) -> dict[str, Any]:
+        return {
+            "type": "generation",
+            "turn": 4,
+            "messages_delta": {"base": base, "keep": keep, "tail": tail},
+        }
+
+    def write(*events: dict[str, Any] | bytes) -> None:
+        body = [e if isinstance(e, bytes) else json.dumps(e).encode() + b"\n" for e in events]
+        path.write_bytes(start + b"".join(body))
+
+    # Between the full generation and the delta: the delta names the lost one as its base.
+    write(full_a, corrupt, delta(1, 1))
+    assert requests_agree_with_the_loader(path) == [True, False]
+    # Before the full generation the delta extends: the count is one behind from there on.
+    write(full_a, corrupt, full_c, delta(2, 3))
+    assert requests_agree_with_the_loader(path) == [True, True, False]
+    # The same log with the count right (the corrupt line was never a generation).
+    write(full_a, corrupt, full_c, delta(1, 3))
+    assert requests_agree_with_the_loader(path) == [True, True, True]
 
 
 def test_poll_reads_new_lines_waits_for_partial_ones_and_reloads_replaced_files(

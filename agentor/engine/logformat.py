@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from .events import GENERATION, Event
+from .events import GENERATION, Event, is_list_of_dicts
 
 DELTA_FIELD = "messages_delta"
 # What orjson must hand back to `json` instead of writing in its own way: subclasses of str,
@@ -143,24 +143,36 @@ class LogDecoder:
         return event
 
     def _rebuild(self, event: Event) -> None:
-        delta = event.extra.get(DELTA_FIELD)
-        if delta is None or event.messages is not None:
-            return
-        ok = (
-            isinstance(delta, dict)
-            and delta.get("base") == self._generations - 1
-            and self._last_request is not None
-            and isinstance(delta.get("keep"), int)
-            and 0 <= delta["keep"] <= len(self._last_request)
-            and isinstance(delta.get("tail"), list)
-            and all(isinstance(m, dict) for m in delta["tail"])
-        )
-        if not ok:
+        if event.messages is not None:
+            return  # a full generation: its messages win
+        delta = messages_delta(event.extra)
+        last = self._last_request
+        if (
+            delta is None
+            or last is None
+            or delta.get("base") != self._generations - 1
+            or delta["keep"] > len(last)
+        ):
             # The base is missing (a corrupt line before) or the delta is malformed: keep the
             # event, but do not guess its request.
             return
         del event.extra[DELTA_FIELD]
-        event.messages = self._last_request[: delta["keep"]] + delta["tail"]
+        event.messages = last[: delta["keep"]] + delta["tail"]
+
+
+def messages_delta(fields: dict[str, Any]) -> dict[str, Any] | None:
+    """The compact delta of a generation's fields when it is well formed (`keep` a count,
+    `tail` a list of messages), else None. Whether its `base` is the generation before it is
+    for the reader to check: only a reader that counts the log's generations knows."""
+    delta = fields.get(DELTA_FIELD)
+    if (
+        isinstance(delta, dict)
+        and isinstance(delta.get("keep"), int)
+        and delta["keep"] >= 0
+        and is_list_of_dicts(delta.get("tail"))
+    ):
+        return delta
+    return None
 
 
 def _reason(exc: Exception, line: bytes) -> str:
