@@ -176,7 +176,14 @@ class RunsApp(App[str | None]):
         rows = self.run_filter.apply(every, keep)
         self._kept = {r.run_id for r in rows if r.run_id in keep and not self.run_filter.admits(r)}
         self.run_list.set_rows(rows, hidden=len(every) - len(rows))
-        title = f"{self.directory_label} · {list_title(rows, len(every))}"
+        self.show_title()
+
+    def show_title(self) -> None:
+        """The list's title: the directory and what its rows show, and the filter."""
+        run_list = self.run_list
+        total = len(run_list.rows) + run_list.hidden
+        counts = list_title(run_list.rows, total, run_list.shown_status)
+        title = f"{self.directory_label} · {counts}"
         if self.directory_gone:
             title += " · directory gone"
         subtitle = self.run_filter.describe()

@@ -177,6 +177,7 @@ class Resumer:
         app = self.app
         with contextlib.suppress(Exception):  # the app may be closing
             app.run_list.show_status(run_id, None)
+            app.show_title()
             app.stream_line.stop()
             app.refresh_run(run_id, liveness=True)
             app.refresh_bindings()
@@ -276,6 +277,7 @@ class Resumer:
         if self.started:  # else `_resume` sees `stopping` when it begins, and ends at once
             self.worker.cancel()
         self.app.run_list.show_status(self.run_id, STOPPING)
+        self.app.show_title()
         self._show_stopping()
 
     def stopping_reason(self) -> str:

@@ -126,6 +126,10 @@ class RunList(CursorList):
         self.marks[run_id] = note
         self.runs_updated([run_id])
 
+    def shown_status(self, row: RunRow) -> str:
+        """The status the row shows: the app's, where it knows better, else the row's own."""
+        return self.statuses.get(row.run_id, row.status)
+
     def show_status(self, run_id: str, status: str | None) -> None:
         """Show `status` for the run in place of its own (None: its own again)."""
         if status is None:
