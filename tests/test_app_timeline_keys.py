@@ -17,15 +17,15 @@ from tests.app_support import (
     screen_text,
     text_reply,
     wait_until,
+    watcher_reports,
     weather_agent,
     write_log,
 )
 from tests.test_runs_index import write_big_log
 from tui.app import RunsApp
-from tui.finder import SEARCH
-from tui.live import apply_paths
 from tui.widgets.raw_event import RawEventScreen
 from tui.widgets.timeline import MATCH_STYLE
+from tui.widgets.timeline_search import SEARCH
 
 
 def subtitle(app) -> str:
@@ -51,7 +51,7 @@ async def test_slash_searches_the_timeline_and_n_and_N_go_from_match_to_match(
         await pilot.press("enter", "home")
         await pilot.press("slash")
         search = app.query_one("#search")
-        assert app.focused is search and not app.filter_bar.display
+        assert app.focused is search and not app.runs_pane.filter_bar.display
         await pilot.press(*"PORTO")  # case does not matter
         await pilot.pause()
         # Matches show as you type; the cursor stays where it was.
@@ -86,7 +86,7 @@ async def test_slash_searches_the_timeline_and_n_and_N_go_from_match_to_match(
         assert app.focused is app.run_list
         # In the run list, `/` filters runs as before.
         await pilot.press("slash")
-        assert app.filter_bar.display and app.focused is app.filter_bar
+        assert app.runs_pane.filter_bar.display and app.focused is app.runs_pane.filter_bar
         assert not search.display
 
 
@@ -314,7 +314,7 @@ async def test_a_search_takes_in_the_lines_a_live_run_appends(tmp_path: Path) ->
         with path.open("a") as f:
             f.write(json.dumps({"type": "message", "text": "Vienna is sunny.", "turn": 2}) + "\n")
             f.write(json.dumps({"type": "message", "text": "Nothing to see.", "turn": 2}) + "\n")
-        apply_paths(app, [path])  # what the watcher reports
+        watcher_reports(app, [path])  # what the watcher reports
         await pilot.pause()
         assert timeline.finder.found[SEARCH] == [*before, 4]
         assert f"{len(before) + 1} matches" in subtitle(app)

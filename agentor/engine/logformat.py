@@ -34,22 +34,6 @@ _ORJSON_OPTIONS = (
 _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
-def encode_line(data: Any) -> bytes:
-    """`data` as one line of JSON, newline included, reading back as `json.loads` would.
-
-    orjson writes it: each line is encoded between two fsyncs (bench/append.py), where the
-    standard encoder costs three times orjson. What orjson cannot write the same way goes to
-    `json` (`_json_line`): NaN and infinities (orjson writes null), integers past 64 bits, keys
-    that are not strings, nesting past 254 levels, lone surrogates, and the passthrough types
-    above. `LogEncoder.encode` has the same lines inline: one call fewer on the hot path.
-    """
-    try:
-        line = orjson.dumps(data, option=_ORJSON_OPTIONS)
-    except TypeError:  # orjson.JSONEncodeError
-        return _json_line(data)
-    return _json_line(data) if b"null" in line else line
-
-
 def _json_line(data: Any) -> bytes:
     # A None, or a NaN that orjson would have turned into one: `json` tells them apart. Lone
     # surrogates (a tool listing non-UTF-8 file names) cannot be UTF-8: written as their JSON
@@ -100,9 +84,15 @@ class LogEncoder:
                     "tail": msgs[keep:],
                 }
             self.follow(event)
-        try:  # encode_line(data), inline
+        # orjson writes the line: each is encoded between two fsyncs (bench/append.py), where
+        # the standard encoder costs three times orjson. What orjson cannot write as `json`
+        # would goes to `json` (`_json_line`): NaN and infinities (orjson writes null; a line
+        # holding `null` is checked that way), integers past 64 bits, keys that are not
+        # strings, nesting past 254 levels, lone surrogates, and the passthrough types above.
+        # Inline, not a function: one call fewer on the hot path.
+        try:
             line = orjson.dumps(data, option=_ORJSON_OPTIONS)
-        except TypeError:
+        except TypeError:  # orjson.JSONEncodeError
             return _json_line(data)
         return _json_line(data) if b"null" in line else line
 

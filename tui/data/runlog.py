@@ -1,4 +1,5 @@
-"""The events of one run, for the timeline: `RunLog`, a lazy log. Never imports textual.
+"""The events of one run's log file, for the timeline: `RunLog`, a lazy log, the directory
+source's `RunEvents`. Never imports textual.
 
 RunLog(path)                        lazy: indexes newline offsets, decodes lines on demand
     .poll() -> int                  read new bytes; returns how many new lines (events or
@@ -24,7 +25,10 @@ RunLog(path)                        lazy: indexes newline offsets, decodes lines
     .segment_starts -> list[int]    line indexes of run_start events
     .start_time -> float | None     the first run_start's time (timeline offsets)
     .raw(i) -> bytes                line i as it is in the file
-    .indexed_bytes -> int           where the whole lines indexed end
+    .indexed_to -> int              where the whole lines indexed end (a byte offset)
+    .search(...), .marks(...)       the lines a search matches, the error and tool call
+                                    lines (`tui.data.logscan`), from their own descriptor:
+                                    safe in a worker thread
     extras: .path, .pending (bytes of an unfinished last line), .decoded (lines json-
     decoded by item(), for tests), .close() (also a context manager). Keeps the file
     open; memory is 8 bytes a line plus the caches. Not thread-safe (UI thread only).
@@ -38,26 +42,37 @@ from __future__ import annotations
 import bisect
 import json
 import os
-import re
 from array import array
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import accumulate, islice, repeat
 from operator import add
 from pathlib import Path
 from typing import Any
 
-from agentor.engine.events import GENERATION, Event, is_list_of_dicts
+from agentor.engine.events import GENERATION, RUN_START, Event, is_list_of_dicts
 from agentor.engine.logformat import DELTA_FIELD, BadLine, messages_delta
 from agentor.engine.replay import event_time
 
-from .logfile import CHUNK, Unreadable, decode_line, gc_paused, open_log, pread
+from . import logscan
+from .logfile import (
+    CHUNK,
+    Unreadable,
+    decode_line,
+    gc_paused,
+    line_of_type,
+    line_of_type_after_newline,
+    open_readonly,
+    pread,
+    whole_lines,
+)
+from .source import Scan
 
 # Searched with a literal first (a newline), which the regex engine scans for fast; a `^`
 # anchor with re.MULTILINE would try every byte of a big log.
-_RUN_START_AFTER_NEWLINE = re.compile(rb'\n\{\s*"type"\s*:\s*"run_start"')
-_RUN_START_AT = re.compile(rb'\{\s*"type"\s*:\s*"run_start"')
-_GENERATION_AT = re.compile(rb'\{\s*"type"\s*:\s*"generation"')
+_RUN_START_AFTER_NEWLINE = line_of_type_after_newline(RUN_START)
+_RUN_START_AT = line_of_type(RUN_START)
+_GENERATION_AT = line_of_type(GENERATION)
 CACHE_SIZE = 1024
 _Rebuilt = tuple[int, "int | None", list[dict[str, Any]]]  # line, generation ordinal, messages
 
@@ -91,9 +106,24 @@ class RunLog:
         return len(self._ends)
 
     @property
-    def indexed_bytes(self) -> int:
+    def indexed_to(self) -> int:
         """Where the whole lines indexed end (a scan of what the log gained starts here)."""
         return self._end()
+
+    def search(
+        self,
+        query: str,
+        start: int,
+        end: int,
+        first_line: int,
+        cancelled: Callable[[], bool] = lambda: False,
+    ) -> Scan | None:
+        return logscan.search(self.path, query, start, end, first_line, cancelled)
+
+    def marks(
+        self, start: int, end: int, first_line: int, cancelled: Callable[[], bool] = lambda: False
+    ) -> Scan | None:
+        return logscan.marks(self.path, start, end, first_line, cancelled)
 
     def raw(self, i: int) -> bytes:
         """Line i as it is in the file, its newline included."""
@@ -263,7 +293,7 @@ class RunLog:
 
     def _open(self) -> None:
         try:
-            fd, st = open_log(self.path)
+            fd, st = open_readonly(self.path)
         except Unreadable as exc:
             raise OSError(f"{self.path}: {exc}") from None
         self._fd, self._inode = fd, st.st_ino
@@ -284,18 +314,7 @@ class RunLog:
     def _index(self, start: int, end: int) -> int:
         """Index the whole lines in [start, end); returns how many were added."""
         before = len(self._ends)
-        pos = start
-        while pos < end:
-            size = min(CHUNK, end - pos)
-            while True:
-                data = pread(self._fd, size, pos)
-                cut = data.rfind(b"\n")
-                if cut >= 0 or pos + len(data) >= end or not data:
-                    break
-                size = min(size * 4, end - pos)
-            if cut < 0:
-                break
-            body = data[: cut + 1]
+        for pos, body in whole_lines(self._fd, start, end):
             # Offsets by C-level iterators (no Python code per line): lengths + 1, summed
             # from `pos`, whose own first value is the previous end and skipped.
             lengths = map(len, body[:-1].split(b"\n"))
@@ -305,8 +324,7 @@ class RunLog:
                 self.segment_starts.append(bisect.bisect_right(self._ends, pos))
             for m in _RUN_START_AFTER_NEWLINE.finditer(body):
                 self.segment_starts.append(bisect.bisect_right(self._ends, pos + m.start() + 1))
-            pos += cut + 1
-        self.pending = max(0, end - pos)
+        self.pending = max(0, end - self._end())  # `start` is where the lines indexed end
         return len(self._ends) - before
 
     def _line(self, i: int) -> tuple[int, bytes]:

@@ -6,23 +6,33 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
+from agentor.engine.statuses import (
+    COMPLETED,
+    FAILED,
+    INTERRUPTED,
+    MAX_TURNS,
+    RUNNING,
+    STOPPING,
+    UNREADABLE,
+)
+
+from ..data.runrow import RunRow
 from .literal import literal_line
-from .runs import RunRow
 
 # `s` cycles through these; each names the statuses it shows (None: all).
 STATUS_FILTERS: tuple[tuple[str, frozenset[str] | None], ...] = (
     ("all", None),
-    ("needs attention", frozenset({"interrupted", "failed", "max_turns", "unreadable"})),
-    ("failed", frozenset({"failed", "max_turns"})),
-    ("completed", frozenset({"completed"})),
+    ("needs attention", frozenset({INTERRUPTED, FAILED, MAX_TURNS, UNREADABLE})),
+    ("failed", frozenset({FAILED, MAX_TURNS})),
+    ("completed", frozenset({COMPLETED})),
 )
 # What the run list's title counts, in this order, when there are any.
 TITLE_COUNTS = (
-    ("running", ("running",)),
-    ("stopping", ("stopping",)),
-    ("interrupted", ("interrupted",)),
-    ("failed", ("failed", "max_turns")),
-    ("unreadable", ("unreadable",)),
+    ("running", (RUNNING,)),
+    ("stopping", (STOPPING,)),
+    ("interrupted", (INTERRUPTED,)),
+    ("failed", (FAILED, MAX_TURNS)),
+    ("unreadable", (UNREADABLE,)),
 )
 
 
