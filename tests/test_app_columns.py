@@ -242,3 +242,22 @@ async def test_a_log_named_with_no_run_id_is_a_row_saying_why(tmp_path: Path) ->
         watcher_reports(app, [other])
         await pilot.pause()
         assert "bad.jsonl.jsonl" not in [r.run_id for r in app.run_list.rows]
+
+
+def test_the_timeline_and_the_run_list_quote_the_same_prompt() -> None:
+    """One definition of a run's prompt (`replay.first_user_text`): the run list's column and
+    the timeline's run_start line say the same of a prompt in content parts."""
+    from agentor.engine.events import RUN_START, Event
+    from agentor.engine.replay import RunSummary, fold
+    from tui.text.timeline_line import timeline_line
+
+    parts = [
+        {"type": "text", "text": "Weather in"},
+        {"type": "image_url", "image_url": {"url": "https://example.com/map.png"}},
+        {"type": "text", "text": "Oslo?"},
+    ]
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": parts}]
+    start = Event(RUN_START, agent="A", model="m", messages=messages)
+    prompt = fold(RunSummary(run_id="r"), [start]).first_prompt
+    assert prompt == "Weather in Oslo?"
+    assert timeline_line(start).plain == f"A · m · {prompt}"

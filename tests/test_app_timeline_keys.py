@@ -90,6 +90,22 @@ async def test_slash_searches_the_timeline_and_n_and_N_go_from_match_to_match(
         assert not search.display
 
 
+async def test_the_detail_shows_the_match_a_search_entered_goes_to(tmp_path: Path) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        assert app.run_list.select(IDS["crash_after_tool_result"])
+        await pilot.press("enter")  # the timeline, at its last line (4, a tool_result)
+        await pilot.pause()
+        assert app.timeline.cursor == 3 and "tool_result · turn 1 · line 4" in app.event_detail.text
+        await pilot.press("slash", *"run_start", "enter")
+        await wait_until(pilot, lambda: app.timeline.cursor == 0, what="the first match")
+        await wait_until(
+            pilot, lambda: app.event_detail.text.startswith("run_start · line 1"), what="its detail"
+        )
+        assert "Detail · run_start · line 1" in screen_text(app)
+
+
 async def test_a_search_finds_text_as_json_escapes_it(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     runs.mkdir()

@@ -33,14 +33,12 @@ class Bind:
     palette: tuple[str, str] | None = None
 
 
-@dataclass(frozen=True)
 class Key:
     """One line of the help screen: the keys as it writes them, what they do, and the bindings
     behind them (none for a key that Textual binds itself, such as tab or ctrl+p)."""
 
-    shown: str
-    does: str
-    binds: tuple[Bind, ...] = ()
+    def __init__(self, shown: str, does: str, *binds: Bind) -> None:
+        self.shown, self.does, self.binds = shown, does, binds
 
 
 HELP: tuple[tuple[str, tuple[Key, ...]], ...] = (
@@ -50,77 +48,60 @@ HELP: tuple[tuple[str, tuple[Key, ...]], ...] = (
             Key(
                 "/",
                 "filter by id, agent, model, status or prompt; enter keeps it, esc clears it",
-                (
-                    Bind(
-                        APP,
-                        "slash",
-                        "filter",
-                        "Filter",
-                        palette=("Filter runs", "Filter by id, agent, model, status or prompt"),
-                    ),
-                    Bind(FILTER_BAR, "escape", "clear_filter", "Clear filter", show=False),
+                Bind(
+                    APP,
+                    "slash",
+                    "filter",
+                    "Filter",
+                    palette=("Filter runs", "Filter by id, agent, model, status or prompt"),
                 ),
+                Bind(FILTER_BAR, "escape", "clear_filter", "Clear filter", show=False),
             ),
             Key(
                 "s",
                 "cycle the status filter: all, needs attention, failed, completed",
-                (
-                    Bind(
-                        APP,
-                        "s",
-                        "cycle_status",
-                        "Status",
-                        palette=("Cycle status filter", "All, needs attention, failed, completed"),
-                    ),
+                Bind(
+                    APP,
+                    "s",
+                    "cycle_status",
+                    "Status",
+                    palette=("Cycle status filter", "All, needs attention, failed, completed"),
                 ),
             ),
             Key(
                 "↑ ↓  k j",
                 "move up and down",
-                (
-                    Bind(LIST, "up,k", "cursor_up", "Up", show=False),
-                    Bind(LIST, "down,j", "cursor_down", "Down", show=False),
-                ),
+                Bind(LIST, "up,k", "cursor_up", "Up", show=False),
+                Bind(LIST, "down,j", "cursor_down", "Down", show=False),
             ),
             Key(
                 "pgup pgdn",
                 "a page up and down",
-                (
-                    Bind(LIST, "pageup", "page_up", "Page up", show=False),
-                    Bind(LIST, "pagedown", "page_down", "Page down", show=False),
-                ),
+                Bind(LIST, "pageup", "page_up", "Page up", show=False),
+                Bind(LIST, "pagedown", "page_down", "Page down", show=False),
             ),
             Key(
                 "home end  g G",
                 "first and last row",
-                (
-                    Bind(LIST, "home,g", "first", "First", show=False),
-                    Bind(LIST, "end,G", "last", "Last", show=False),
-                ),
+                Bind(LIST, "home,g", "first", "First", show=False),
+                Bind(LIST, "end,G", "last", "Last", show=False),
             ),
             Key(
                 "enter, tab",
                 "into the timeline, then the detail",
-                (
-                    Bind(
-                        APP,
-                        "enter",
-                        "drill",
-                        "Open",
-                        palette=("Open", "Into the timeline, then the detail"),
-                    ),
+                Bind(
+                    APP,
+                    "enter",
+                    "drill",
+                    "Open",
+                    palette=("Open", "Into the timeline, then the detail"),
                 ),
             ),
             Key(
                 "esc",
                 "back out: detail → timeline → runs; clears the filter",
-                (
-                    Bind(
-                        APP, "escape", "back", "Back", palette=("Back", "Back out to the run list")
-                    ),
-                    # A search is cleared first, then `esc` goes back as everywhere.
-                    Bind(TIMELINE, "escape", "clear_search", "Back"),
-                ),
+                Bind(APP, "escape", "back", "Back", palette=("Back", "Back out to the run list")),
+                Bind(TIMELINE, "escape", "clear_search", "Back"),
             ),
         ),
     ),
@@ -130,98 +111,88 @@ HELP: tuple[tuple[str, tuple[Key, ...]], ...] = (
             Key(
                 "/",
                 "search its events as you type; enter goes to the first match, esc clears it",
-                (
-                    Bind(
-                        TIMELINE,
-                        "slash",
-                        "search",
-                        "Search",
-                        palette=("Search events", "Search the open run's events"),
-                    ),
-                    Bind(SEARCH_BAR, "enter", "submit", "First match"),
-                    Bind(SEARCH_BAR, "escape", "cancel", "Clear search"),
+                Bind(
+                    TIMELINE,
+                    "slash",
+                    "search",
+                    "Search",
+                    palette=("Search events", "Search the open run's events"),
                 ),
+                Bind(SEARCH_BAR, "enter", "submit", "First match"),
+                Bind(SEARCH_BAR, "escape", "cancel", "Clear search"),
             ),
             Key(
                 "n  N",
                 "next and previous match (round the ends)",
-                (
-                    Bind(
-                        TIMELINE,
-                        "n",
-                        "next_match",
-                        "Next match",
-                        show=False,
-                        palette=("Next match", "The search's next match"),
-                    ),
-                    Bind(
-                        TIMELINE,
-                        "N,shift+n",
-                        "previous_match",
-                        "Previous match",
-                        show=False,
-                        palette=("Previous match", "The search's previous match"),
-                    ),
+                Bind(
+                    TIMELINE,
+                    "n",
+                    "next_match",
+                    "Next match",
+                    show=False,
+                    palette=("Next match", "The search's next match"),
+                ),
+                Bind(
+                    TIMELINE,
+                    "N,shift+n",
+                    "previous_match",
+                    "Previous match",
+                    show=False,
+                    palette=("Previous match", "The search's previous match"),
                 ),
             ),
             Key(
                 "e  E",
                 "next and previous error: a tool error, a failed or max_turns end, a bad line",
-                (
-                    Bind(
-                        TIMELINE,
-                        "e",
-                        "next_error",
+                Bind(
+                    TIMELINE,
+                    "e",
+                    "next_error",
+                    "Next error",
+                    show=False,
+                    palette=(
                         "Next error",
-                        show=False,
-                        palette=(
-                            "Next error",
-                            "A tool error, a failed or max_turns end, an unreadable line",
-                        ),
+                        "A tool error, a failed or max_turns end, an unreadable line",
                     ),
-                    Bind(
-                        TIMELINE,
-                        "E,shift+e",
-                        "previous_error",
-                        "Previous error",
-                        show=False,
-                        palette=("Previous error", "The error before the cursor"),
-                    ),
+                ),
+                Bind(
+                    TIMELINE,
+                    "E,shift+e",
+                    "previous_error",
+                    "Previous error",
+                    show=False,
+                    palette=("Previous error", "The error before the cursor"),
                 ),
             ),
             Key(
                 "t  T",
                 "next and previous tool call",
-                (
-                    Bind(
-                        TIMELINE,
-                        "t",
-                        "next_call",
-                        "Next tool call",
-                        show=False,
-                        palette=("Next tool call", "The next tool_call event"),
-                    ),
-                    Bind(
-                        TIMELINE,
-                        "T,shift+t",
-                        "previous_call",
-                        "Previous tool call",
-                        show=False,
-                        palette=("Previous tool call", "The tool_call event before the cursor"),
-                    ),
+                Bind(
+                    TIMELINE,
+                    "t",
+                    "next_call",
+                    "Next tool call",
+                    show=False,
+                    palette=("Next tool call", "The next tool_call event"),
+                ),
+                Bind(
+                    TIMELINE,
+                    "T,shift+t",
+                    "previous_call",
+                    "Previous tool call",
+                    show=False,
+                    palette=("Previous tool call", "The tool_call event before the cursor"),
                 ),
             ),
             Key(
                 "f",
                 "follow: keep the newest event of the open run in view",
-                (
-                    Bind(
-                        APP,
-                        "f",
-                        "follow",
-                        "Follow",
-                        palette=("Follow", "Keep the newest event in view"),
-                    ),
+                Bind(
+                    APP,
+                    "f",
+                    "follow",
+                    "Follow",
+                    palette=("Follow", "Keep the newest event in view"),
                 ),
             ),
         ),
@@ -232,30 +203,26 @@ HELP: tuple[tuple[str, tuple[Key, ...]], ...] = (
             Key(
                 "v",
                 "the highlighted event's line as JSON (a compact generation decoded too)",
-                (
-                    Bind(
-                        APP,
-                        "v",
-                        "view_raw",
-                        "Raw JSON",
-                        palette=("Raw JSON", "The highlighted event's line as JSON, scrollable"),
-                    ),
-                    Bind(RAW_SCREEN, "escape,v,q", "dismiss", "Close"),
+                Bind(
+                    APP,
+                    "v",
+                    "view_raw",
+                    "Raw JSON",
+                    palette=("Raw JSON", "The highlighted event's line as JSON, scrollable"),
                 ),
+                Bind(RAW_SCREEN, "escape,v,q", "dismiss", "Close"),
             ),
             Key(
                 "y",
                 "copy its value: a tool result, a generation's or the final text, else its JSON",
-                (
-                    Bind(
-                        APP,
-                        "y",
-                        "copy_value",
+                Bind(
+                    APP,
+                    "y",
+                    "copy_value",
+                    "Copy value",
+                    palette=(
                         "Copy value",
-                        palette=(
-                            "Copy value",
-                            "The highlighted event's result or text, else its JSON",
-                        ),
+                        "The highlighted event's result or text, else its JSON",
                     ),
                 ),
             ),
@@ -267,58 +234,49 @@ HELP: tuple[tuple[str, tuple[Key, ...]], ...] = (
             Key(
                 "r",
                 "resume an interrupted, failed or max_turns run in this process",
-                (
-                    Bind(
-                        APP,
-                        "r",
-                        "resume",
-                        "Resume",
-                        palette=("Resume run", "Resume the selected run in this process"),
-                    ),
+                Bind(
+                    APP,
+                    "r",
+                    "resume",
+                    "Resume",
+                    palette=("Resume run", "Resume the selected run in this process"),
                 ),
             ),
             Key(
                 "x",
                 "stop the resume in flight; a running tool is waited for (the run shows stopping), "
                 "its result recorded; the run stays interrupted and resumable",
-                (
-                    Bind(
-                        APP,
-                        "x",
-                        "stop_resume",
-                        "Stop",
-                        palette=(
-                            "Stop resume",
-                            "Stop the resume in flight; the run stays resumable",
-                        ),
+                Bind(
+                    APP,
+                    "x",
+                    "stop_resume",
+                    "Stop",
+                    palette=(
+                        "Stop resume",
+                        "Stop the resume in flight; the run stays resumable",
                     ),
                 ),
             ),
             Key(
                 "c",
                 "copy the run id (the notice shows it whole)",
-                (
-                    Bind(
-                        APP,
-                        "c",
-                        "copy_id",
-                        "Copy id",
-                        palette=("Copy run id", "Copy the selected run's id"),
-                    ),
+                Bind(
+                    APP,
+                    "c",
+                    "copy_id",
+                    "Copy id",
+                    palette=("Copy run id", "Copy the selected run's id"),
                 ),
             ),
             Key(
                 "ctrl+r",
                 "reload the directory (with --no-watch; a watched one is always current)",
-                (
-                    # Shown only when not watching (RunsApp.check_action).
-                    Bind(
-                        APP,
-                        "ctrl+r",
-                        "reload",
-                        "Reload",
-                        palette=("Reload", "Read the directory again, when not watching it"),
-                    ),
+                Bind(
+                    APP,
+                    "ctrl+r",
+                    "reload",
+                    "Reload",
+                    palette=("Reload", "Read the directory again, when not watching it"),
                 ),
             ),
         ),
@@ -329,16 +287,14 @@ HELP: tuple[tuple[str, tuple[Key, ...]], ...] = (
             Key(
                 "m",
                 "maximize the focused pane, or bring every pane back (esc too)",
-                (
-                    Bind(
-                        APP,
-                        "m",
-                        "toggle_maximize",
-                        "Maximize",
-                        palette=(
-                            "Maximize pane",
-                            "The focused pane fills the screen; again, or esc, all panes come back",
-                        ),
+                Bind(
+                    APP,
+                    "m",
+                    "toggle_maximize",
+                    "Maximize",
+                    palette=(
+                        "Maximize pane",
+                        "The focused pane fills the screen; again, or esc, all panes come back",
                     ),
                 ),
             ),
@@ -346,21 +302,15 @@ HELP: tuple[tuple[str, tuple[Key, ...]], ...] = (
             Key(
                 "?",
                 "this help",
-                (
-                    Bind(APP, "question_mark", "help", "Help", palette=("Help", "Every key")),
-                    Bind(HELP_SCREEN, "escape,q,question_mark", "dismiss", "Close"),
-                ),
+                Bind(APP, "question_mark", "help", "Help", palette=("Help", "Every key")),
+                Bind(HELP_SCREEN, "escape,q,question_mark", "dismiss", "Close"),
             ),
             Key(
                 "q, ctrl+c",
                 "quit; a resume in flight is stopped first, as x does (q again quits at once: "
                 "a running tool's result is then lost, and the next resume runs it again)",
-                (
-                    Bind(APP, "q", "quit", "Quit"),
-                    # Textual only hints at ctrl+q on ctrl+c; both quit as q does (ctrl+q is
-                    # Textual's own).
-                    Bind(APP, "ctrl+c", "quit", "Quit", show=False),
-                ),
+                Bind(APP, "q", "quit", "Quit"),
+                Bind(APP, "ctrl+c", "quit", "Quit", show=False),
             ),
         ),
     ),

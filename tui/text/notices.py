@@ -9,7 +9,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from agentor.engine.statuses import COMPLETED, UNREADABLE
+from agentor.engine.statuses import COMPLETED, STOPPING, UNREADABLE
 
 from ..data.runrow import RunRow
 from .formatting import short_id
@@ -77,15 +77,15 @@ def stopping_reason(waiting_for: Collection[str]) -> str:
     """`stopping: waiting for get_weather to finish (a running tool cannot be ...)`, given the
     names of the tools a stopping run waits for."""
     if not waiting_for:
-        return "stopping"
+        return STOPPING
     names = tool_names(waiting_for)
-    return f"stopping: waiting for {names} to finish (a running tool cannot be interrupted)"
+    return f"{STOPPING}: waiting for {names} to finish (a running tool cannot be interrupted)"
 
 
 def stopping_line(waiting_for: Collection[str], quitting: bool) -> str:
     """What the line under the timeline says until the resume has unwound."""
     reason = stopping_reason(waiting_for)
-    return "quitting" + reason.removeprefix("stopping") if quitting else reason
+    return "quitting" + reason.removeprefix(STOPPING) if quitting else reason
 
 
 def waiting(run_id: str, waiting_for: Collection[str], quitting: bool) -> Note:

@@ -318,7 +318,11 @@ class Timeline(CursorList):
             self.follow = False
         self._note = ""
         self._retitle()
-        self.post_message(self.Highlighted(self.cursor if self.cursor >= 0 else None))
+        # Sent by the timeline, whoever moved its cursor: a jump its pane makes (a search
+        # entered) must still reach the app (Textual stops a message at its parent when the
+        # parent sent it).
+        index = self.cursor if self.cursor >= 0 else None
+        self.post_message(self.Highlighted(index).set_sender(self))
 
     def empty_text(self) -> Text:
         return Text("  " + literal_line(self.empty_message), "italic")
