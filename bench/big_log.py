@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import orjson
 import synthetic
 
 from agentor.engine.events import (
@@ -19,7 +20,14 @@ from agentor.engine.events import (
     Event,
     Usage,
 )
-from agentor.engine.logformat import DELTA_FIELD, LogEncoder, encode_line
+from agentor.engine.logformat import DELTA_FIELD, LogEncoder
+
+
+def line_of(data: dict[str, Any]) -> bytes:
+    """One log line as LogEncoder writes it (orjson, compact), for data orjson writes as json
+    would (the bench's: no NaN, no huge integers); the first lines are checked against it."""
+    return orjson.dumps(data, option=orjson.OPT_APPEND_NEWLINE)
+
 
 CALLS = 4  # parallel tool calls per turn: 1 generation + 4 calls + 4 results = 9 events
 
@@ -57,7 +65,7 @@ def write_big_run(path: Path, events_wanted: int, started: float) -> int:
             }
         generations += 1
         prev_len = len(messages)
-        return encode_line(data)
+        return line_of(data)
 
     def emit(event: Event) -> bytes:
         nonlocal lines
@@ -71,7 +79,7 @@ def write_big_run(path: Path, events_wanted: int, started: float) -> int:
                 assert line == reference.encode(event), "big-run lines differ from LogEncoder"
             return line
         line = reference.encode(event) if generations <= 3 else None
-        return line if line is not None else encode_line(event.to_dict())
+        return line if line is not None else line_of(event.to_dict())
 
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:

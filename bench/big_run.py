@@ -4,7 +4,7 @@ The run (about 40 MB; 4 parallel tool calls a turn, compact generations, as File
 them) is the only one in its directory. Each measurement is a fresh process:
 `RunsApp(dir, watch=False)` under `run_test`, which opens the newest run at start. Timed from
 the app opening the run (`RunsApp.open_run`) to the timeline drawing the run's last line; the
-process then waits for the app's lazy work on the list (`RunIndex.fill`) to finish and
+process then waits for the app's lazy work on the list (`DirectorySource.fill`) to finish and
 reports its peak RSS (VmHWM). A process that opens a tiny run the same way gives the
 app's own footprint; the run's cost is the difference.
 
@@ -92,7 +92,7 @@ def child(directory: str, lines: int, timeout: float = 120.0) -> None:
     async def search(app: RunsApp, marks: dict[str, float], deadline: float) -> None:
         """`/` in the timeline: a search of every line (a worker thread), and the longest
         the screen's loop was held meanwhile (gaps between 5 ms ticks)."""
-        from tui.finder import SEARCH
+        from tui.widgets.timeline_search import SEARCH
 
         timeline, gaps, last = app.timeline, [0.0], [time.monotonic()]
 
@@ -158,7 +158,7 @@ def run_child(directory: Path, lines: int) -> dict[str, float]:
 
 
 def data_layer(path: Path, lines: int) -> float:
-    from tui.runs import RunLog
+    from tui.data.runlog import RunLog
 
     t = time.perf_counter()
     log = RunLog(path)
@@ -254,7 +254,7 @@ def main() -> None:
                 "",
             ],
             [
-                "then list filled (RunIndex.fill)",
+                "then list filled (DirectorySource.fill)",
                 harness.fmt_s(med("big", "settle_s")),
                 harness.fmt_s(med("small", "settle_s")),
                 "",

@@ -4,7 +4,7 @@ Runs every property of tests/test_reliability_fuzz.py through hypothesis with a 
 budget, then a seeded random mutator over real logs (byte flips, splices, truncations, line
 shuffles, NULs and invalid UTF-8), each case loaded by FileStore and checked: nothing raises
 beyond the documented errors, every line is an event or a reported bad line, whatever loaded
-summarises, resumes and re-encodes, and the TUI's RunLog/RunIndex agree with the loader.
+summarises, resumes and re-encodes, and the TUI's RunLog/DirectorySource agree with the loader.
 
     python bench/fuzz_loader.py                 # ~12,000 cases
     python bench/fuzz_loader.py --scale 0.1     # a quick look

@@ -3,7 +3,7 @@
 The directory holds runs of every kind (completed, failed, interrupted; 1 in 100 long, well
 over 64 KiB), written in the engine's format (bench/synthetic.py). Measured, interleaved:
 
-- data layer: `RunIndex(dir).scan()` then `.rows()` (every file has its row: status, agent,
+- data layer: `DirectorySource(dir).scan()` then `.rows()` (every file has its row: status, agent,
   model, start, prompt);
 - app: `RunsApp(dir, watch=False)` under `run_test`, from construction until the run list
   holds every run and has drawn a row of the complete list;
@@ -11,7 +11,8 @@ over 64 KiB), written in the engine's format (bench/synthetic.py). Measured, int
   the last block, growing until it holds a whole line) and `json.loads` of both.
 
 The ratio is data layer / baseline (goal 3x); the app must also finish within 1 s.
-`RunIndex.fill()` (reading every file whole, done lazily by the app) is shown for information.
+`DirectorySource.fill()` (reading every file whole, done lazily by the app) is shown for
+information.
 """
 
 from __future__ import annotations
@@ -59,10 +60,10 @@ def first_and_last_lines(directory: Path) -> int:
 
 
 def data_layer(directory: Path, count: int) -> float:
-    from tui.runs import RunIndex
+    from tui.data.directory import DirectorySource
 
     t = time.perf_counter()
-    index = RunIndex(directory)
+    index = DirectorySource(directory)
     index.scan()
     rows = index.rows()
     elapsed = time.perf_counter() - t
@@ -138,9 +139,9 @@ def main() -> None:
         times["app"] = app_times["app"]
         times["baseline"] += app_times["baseline"]
 
-        from tui.runs import RunIndex
+        from tui.data.directory import DirectorySource
 
-        index = RunIndex(tmp)
+        index = DirectorySource(tmp)
         index.scan()
         t = time.perf_counter()
         while index.fill(256):
@@ -160,7 +161,7 @@ def main() -> None:
         ["case", "median", "per file", "min..max", "vs baseline", "goal"],
         [
             [
-                "RunIndex.scan + rows",
+                "DirectorySource.scan + rows",
                 harness.fmt_s(med["data"]),
                 harness.fmt_s(med["data"] / count),
                 harness.spread(times["data"]),
@@ -184,7 +185,7 @@ def main() -> None:
                 "",
             ],
             [
-                "RunIndex.fill, every file whole",
+                "DirectorySource.fill, every file whole",
                 harness.fmt_s(fill_s),
                 harness.fmt_s(fill_s / count),
                 "(once)",

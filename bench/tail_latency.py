@@ -105,7 +105,7 @@ async def measure(
             while (
                 app.timeline.run_id != live_id
                 or app.timeline.run_log is None
-                or not app.watch_armed
+                or not app.watcher.armed
             ):
                 if time.monotonic() > deadline:
                     raise TimeoutError("the live run never opened")

@@ -29,9 +29,9 @@ from agentor import Agentor, function_tool  # noqa: E402
 from agentor.engine.events import Usage  # noqa: E402
 from agentor.engine.models import ModelResponse  # noqa: E402
 from agentor.engine.store import FileStore  # noqa: E402
-from tui.agents import AgentSet  # noqa: E402
 from tui.app import RunsApp  # noqa: E402
-from tui.runs import RunIndex  # noqa: E402
+from tui.controllers.agents import AgentSet  # noqa: E402
+from tui.data.directory import DirectorySource  # noqa: E402
 
 SIZE = (160, 45)
 
@@ -83,7 +83,7 @@ def get_weather(city: str) -> str:
 
 def pick(directory: Path, status: str, min_turns: int = 0) -> tuple[str, str] | None:
     """(run id, agent name) of the newest run with this status and at least `min_turns`."""
-    index = RunIndex(directory)
+    index = DirectorySource(directory)
     index.scan()
     index.fill()
     for row in index.rows():
@@ -106,7 +106,7 @@ async def shoot(
     app = RunsApp(directory, agents=agents, watch=False, clock=lambda: clock)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        while app.index.incomplete:
+        while app.source.incomplete:
             await pilot.pause(0.05)
         if run_id is not None:
             app.run_list.select(run_id)
@@ -116,7 +116,7 @@ async def shoot(
             await before(app)
         await pilot.pause(0.2)
         (out / f"{name}.svg").write_text(app.export_screenshot(title="agentor-tui"))
-        if app.resumer.running:  # a resume shot mid-answer: stop it, and let it unwind
+        if app.resumer.running:  # a resume shot mid-way: stop it, let it unwind
             app.resumer.stop()
             while app.resumer.running:
                 await pilot.pause(0.05)
@@ -133,7 +133,7 @@ async def main(source: Path, out: Path) -> None:
         runs.mkdir()
         for path in source.glob("*.jsonl"):
             shutil.copy(path, runs / path.name)
-        index = RunIndex(runs)
+        index = DirectorySource(runs)
         index.scan()
         starts = [r.summary.started_at for r in index.rows() if r.summary and r.summary.started_at]
         clock = (max(starts) if starts else 0.0) + 300

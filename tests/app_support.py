@@ -19,8 +19,8 @@ from agentor.engine.models import ModelResponse
 from agentor.engine.store import FileStore
 from agentor.testing import ScriptedModel
 from tests.conftest import FIXTURES, ROOT
-from tui.agents import AgentSet
 from tui.app import RunsApp
+from tui.controllers.agents import AgentSet
 
 SIZE = (160, 45)
 # The upstream fixtures were recorded at about 1796037200; "now" is 46 minutes later.
@@ -190,6 +190,12 @@ async def wait_until(
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         await pilot.pause(0.02)
+
+
+def watcher_reports(app: RunsApp, paths: Sequence[Path]) -> None:
+    """What the watcher does with a batch of paths watchfiles reports: the source reads them,
+    the app is told what changed."""
+    app.watcher.changed(app.source.refresh_paths(paths))
 
 
 def notifications(app: RunsApp) -> list[str]:

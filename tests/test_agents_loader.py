@@ -1,5 +1,5 @@
-"""`--agent SPEC` loading (`tui.agents`): files and modules, factories, one-line errors, and
-matching agents to runs by name."""
+"""`--agent SPEC` loading (`tui.controllers.agents`): files and modules, factories, one-line
+errors, and matching agents to runs by name."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agentor import Agentor
-from tui.agents import AgentSet, AgentSpecError, load_agent
+from tui.controllers.agents import AgentSet, AgentSpecError, load_agent
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -217,7 +217,7 @@ def test_two_agents_with_one_name_are_refused(agent_file: Path, tmp_path: Path) 
 def test_loading_an_agent_does_not_import_openai_or_textual(agent_file: Path) -> None:
     code = (
         "import sys\n"
-        "from tui.agents import AgentSet\n"
+        "from tui.controllers.agents import AgentSet\n"
         f"AgentSet.load([{str(agent_file) + ':agent'!r}])\n"
         "print(sorted(m for m in ('openai', 'textual') if m in sys.modules))\n"
     )

@@ -7,11 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from agentor.engine.store import FileStore
-from tests.app_support import NOW, SIZE, notifications, screen_text, write_log
-from tui import runs as runs_module
+from tests.app_support import NOW, SIZE, notifications, screen_text, watcher_reports, write_log
 from tui.app import RunsApp
-from tui.live import apply_paths
-from tui.runs import RunIndex
+from tui.data import directory as directory_module
+from tui.data.directory import DirectorySource
 
 HOUR = 3600.0
 PROMPT = [{"role": "user", "content": "Weather in Oslo and Rome?"}]
@@ -120,12 +119,12 @@ def test_quick_rows_filled_and_tailed_rows_count_the_same_calls(
 ) -> None:
     events = resumed_with_rewinds(NOW - 22 * HOUR)
     # A quick row (head and tail read), filled; and the same run tailed line by line.
-    monkeypatch.setattr(runs_module, "SCAN_WHOLE_FILES", 0)
-    monkeypatch.setattr(runs_module, "TAIL_BYTES", 512)
+    monkeypatch.setattr(directory_module, "SCAN_WHOLE_FILES", 0)
+    monkeypatch.setattr(directory_module, "TAIL_BYTES", 512)
     quick = tmp_path / "quick"
     quick.mkdir()
     write_log(quick, "r", events)
-    index = RunIndex(quick)
+    index = DirectorySource(quick)
     index.scan()
     assert index.fill() == ["r"]
     filled = index.get("r")
@@ -133,10 +132,10 @@ def test_quick_rows_filled_and_tailed_rows_count_the_same_calls(
 
     tailed_dir = tmp_path / "tailed"
     tailed_dir.mkdir()
-    tail = RunIndex(tailed_dir)
+    tail = DirectorySource(tailed_dir)
     for event in events:
         write_log(tailed_dir, "r", [event])
-        tail.refresh([tailed_dir / "r.jsonl"])
+        tail.refresh_paths([tailed_dir / "r.jsonl"])
     tailed = tail.get("r")
     assert tailed is not None and tailed.complete and tailed.summary is not None
     for s in (filled.summary, tailed.summary):
@@ -231,15 +230,34 @@ async def test_a_log_named_with_no_run_id_is_a_row_saying_why(tmp_path: Path) ->
         # A second one arrives (the paths a watcher reports) and goes; the other rows stay.
         other = runs / "bad.jsonl.jsonl"  # its stem "bad.jsonl" is no id: no clash with "bad"
         other.write_text("{}\n")
-        apply_paths(app, [other, runs / "bad.jsonl.torn"])
+        watcher_reports(app, [other, runs / "bad.jsonl.torn"])
         await pilot.pause()
         assert sorted(r.run_id for r in app.run_list.rows) == [
             "bad",
             "bad name!.jsonl",
             "bad.jsonl.jsonl",
         ]
-        assert app.index.get("bad").status == "interrupted"  # type: ignore[union-attr]
+        assert app.source.get("bad").status == "interrupted"  # type: ignore[union-attr]
         other.unlink()
-        apply_paths(app, [other])
+        watcher_reports(app, [other])
         await pilot.pause()
         assert "bad.jsonl.jsonl" not in [r.run_id for r in app.run_list.rows]
+
+
+def test_the_timeline_and_the_run_list_quote_the_same_prompt() -> None:
+    """One definition of a run's prompt (`replay.first_user_text`): the run list's column and
+    the timeline's run_start line say the same of a prompt in content parts."""
+    from agentor.engine.events import RUN_START, Event
+    from agentor.engine.replay import RunSummary, fold
+    from tui.text.timeline_line import timeline_line
+
+    parts = [
+        {"type": "text", "text": "Weather in"},
+        {"type": "image_url", "image_url": {"url": "https://example.com/map.png"}},
+        {"type": "text", "text": "Oslo?"},
+    ]
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": parts}]
+    start = Event(RUN_START, agent="A", model="m", messages=messages)
+    prompt = fold(RunSummary(run_id="r"), [start]).first_prompt
+    assert prompt == "Weather in Oslo?"
+    assert timeline_line(start).plain == f"A · m · {prompt}"

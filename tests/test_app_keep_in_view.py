@@ -96,5 +96,5 @@ async def test_a_filter_change_keeps_the_cursor_on_its_run_when_it_is_still_show
         # esc clears the text filter: the cursor stays where it is.
         await pilot.press("escape")
         await pilot.pause()
-        assert app.run_filter.text == ""
+        assert app.runs_pane.run_filter.text == ""
         assert app.run_list.cursor == 0

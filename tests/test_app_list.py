@@ -281,7 +281,7 @@ async def test_a_missing_directory_is_a_message_not_a_crash(tmp_path: Path) -> N
 def test_the_help_screen_colours_each_status_as_the_run_list_does() -> None:
     from rich.table import Table
 
-    from tui.styles import STATUS_STYLES
+    from tui.text.styles import STATUS_STYLES
     from tui.widgets.help_screen import STATUSES, help_text
 
     table = [p for p in help_text().renderables if isinstance(p, Table)][-1]
@@ -332,7 +332,7 @@ async def test_runs_named_by_their_callers_show_their_whole_names(tmp_path: Path
 
 
 def test_short_ids() -> None:
-    from tui.formatting import short_id
+    from tui.text.formatting import short_id
 
     assert short_id("cabc9046ac5040298aa362c0d6d2c5c5") == "cabc9046"
     assert short_id("3F2B6C1E-8D4A-4E2B-9C1A-7F6E5D4C3B2A") == "3F2B6C1E"

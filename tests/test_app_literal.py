@@ -20,7 +20,7 @@ from tests.app_support import (
     weather_agent,
     write_log,
 )
-from tui.literal import literal, literal_line
+from tui.text.literal import literal, literal_line
 
 MARKUP = "[bold red]x[/]"
 CLEAR = "\x1b[2J"

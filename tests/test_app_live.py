@@ -44,7 +44,7 @@ async def settle(pilot) -> None:
     """Until the watcher reports changes (it proves it with a probe file): a change made
     before that would be missed."""
     app = pilot.app
-    await wait_until(pilot, lambda: app.watch_armed, what="the watcher to be armed")
+    await wait_until(pilot, lambda: app.watcher.armed, what="the watcher to be armed")
 
 
 async def test_events_appended_by_another_writer_appear_in_list_and_timeline(
@@ -61,15 +61,17 @@ async def test_events_appended_by_another_writer_appear_in_list_and_timeline(
         # A partial line first: nothing shows until its newline arrives.
         line = json.dumps(FINISH_VIENNA[0]).encode() + b"\n"
         path = runs / f"{run_id}.jsonl"
+        read_before = app.source.bytes_read
         with path.open("ab") as f:
             f.write(line[:20])
             f.flush()
             # Read by the list (the watcher reported it), yet no line for it anywhere.
-            size = path.stat().st_size
-            await wait_until(pilot, lambda: app.index.get(run_id).size == size, what="a read")
+            await wait_until(
+                pilot, lambda: app.source.bytes_read >= read_before + 20, what="a read"
+            )
             await pilot.pause()
             assert len(app.timeline.run_log) == 4
-            assert app.index.get(run_id).summary.events == 4
+            assert app.source.get(run_id).summary.events == 4
             f.write(line[20:])
             for event in FINISH_VIENNA[1:]:
                 f.write(json.dumps(event).encode() + b"\n")
@@ -149,7 +151,7 @@ async def test_the_directory_deleted_leaves_a_clear_message(tmp_path: Path) -> N
         await pilot.pause()
         await settle(pilot)
         shutil.rmtree(runs)
-        await wait_until(pilot, lambda: app.directory_gone, what="the deletion")
+        await wait_until(pilot, lambda: app.watcher.gone, what="the deletion")
         await pilot.pause()
         screen = screen_text(app)
         assert "was deleted" in screen
@@ -184,13 +186,13 @@ async def test_a_run_written_before_the_watch_was_set_up_is_listed_once_it_is(
     watches (so it is never reported); the watcher, once armed, reads the directory again."""
     runs = copy_fixtures(tmp_path / "runs")
     app = app_for(runs, watch=True)
-    scan = app.index.scan
+    scan = app.source.scan
 
     def scan_then_a_run_arrives() -> None:
         scan()
         write_log(runs, "raced-run", [{"type": "run_start", "agent": "Racer", "messages": []}])
 
-    app.index.scan = scan_then_a_run_arrives
+    app.source.scan = scan_then_a_run_arrives
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await wait_until(pilot, lambda: "raced-run" in row_statuses(app), what="the raced run")

@@ -31,7 +31,7 @@ from tests.app_support import (
     write_log,
 )
 from tests.conftest import ROOT, log_types
-from tui.agents import AgentSet
+from tui.controllers.agents import AgentSet
 
 VIENNA = IDS["crash_after_tool_result"]
 PRAGUE = IDS["half_finished_crash"]
@@ -208,7 +208,7 @@ async def test_a_failing_model_endpoint_is_reported_and_the_run_stays_resumable(
             for n in notifications(app)
         )
         # The endpoint is back: the same key finishes the run.
-        app.agents = OneAgent(weather_agent(runs, ScriptedModel([text_reply("Fine now.")])))
+        app.resumer.agents = OneAgent(weather_agent(runs, ScriptedModel([text_reply("Fine now.")])))
         await pilot.press("r")
         await wait_until(pilot, lambda: row_statuses(app)[VIENNA] == "completed", what="done")
 
@@ -387,7 +387,7 @@ async def test_two_apps_pressing_r_on_the_same_run_resume_it_once(tmp_path: Path
             what="A's notification",
         )
         # B sees the run completed once it looks again, and `r` now says so.
-        app_b.refresh_run(PRAGUE, liveness=True)
+        app_b.watcher.refresh_run(PRAGUE, liveness=True)
         await wait_until(
             pilot_b, lambda: row_statuses(app_b)[PRAGUE] == "completed", what="B's view"
         )

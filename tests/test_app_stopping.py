@@ -150,6 +150,35 @@ async def test_x_during_a_sync_tool_waits_for_it_records_it_and_the_tool_never_r
         tools.release.set()
 
 
+def list_title(app: RunsApp) -> str:
+    return next(x for x in screen_text(app).splitlines() if "Runs 8" in x)
+
+
+async def test_the_list_title_counts_a_stopping_run_as_its_row_shows_it(tmp_path: Path) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    tools = BlockingTools()
+    app = app_for(runs, agents=tools.agent(runs, prague_model()))
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await resume_until_the_tool_runs(pilot, app, tools)
+            await wait_until(
+                pilot, lambda: "· 1 running · 1 interrupted" in list_title(app), what="running"
+            )
+            await pilot.press("x")
+            await wait_until(pilot, lambda: app.resumer.waiting_for, what="the tool wait")
+            await pilot.pause()
+            assert "stopping" in row_line(app, PRAGUE)
+            assert "Runs 8 · 1 stopping · 1 interrupted · 2 failed" in list_title(app)
+            assert "running" not in list_title(app)
+            tools.release.set()
+            await wait_until(
+                pilot, lambda: "Runs 8 · 2 interrupted · 2 failed" in list_title(app), what="end"
+            )
+            assert "stopping" not in list_title(app)
+    finally:
+        tools.release.set()
+
+
 async def test_a_stop_names_every_tool_it_waits_for(tmp_path: Path) -> None:
     runs = copy_fixtures(tmp_path / "runs")
     tools = BlockingTools()

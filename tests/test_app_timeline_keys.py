@@ -17,15 +17,15 @@ from tests.app_support import (
     screen_text,
     text_reply,
     wait_until,
+    watcher_reports,
     weather_agent,
     write_log,
 )
 from tests.test_runs_index import write_big_log
 from tui.app import RunsApp
-from tui.finder import SEARCH
-from tui.live import apply_paths
 from tui.widgets.raw_event import RawEventScreen
 from tui.widgets.timeline import MATCH_STYLE
+from tui.widgets.timeline_search import SEARCH
 
 
 def subtitle(app) -> str:
@@ -51,7 +51,7 @@ async def test_slash_searches_the_timeline_and_n_and_N_go_from_match_to_match(
         await pilot.press("enter", "home")
         await pilot.press("slash")
         search = app.query_one("#search")
-        assert app.focused is search and not app.filter_bar.display
+        assert app.focused is search and not app.runs_pane.filter_bar.display
         await pilot.press(*"PORTO")  # case does not matter
         await pilot.pause()
         # Matches show as you type; the cursor stays where it was.
@@ -86,8 +86,24 @@ async def test_slash_searches_the_timeline_and_n_and_N_go_from_match_to_match(
         assert app.focused is app.run_list
         # In the run list, `/` filters runs as before.
         await pilot.press("slash")
-        assert app.filter_bar.display and app.focused is app.filter_bar
+        assert app.runs_pane.filter_bar.display and app.focused is app.runs_pane.filter_bar
         assert not search.display
+
+
+async def test_the_detail_shows_the_match_a_search_entered_goes_to(tmp_path: Path) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        assert app.run_list.select(IDS["crash_after_tool_result"])
+        await pilot.press("enter")  # the timeline, at its last line (4, a tool_result)
+        await pilot.pause()
+        assert app.timeline.cursor == 3 and "tool_result · turn 1 · line 4" in app.event_detail.text
+        await pilot.press("slash", *"run_start", "enter")
+        await wait_until(pilot, lambda: app.timeline.cursor == 0, what="the first match")
+        await wait_until(
+            pilot, lambda: app.event_detail.text.startswith("run_start · line 1"), what="its detail"
+        )
+        assert "Detail · run_start · line 1" in screen_text(app)
 
 
 async def test_a_search_finds_text_as_json_escapes_it(tmp_path: Path) -> None:
@@ -314,7 +330,7 @@ async def test_a_search_takes_in_the_lines_a_live_run_appends(tmp_path: Path) ->
         with path.open("a") as f:
             f.write(json.dumps({"type": "message", "text": "Vienna is sunny.", "turn": 2}) + "\n")
             f.write(json.dumps({"type": "message", "text": "Nothing to see.", "turn": 2}) + "\n")
-        apply_paths(app, [path])  # what the watcher reports
+        watcher_reports(app, [path])  # what the watcher reports
         await pilot.pause()
         assert timeline.finder.found[SEARCH] == [*before, 4]
         assert f"{len(before) + 1} matches" in subtitle(app)

@@ -14,7 +14,6 @@ from typing import Any
 
 from textual.worker import WorkerState
 
-from agentor.engine.replay import summarize
 from agentor.engine.store import FileStore
 from tests.app_support import (
     IDS,
@@ -24,10 +23,11 @@ from tests.app_support import (
     row_statuses,
     screen_text,
     wait_until,
+    watcher_reports,
     write_log,
 )
+from tests.conftest import summarize
 from tests.test_app_live import FINISH_VIENNA, settle
-from tui import live
 
 VIENNA = IDS["crash_after_tool_result"]
 BIG = 64 * 1024  # logs over this size are listed from their head and tail first
@@ -93,7 +93,7 @@ async def test_an_append_to_the_open_run_redraws_only_its_new_line_and_its_row(
         app.run_list.render_row = spy(drawn_rows, app.run_list.render_row)
 
         write_log(runs, VIENNA, FINISH_VIENNA[:1])  # one line; the run is still unfinished
-        app.refresh_run(VIENNA)
+        app.watcher.refresh_run(VIENNA)
         await wait_until(pilot, lambda: len(app.timeline.run_log) == 5, what="the new line")
         await pilot.pause()
         # The timeline drew the new line and the one the cursor left, nothing else; the list
@@ -108,7 +108,7 @@ async def test_an_append_to_the_open_run_redraws_only_its_new_line_and_its_row(
         # Its end changes its status: the list is drawn again, in full.
         drawn_rows.clear()
         write_log(runs, VIENNA, FINISH_VIENNA[1:])
-        app.refresh_run(VIENNA)
+        app.watcher.refresh_run(VIENNA)
         await wait_until(pilot, lambda: row_statuses(app)[VIENNA] == "completed", what="end")
         await pilot.pause()
         assert len(set(drawn_rows)) == len(app.run_list.rows)
@@ -122,14 +122,12 @@ async def test_a_burst_of_changes_is_read_once_and_its_detail_built_once(tmp_pat
         assert app.run_list.select(VIENNA)
         await pilot.pause()
         refreshes: list[Any] = []
-        app.index.refresh = spy(refreshes, app.index.refresh)
-        details: list[Any] = []
-        app.show_detail = spy(details, app.show_detail)
+        app.source.refresh = spy(refreshes, app.source.refresh)
 
         # A resume announces each event as it is recorded: three announcements, one read.
         write_log(runs, VIENNA, FINISH_VIENNA)
         for _ in FINISH_VIENNA:
-            app.refresh_run(VIENNA)
+            app.watcher.refresh_run(VIENNA)
         await wait_until(pilot, lambda: len(app.timeline.run_log) == 7, what="the lines")
         await pilot.pause()
         assert len(refreshes) == 1
@@ -139,16 +137,22 @@ async def test_a_burst_of_changes_is_read_once_and_its_detail_built_once(tmp_pat
     async with app.run_test(size=SIZE) as pilot:
         assert app.run_list.select(VIENNA)
         await pilot.pause()
-        details = []
-        app.show_detail = spy(details, app.show_detail)
+        details: list[int] = []
+        show_event = app.event_detail.show_event
+
+        def noting_show_event(log: Any, run_id: str, index: int, run: Any = None) -> None:
+            details.append(index)
+            show_event(log, run_id, index, run)
+
+        app.event_detail.show_event = noting_show_event
         # Three lines read one by one before the screen is drawn (the watcher's batches): the
         # detail follows to the newest, built once.
         for event in FINISH_VIENNA:
             write_log(runs, VIENNA, [event])
-            live.apply_paths(app, [runs / f"{VIENNA}.jsonl"])
+            watcher_reports(app, [runs / f"{VIENNA}.jsonl"])
         # Once the newest event's detail is shown and none is due, none can follow.
         await wait_until(
-            pilot, lambda: details and not app._detail_due, what="the detail to be shown"
+            pilot, lambda: details and app.event_detail.due is None, what="the detail shown"
         )
         await pilot.pause()
         assert details == [6]
@@ -166,7 +170,7 @@ async def test_a_big_log_that_arrives_or_replaces_one_while_watching_gets_comple
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(
             pilot,
-            lambda: app.fill_worker is not None and app.fill_worker.is_finished,
+            lambda: app.watcher.fill_worker is not None and app.watcher.fill_worker.is_finished,
             what="the first fill",
         )
         await settle(pilot)
@@ -174,11 +178,11 @@ async def test_a_big_log_that_arrives_or_replaces_one_while_watching_gets_comple
         big_log(runs / "bigrun-arrives.jsonl", "BIGPROMPT one", turns=30)
         await wait_until(
             pilot,
-            lambda: (row := app.index.get("bigrun-arrives")) is not None and row.complete,
+            lambda: (row := app.source.get("bigrun-arrives")) is not None and row.complete,
             what="the new big run's row to be filled",
         )
         expected = summarize("bigrun-arrives", FileStore(runs).load("bigrun-arrives"))
-        row = app.index.get("bigrun-arrives")
+        row = app.source.get("bigrun-arrives")
         assert (row.summary.turns, row.summary.tool_calls) == (31, 30)
         assert row.summary.usage.total_tokens == expected.usage.total_tokens == 31 * 12
         await wait_until(
@@ -192,7 +196,7 @@ async def test_a_big_log_that_arrives_or_replaces_one_while_watching_gets_comple
         big_log(runs / f"{completed}.jsonl", "BIGPROMPT two", turns=25)
         await wait_until(
             pilot,
-            lambda: (r := app.index.get(completed)).complete and r.summary.tool_calls == 25,
+            lambda: (r := app.source.get(completed)).complete and r.summary.tool_calls == 25,
             what="the replaced run's row to be filled",
         )
         await wait_until(
@@ -225,18 +229,18 @@ async def test_a_fill_batch_that_comes_back_while_the_app_closes_is_dropped_quie
     show_rows = app.show_rows
 
     def noting_show_rows() -> None:
-        shown_while_closing.append(live.closing(app))
+        shown_while_closing.append(app.return_code is not None or not app.is_running)
         show_rows()
 
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        worker = app.fill_worker
+        worker = app.watcher.fill_worker
         assert worker is not None
         await worker.wait()  # the first fill, for real
-        app.index.fill = fill_until_closing
+        app.source.fill = fill_until_closing
         app.show_rows = noting_show_rows
-        live.want_fill(app)
-        worker = app.fill_worker
+        app.watcher.fill()
+        worker = app.watcher.fill_worker
         await wait_until(pilot, reading.is_set, what="the fill worker to read a batch")
     # Left the app: it closed cleanly, the worker drew nothing once it was closing.
     assert released.wait(10)
@@ -261,7 +265,7 @@ async def test_a_deleted_directory_that_comes_back_is_listed_and_watched_again(
         await pilot.pause()
         await settle(pilot)
         shutil.rmtree(runs)
-        await wait_until(pilot, lambda: app.directory_gone, what="the deletion")
+        await wait_until(pilot, lambda: app.watcher.gone, what="the deletion")
         await pilot.pause()
         assert "was deleted" in screen_text(app) and "directory gone" in screen_text(app)
         assert app.run_list.rows == []
@@ -269,7 +273,7 @@ async def test_a_deleted_directory_that_comes_back_is_listed_and_watched_again(
         copy_fixtures(runs)  # the directory is back, with its runs
         await wait_until(pilot, lambda: len(app.run_list.rows) == 8, what="the runs back")
         await pilot.pause()
-        assert not app.directory_gone
+        assert not app.watcher.gone
         assert "Runs 8 · 2 interrupted · 2 failed" in screen_text(app)
         assert app.timeline.run_id == app.run_list.current.run_id  # a run is open again
         # ... and watched again: a run written now appears.
@@ -278,7 +282,7 @@ async def test_a_deleted_directory_that_comes_back_is_listed_and_watched_again(
         await wait_until(
             pilot, lambda: "after-return" in row_statuses(app), what="a new run after return"
         )
-        await wait_until(pilot, lambda: app.index.get("after-return").complete, what="filled")
+        await wait_until(pilot, lambda: app.source.get("after-return").complete, what="filled")
 
 
 async def test_a_directory_missing_at_start_is_shown_once_it_is_made(tmp_path: Path) -> None:

@@ -114,7 +114,7 @@ def test_a_run_log_opens_its_directory_with_that_run(
     for arg, run_id in (("runs/job-42.jsonl", "job-42"), ("latest.jsonl", "job-42")):
         monkeypatch.chdir(tmp_path)
         assert main([arg, "--no-watch"]) == 0
-        assert started[-1]["directory"] == runs.resolve() and started[-1]["run_id"] == run_id
+        assert started[-1]["source"] == runs.resolve() and started[-1]["run_id"] == run_id
     assert main([str(runs / "starting.jsonl")]) == 0
     assert started[-1]["run_id"] == "starting" and started[-1]["watch"] is True
     assert main([str(runs)]) == 0
@@ -180,7 +180,7 @@ def test_good_arguments_start_the_app_with_the_directory_and_agents(
     spec = f"{tmp_path / 'my_agent_cli_x4.py'}:agent"
     assert main([str(tmp_path), "--agent", spec, "--any-agent"]) == 0
     first, second, third = started
-    assert first["directory"] == tmp_path and first["watch"] is True
+    assert first["source"] == tmp_path and first["watch"] is True
     assert first["agents"].names == ["Mine"] and first["agents"].any_agent is False
     assert second["watch"] is False and len(second["agents"]) == 0
     assert third["agents"].any_agent is True

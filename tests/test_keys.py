@@ -1,14 +1,19 @@
-"""Every key the app binds is told in the help screen and README's keys table, and every
-action (but moving the cursor) can be found in the command palette."""
+"""Every key is described once, in `tui.keys`: the bindings of every widget and screen are made
+from its table, every key the app binds is written in the help screen's lines and in the
+README's keys table, and every action (but moving the cursor) is in the command palette."""
 
 from __future__ import annotations
 
 import re
 
 from tests.conftest import ROOT
-from tui.keys import BINDINGS, PALETTE
+from tui.app import RunsApp
+from tui.keys import HELP, palette
 from tui.widgets.cursor_list import CursorList
-from tui.widgets.help_screen import KEYS
+from tui.widgets.filter_bar import FilterBar
+from tui.widgets.help_screen import HelpScreen
+from tui.widgets.raw_event import RawEventScreen
+from tui.widgets.search_bar import SearchBar
 from tui.widgets.timeline import Timeline
 
 # How the help and README write the keys Textual names otherwise.
@@ -25,6 +30,9 @@ SHOWN = {
 NOT_IN_PALETTE = {"cursor_up", "cursor_down", "page_up", "page_down", "first", "last"}
 # Textual's own palette commands cover these.
 TEXTUAL_COMMANDS = {"quit": "Quit", "clear_search": "Back"}
+# Every class that binds keys, and its bindings as Textual sees them (a subclass's include
+# its base's: Timeline's include CursorList's).
+BINDERS = (RunsApp, CursorList, Timeline, FilterBar, SearchBar, HelpScreen, RawEventScreen)
 
 
 def keys_of(bindings) -> set[str]:
@@ -36,12 +44,18 @@ def keys_of(bindings) -> set[str]:
     return keys
 
 
-BOUND = [*BINDINGS, *Timeline.BINDINGS, *CursorList.BINDINGS]
+BOUND = [*RunsApp.BINDINGS, *Timeline.BINDINGS, *CursorList.BINDINGS]
+
+
+def test_every_binding_is_made_from_the_keys_table() -> None:
+    in_table = {(b.keys, b.action, b.footer) for _, keys in HELP for k in keys for b in k.binds}
+    bound = {(b.key, b.action, b.description) for cls in BINDERS for b in cls.BINDINGS}
+    assert bound == in_table
 
 
 def test_every_key_is_in_the_help_screen() -> None:
-    helped = {word for key, what in KEYS if what for word in re.split(r"[\s,]+", key)}
-    assert keys_of(BOUND) - helped == set()
+    shown = {w for _, keys in HELP for key in keys for w in re.split(r"[\s,]+", key.shown)}
+    assert keys_of(BOUND) - shown == set()
 
 
 def test_every_key_is_in_the_readmes_keys_table() -> None:
@@ -54,6 +68,11 @@ def test_every_key_is_in_the_readmes_keys_table() -> None:
 
 
 def test_every_action_is_in_the_command_palette() -> None:
-    in_palette = {action.rpartition(".")[2] for _, _, action in PALETTE}
+    in_palette = {action.rpartition(".")[2] for _, _, action in palette()}
     actions = {b.action for b in BOUND} - NOT_IN_PALETTE - set(TEXTUAL_COMMANDS)
     assert actions - in_palette == set()
+    # Each entry names its key.
+    assert ("Follow", "Keep the newest event in view (f)", "follow") in palette()
+    assert ("Previous error", "The error before the cursor (E)", "timeline.previous_error") in (
+        palette()
+    )

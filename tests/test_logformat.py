@@ -1,4 +1,5 @@
-"""encode_line: orjson writes a line, and whatever orjson would write differently goes to json."""
+"""LogEncoder.encode: orjson writes a line, and whatever orjson would write differently goes to
+json."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import math
 import pytest
 
 from agentor.engine.events import TOOL_RESULT, Event
-from agentor.engine.logformat import LogDecoder, LogEncoder, encode_line
+from agentor.engine.logformat import LogDecoder, LogEncoder
 
 
 class Colour(enum.IntEnum):
@@ -49,10 +50,10 @@ def deep(n: int) -> list:
     ],
 )
 def test_every_value_reads_back_as_json_wrote_it(value):
-    line = encode_line(value)
+    line = LogEncoder().encode(Event(TOOL_RESULT, result=value))
     assert line.endswith(b"\n") and line.count(b"\n") == 1
     expected = json.loads(json.dumps(value, ensure_ascii=False))
-    assert same(json.loads(line), expected)
+    assert same(json.loads(line), {"type": TOOL_RESULT, "result": expected})
 
 
 def test_a_typical_event_is_one_compact_line_that_decodes_to_the_same_event():

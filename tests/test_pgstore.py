@@ -24,7 +24,7 @@ from agentor.engine.pgstore import PostgresStore
 from agentor.engine.runcopy import copy_runs
 from agentor.engine.store import FileStore
 from agentor.testing import ScriptedModel
-from tests.conftest import FIXTURES, ROOT
+from tests.conftest import FIXTURES, ROOT, summarize
 from tests.pg_support import SCHEMA, PgStores
 
 
@@ -77,7 +77,7 @@ async def test_the_runs_table_holds_each_runs_summary_as_replay_makes_it(
     assert set(listed) == set(store.list_runs()) and result.run_id in listed
     for run_id, row in listed.items():
         events = store.load(run_id)
-        assert row.summary == replay.summarize(run_id, events)
+        assert row.summary == summarize(run_id, events)
         assert row.last_seq == len(events) and not row.held and row.pending_approvals == 0
     mine = listed[result.run_id]
     assert (mine.summary.tool_calls, mine.summary.turns, mine.summary.first_prompt) == (

@@ -46,13 +46,12 @@ from agentor.engine.replay import (
     resume_point,
     segments,
     status,
-    summarize,
     total_usage,
 )
 from agentor.engine.statuses import INCOMPLETE
 from agentor.engine.store import FileStore, MemoryStore
 from tests import crashkit
-from tests.conftest import FIXTURES, ROOT
+from tests.conftest import FIXTURES, ROOT, summarize
 
 UPSTREAM = FIXTURES
 TYPES = [RUN_START, GENERATION, TOOL_CALL, TOOL_RESULT, MESSAGE, RUN_END, FORK]
@@ -155,9 +154,11 @@ def check_log_bytes(data: bytes, resume: bool = True) -> tuple[int, int]:
 
 
 def check_tui_data_layer(data: bytes) -> None:
-    """The TUI's RunLog and RunIndex over the same bytes agree with the engine's loader on
+    """The TUI's RunLog and DirectorySource over the same bytes agree with the engine's loader on
     every whole line (a last line without its newline waits there, it is not shown)."""
-    from tui.runs import INTERRUPTED, RUNNING, RunIndex, RunLog
+    from agentor.engine.statuses import INTERRUPTED, RUNNING
+    from tui.data.directory import DirectorySource
+    from tui.data.runlog import RunLog
 
     directory = scratch() / "tui"
     directory.mkdir(exist_ok=True)
@@ -174,11 +175,10 @@ def check_tui_data_layer(data: bytes) -> None:
             assert isinstance(item, Event) == isinstance(expected, Event), (i, item)
             if isinstance(item, Event):
                 assert item.type == expected.type
-                if item.type == GENERATION and expected.messages is not None:
-                    # Where the loader rebuilt a request the timeline shows the same one.
-                    # (On some corrupt logs RunLog rebuilds one the loader gives up on.)
+                if item.type == GENERATION:
+                    # The timeline rebuilds the request the loader rebuilds, and only that.
                     assert log.request(i) == expected.messages, i
-    index = RunIndex(directory)
+    index = DirectorySource(directory)
     index.scan()
     index.fill()
     row = index.get("fuzz")

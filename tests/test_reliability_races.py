@@ -240,14 +240,15 @@ def _logs_to_replay(tmp_path: Path) -> list[bytes]:
 
 @pytest.mark.slow
 def test_a_run_being_written_never_shows_a_torn_event_in_the_tui_data_layer(tmp_path):
-    from tui.runs import RunIndex, RunLog
+    from tui.data.directory import DirectorySource
+    from tui.data.runlog import RunLog
 
     for n, data in enumerate(_logs_to_replay(tmp_path)):
         runs = tmp_path / f"runs{n}"
         runs.mkdir()
         path = runs / "live.jsonl"
         expected = [_without_requests(e) for e in _decode_all(data)]
-        index = RunIndex(runs)
+        index = DirectorySource(runs)
         index.scan()
         reading, done = threading.Event(), threading.Event()
         writer = threading.Thread(target=_write_in_pieces, args=(path, data, n, reading, done))
@@ -269,7 +270,7 @@ def test_a_run_being_written_never_shows_a_torn_event_in_the_tui_data_layer(tmp_
                         assert isinstance(item, Event), f"line {i} shown as {item}"
                         assert _without_requests(item) == expected[i]
                     seen = len(log)
-                index.refresh([path])
+                index.refresh_paths([path])
                 row = index.get("live")
                 if row is not None and row.summary is not None and row.summary.events:
                     assert row.summary.bad_lines == 0 and row.error is None, row
@@ -298,14 +299,15 @@ def _decode_all(data: bytes) -> list[Event]:
 
 def test_the_tui_data_layer_and_the_engine_repair_of_a_torn_tail(tmp_path):
     """A crash left a torn line; the viewer waits on it; the resumer's repair then appends."""
-    from tui.runs import RunIndex, RunLog
+    from tui.data.directory import DirectorySource
+    from tui.data.runlog import RunLog
 
     store = FileStore(tmp_path)
     store.append_many("r", [Event(RUN_START, messages=[{"role": "user", "content": "hi"}])])
     with open(store.path("r"), "ab") as f:
         f.write(b'{"type": "generation", "turn": 1, "mess')
     log = RunLog(store.path("r"))
-    index = RunIndex(tmp_path)
+    index = DirectorySource(tmp_path)
     index.scan()
     assert len(log) == 1 and log.pending > 0
     assert index.get("r").summary.events == 1 and index.get("r").summary.bad_lines == 0
@@ -314,6 +316,6 @@ def test_the_tui_data_layer_and_the_engine_repair_of_a_torn_tail(tmp_path):
     store2.load("r")
     store2.append_many("r", [Event(MESSAGE, text="after the repair")])
     log.poll()
-    index.refresh([store.path("r")])
+    index.refresh_paths([store.path("r")])
     assert [log.item(i).type for i in range(len(log))] == [RUN_START, MESSAGE]
     assert index.get("r").summary.events == 2 and index.get("r").summary.bad_lines == 0

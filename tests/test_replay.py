@@ -14,11 +14,11 @@ from agentor.engine.replay import (
     resume_point,
     segments,
     status,
-    summarize,
     tool_message,
     total_usage,
 )
 from agentor.testing import tool_call
+from tests.conftest import summarize
 
 PROMPT = [{"role": "system", "content": "Be nice."}, {"role": "user", "content": "Oslo?"}]
 
@@ -237,7 +237,6 @@ def test_a_replay_keeps_its_record_when_the_server_reuses_call_ids() -> None:
 
 def test_a_new_segment_clears_the_error_of_the_one_before() -> None:
     from agentor.engine.events import RUN_END, RUN_START, Event
-    from agentor.engine.replay import summarize
 
     failed = [
         Event(RUN_START, agent="A", messages=[{"role": "user", "content": "hi"}]),

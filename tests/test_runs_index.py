@@ -1,4 +1,5 @@
-"""The TUI's data layer (`tui.runs`): the run list of a directory and the lazy log of one run.
+"""The TUI's directory source (`tui.data`): the run list of a directory and the lazy log of one
+run.
 
 Real files in tmp_path, written by the real engine (an in-process scripted model) or copied
 from the upstream fixtures; statuses and summaries must be exactly what `agentor.engine.replay`
@@ -21,14 +22,16 @@ from typing import Any
 
 import pytest
 
-import tui.runs as runs
 from agentor import Agentor, function_tool
 from agentor.engine.events import Event, Usage
-from agentor.engine.logformat import BadLine
+from agentor.engine.logformat import BadLine, LogDecoder
 from agentor.engine.models import ModelError, ModelResponse
-from agentor.engine.replay import event_time, summarize
+from agentor.engine.replay import event_time
 from agentor.engine.store import FileStore
-from tui.runs import RunIndex, RunLog
+from tests.conftest import summarize
+from tui.data import directory as directory_source
+from tui.data.directory import DirectorySource
+from tui.data.runlog import RunLog
 
 ROOT = Path(__file__).resolve().parent.parent
 from tests.conftest import FIXTURES  # noqa: E402
@@ -160,7 +163,7 @@ EXPECTED = {
 }
 
 
-def assert_summaries_match_the_engine(index: RunIndex, directory: Path) -> None:
+def assert_summaries_match_the_engine(index: DirectorySource, directory: Path) -> None:
     store = FileStore(directory)
     for run_id in store.list_runs():
         row = index.get(run_id)
@@ -174,7 +177,7 @@ def assert_summaries_match_the_engine(index: RunIndex, directory: Path) -> None:
 
 def test_upstream_fixture_runs_list_with_the_statuses_of_the_manifest() -> None:
     manifest = json.loads((FIXTURES / "manifest.json").read_text())
-    index = RunIndex(FIXTURES)  # read-only: nothing is written there
+    index = DirectorySource(FIXTURES)  # read-only: nothing is written there
     index.scan()
     assert index.error is None
     assert {r.run_id for r in index.rows()} == {m["run_id"] for m in manifest.values()}
@@ -187,8 +190,8 @@ def test_upstream_fixture_runs_list_with_the_statuses_of_the_manifest() -> None:
 
 def test_quick_rows_have_the_right_status_and_fill_completes_them(monkeypatch, tmp_path) -> None:
     manifest = json.loads((FIXTURES / "manifest.json").read_text())
-    monkeypatch.setattr(runs, "SCAN_WHOLE_FILES", 0)  # as in a directory of 10,000 runs
-    index = RunIndex(FIXTURES)
+    monkeypatch.setattr(directory_source, "SCAN_WHOLE_FILES", 0)  # as in a directory of 10,000 runs
+    index = DirectorySource(FIXTURES)
     index.scan()
     for scenario, m in manifest.items():
         row = index.get(m["run_id"])
@@ -209,7 +212,7 @@ async def test_engine_written_runs_list_with_their_statuses(tmp_path: Path) -> N
     for compact in (True, False):
         directory = tmp_path / f"compact-{compact}"
         ids = await engine_runs(directory, compact=compact)
-        index = RunIndex(directory)
+        index = DirectorySource(directory)
         index.scan()
         got = {name: index.get(run_id).status for name, run_id in ids.items()}  # type: ignore[union-attr]
         assert got == EXPECTED
@@ -224,7 +227,7 @@ async def test_engine_written_runs_list_with_their_statuses(tmp_path: Path) -> N
 
 async def test_rows_are_newest_first(tmp_path: Path) -> None:
     ids = await engine_runs(tmp_path)
-    index = RunIndex(tmp_path)
+    index = DirectorySource(tmp_path)
     index.scan()
     starts = [r.summary.started_at for r in index.rows()]  # type: ignore[union-attr]
     assert starts == sorted(starts, reverse=True)
@@ -237,7 +240,7 @@ async def test_rows_are_newest_first(tmp_path: Path) -> None:
 async def test_an_appended_event_is_read_alone_and_moves_the_status(tmp_path: Path) -> None:
     store = FileStore(tmp_path)
     run_id = await interrupted_run(store, calls(("get_weather", {"city": "Oslo"})))
-    index = RunIndex(tmp_path)
+    index = DirectorySource(tmp_path)
     index.scan()
     row = index.get(run_id)
     assert row is not None and row.status == "interrupted"
@@ -247,7 +250,7 @@ async def test_an_appended_event_is_read_alone_and_moves_the_status(tmp_path: Pa
     before = index.bytes_read
     store.append(run_id, Event("run_end", status="completed", text="done", ts=1.0))
     line = path.read_bytes()[size:]
-    changes = index.refresh([str(path)])
+    changes = index.refresh_paths([str(path)])
     # Only the new line is read, plus the byte before it (still the newline we stopped at).
     assert index.bytes_read - before == len(line) + 1
     assert changes.appended == {run_id: 1}
@@ -257,7 +260,7 @@ async def test_an_appended_event_is_read_alone_and_moves_the_status(tmp_path: Pa
 
     # Nothing new: nothing read, nothing reported.
     before = index.bytes_read
-    assert not index.refresh([path])
+    assert not index.refresh_paths([path])
     assert index.bytes_read == before
 
 
@@ -265,7 +268,7 @@ def test_a_partial_last_line_waits_for_its_newline(tmp_path: Path) -> None:
     path = tmp_path / "r1.jsonl"
     start = {"type": "run_start", "agent": "A", "started_at": 5.0, "messages": []}
     path.write_text(json.dumps(start) + "\n")
-    index = RunIndex(tmp_path)
+    index = DirectorySource(tmp_path)
     index.scan()
     row = index.get("r1")
     assert row is not None and row.summary is not None and row.summary.events == 1
@@ -273,14 +276,14 @@ def test_a_partial_last_line_waits_for_its_newline(tmp_path: Path) -> None:
     line = json.dumps({"type": "run_end", "status": "completed", "text": "ok"}).encode() + b"\n"
     with path.open("ab") as f:
         f.write(line[:20])
-    changes = index.refresh([path])
+    changes = index.refresh_paths([path])
     assert changes.appended == {} and row.summary.events == 1 and row.error is None
     assert row.status == "interrupted"
 
     with path.open("ab") as f:
         f.write(line[20:])
     before = index.bytes_read
-    changes = index.refresh([path])
+    changes = index.refresh_paths([path])
     assert changes.appended == {"r1": 1}
     assert index.bytes_read - before == len(line) + 1  # the partial line is read again, whole
     assert row.status == "completed" and row.summary.events == 2 and row.summary.bad_lines == 0
@@ -288,21 +291,21 @@ def test_a_partial_last_line_waits_for_its_newline(tmp_path: Path) -> None:
 
 async def test_a_new_file_appears_and_a_deleted_one_leaves(tmp_path: Path) -> None:
     ids = await engine_runs(tmp_path)
-    index = RunIndex(tmp_path)
+    index = DirectorySource(tmp_path)
     index.scan()
     n = len(index.rows())
 
     store = FileStore(tmp_path)
     new = (await agent(store, text("Hi.")).arun("Hello")).run_id
     assert new is not None
-    changes = index.refresh([store.path(new)])
+    changes = index.refresh_paths([store.path(new)])
     assert changes.added == {new}
     assert len(index.rows()) == n + 1 and index.rows()[0].run_id == new
     assert index.get(new).status == "completed"  # type: ignore[union-attr]
 
     gone = ids["failed"]
     store.path(gone).unlink()
-    changes = index.refresh([str(store.path(gone))])
+    changes = index.refresh_paths([str(store.path(gone))])
     assert changes.removed == {gone}
     assert index.get(gone) is None and len(index.rows()) == n
 
@@ -315,7 +318,7 @@ async def test_a_new_file_appears_and_a_deleted_one_leaves(tmp_path: Path) -> No
 
 async def test_a_truncated_or_replaced_file_is_read_again(tmp_path: Path) -> None:
     ids = await engine_runs(tmp_path)
-    index = RunIndex(tmp_path)
+    index = DirectorySource(tmp_path)
     index.scan()
     store = FileStore(tmp_path)
 
@@ -324,7 +327,7 @@ async def test_a_truncated_or_replaced_file_is_read_again(tmp_path: Path) -> Non
     path = store.path(run_id)
     lines = path.read_bytes().splitlines(keepends=True)
     path.write_bytes(b"".join(lines[:3]))
-    changes = index.refresh([path])
+    changes = index.refresh_paths([path])
     assert changes.updated == {run_id}
     row = index.get(run_id)
     assert row is not None and row.status == "interrupted" and row.summary.events == 3  # type: ignore[union-attr]
@@ -334,7 +337,7 @@ async def test_a_truncated_or_replaced_file_is_read_again(tmp_path: Path) -> Non
     tmp = tmp_path / "swap.tmp"
     tmp.write_bytes(other + other)
     os.replace(tmp, path)
-    changes = index.refresh([path])
+    changes = index.refresh_paths([path])
     assert changes.updated == {run_id} and run_id not in changes.appended
     assert row.status == "failed" and row.summary.segments == 2  # type: ignore[union-attr]
 
@@ -343,7 +346,7 @@ async def test_a_truncated_or_replaced_file_is_read_again(tmp_path: Path) -> Non
     pad = json.dumps({"type": "message", "text": "p" * row_offset}).encode() + b"\n"
     with path.open("r+b") as f:
         f.write(pad + b"".join(lines))
-    changes = index.refresh([path])
+    changes = index.refresh_paths([path])
     assert changes.updated == {run_id}
     assert row.status == "completed"
     events, bad = store.load_with_errors(run_id)
@@ -369,7 +372,7 @@ def test_unreadable_files_are_rows_with_an_error(tmp_path: Path) -> None:
     # A log whose name is no run id: listed under its whole name, with the reason.
     (tmp_path / "bad id!.jsonl").write_text(json.dumps(good) + "\n")
 
-    index = RunIndex(tmp_path)
+    index = DirectorySource(tmp_path)
     index.scan()
     rows = {r.run_id: r for r in index.rows()}
     assert set(rows) == {
@@ -394,7 +397,7 @@ def test_unreadable_files_are_rows_with_an_error(tmp_path: Path) -> None:
     assert rows["dir"].summary is None
     # Liveness probes and refreshes take them in stride too.
     index.refresh_liveness()
-    index.refresh([tmp_path / n for n in os.listdir(tmp_path)])
+    index.refresh_paths([tmp_path / n for n in os.listdir(tmp_path)])
     assert len(index.rows()) == 8
 
 
@@ -415,7 +418,7 @@ def test_a_file_without_read_permission_is_unreadable(
             return real_open(file, flags, *args, **kwargs)
 
         monkeypatch.setattr(os, "open", refusing_open)
-    index = RunIndex(tmp_path)
+    index = DirectorySource(tmp_path)
     index.scan()
     row = index.get("secret")
     assert row is not None and (row.status, row.error) == ("unreadable", "permission denied")
@@ -424,7 +427,7 @@ def test_a_file_without_read_permission_is_unreadable(
 def test_a_log_longer_than_the_tail_read_gets_its_status_from_the_end(
     monkeypatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(runs, "SCAN_WHOLE_FILES", 0)
+    monkeypatch.setattr(directory_source, "SCAN_WHOLE_FILES", 0)
     start = {"type": "run_start", "agent": "Big", "messages": [{"role": "user", "content": "go"}]}
     result = {"type": "tool_result", "turn": 1, "result": "x" * 2000, "call_id": "c"}
     lines = [start] + [result] * 200 + [{"type": "run_end", "status": "max_turns"}]
@@ -434,7 +437,7 @@ def test_a_log_longer_than_the_tail_read_gets_its_status_from_the_end(
     (tmp_path / "huge-end.jsonl").write_text(
         "".join(json.dumps(e) + "\n" for e in [start, result, huge_end])
     )
-    index = RunIndex(tmp_path)
+    index = DirectorySource(tmp_path)
     index.scan()
     big, huge = index.get("big"), index.get("huge-end")
     assert big is not None and huge is not None
@@ -446,12 +449,12 @@ def test_a_log_longer_than_the_tail_read_gets_its_status_from_the_end(
     assert_summaries_match_the_engine(index, tmp_path)
 
     # An append to a quick row is folded in; the row stays incomplete until filled.
-    monkeypatch.setattr(runs, "SCAN_WHOLE_FILES", 0)
-    index = RunIndex(tmp_path)
+    monkeypatch.setattr(directory_source, "SCAN_WHOLE_FILES", 0)
+    index = DirectorySource(tmp_path)
     index.scan()
     with (tmp_path / "big.jsonl").open("a") as f:
         f.write(json.dumps({"type": "run_start", "agent": "Big"}) + "\n")
-    changes = index.refresh([tmp_path / "big.jsonl"])
+    changes = index.refresh_paths([tmp_path / "big.jsonl"])
     assert changes.appended == {"big": 1}
     assert index.get("big").status == "interrupted"  # type: ignore[union-attr]
 
@@ -472,11 +475,11 @@ async def test_quick_and_whole_reads_agree_on_every_cut_of_a_log(
         for cut in sorted(c for c in cuts if c <= len(data)):
             for d in (quick, whole):
                 (d / f"r{n}_{cut}.jsonl").write_bytes(data[:cut])
-    monkeypatch.setattr(runs, "SCAN_WHOLE_FILES", 0)
-    q = RunIndex(quick)
+    monkeypatch.setattr(directory_source, "SCAN_WHOLE_FILES", 0)
+    q = DirectorySource(quick)
     q.scan()
-    monkeypatch.setattr(runs, "SCAN_WHOLE_FILES", 10**9)
-    w = RunIndex(whole)
+    monkeypatch.setattr(directory_source, "SCAN_WHOLE_FILES", 10**9)
+    w = DirectorySource(whole)
     w.scan()
     assert len(q.rows()) == len(w.rows()) > 100
     for row in w.rows():
@@ -499,7 +502,7 @@ async def test_quick_and_whole_reads_agree_on_every_cut_of_a_log(
 
 
 def test_a_missing_or_deleted_directory_is_an_error_not_a_crash(tmp_path: Path) -> None:
-    index = RunIndex(tmp_path / "nope")
+    index = DirectorySource(tmp_path / "nope")
     index.scan()
     assert index.rows() == [] and "is gone" in (index.error or "")
     assert not (tmp_path / "nope").exists()  # nothing was created
@@ -507,11 +510,11 @@ def test_a_missing_or_deleted_directory_is_an_error_not_a_crash(tmp_path: Path) 
     directory = tmp_path / "runs"
     directory.mkdir()
     (directory / "a.jsonl").write_text('{"type": "run_start"}\n')
-    index = RunIndex(directory)
+    index = DirectorySource(directory)
     index.scan()
     assert len(index.rows()) == 1 and index.error is None
     shutil.rmtree(directory)
-    changes = index.refresh([directory / "a.jsonl"])
+    changes = index.refresh_paths([directory / "a.jsonl"])
     assert changes.removed == {"a"} and index.rows() == [] and index.error
 
 
@@ -544,7 +547,7 @@ def test_running_while_a_process_holds_the_lock_then_interrupted_once_killed(
     )
     try:
         assert child.stdout is not None and child.stdout.readline().strip() == "locked"
-        index = RunIndex(tmp_path)
+        index = DirectorySource(tmp_path)
         index.scan()
         row = index.get("live")
         assert row is not None and row.status == "running"
@@ -568,7 +571,7 @@ async def test_a_run_in_progress_in_this_process_is_running(tmp_path: Path) -> N
     a = agent(store, "hang")
     task = asyncio.ensure_future(a.arun("Weather?"))
     await asyncio.wait_for(a.model.waiting.wait(), 10)  # type: ignore[attr-defined]
-    index = RunIndex(tmp_path)
+    index = DirectorySource(tmp_path)
     index.scan()
     (row,) = index.rows()
     assert row.status == "running"
@@ -581,7 +584,7 @@ async def test_a_run_in_progress_in_this_process_is_running(tmp_path: Path) -> N
 def test_an_empty_file_being_started_is_running(tmp_path: Path) -> None:
     store = FileStore(tmp_path)
     with store.lock("fresh"):  # creates the file, writes nothing yet
-        index = RunIndex(tmp_path)
+        index = DirectorySource(tmp_path)
         index.scan()
         row = index.get("fresh")
         assert row is not None and (row.status, row.error) == ("running", None)
@@ -714,6 +717,70 @@ def test_a_lost_delta_base_is_not_guessed(tmp_path: Path) -> None:
         assert [log.request(i) is None for i in gens] == [False, False, True, True]
 
 
+def requests_agree_with_the_loader(path: Path) -> list[bool]:
+    """Every generation's request as RunLog rebuilds it equals the engine decoder's, asked in
+    order, backwards and skipping about (each walks and caches differently); which were
+    rebuilt (False: neither rebuilds it)."""
+    decoder = LogDecoder()
+    items = [decoder.decode(line) for line in path.read_bytes().splitlines(keepends=True)]
+    gens = [i for i, x in enumerate(items) if isinstance(x, Event) and x.type == "generation"]
+    for order in (gens, gens[::-1], gens[1::2] + gens[::2]):
+        with RunLog(path) as log:
+            for i in order:
+                assert log.request(i) == items[i].messages, (i, order)  # type: ignore[union-attr]
+    return [items[i].messages is not None for i in gens]  # type: ignore[union-attr]
+
+
+def test_a_corrupt_line_that_looks_like_a_generation_does_not_break_the_deltas_after_it(
+    tmp_path: Path,
+) -> None:
+    """A corrupt line is no generation to the engine's decoder: the delta after it extends the
+    generation before it, and RunLog rebuilds it too (a fuzz finding)."""
+    path = tmp_path / "r.jsonl"
+    write_big_log(path, 12)  # generations on lines 1, 4, 7, 10
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines.insert(2, b'{"type":"generation","turn":\x01 oops\n')
+    path.write_bytes(b"".join(lines))
+    assert requests_agree_with_the_loader(path) == [True, True, True, True]
+
+
+def test_a_generation_the_writer_counted_but_the_decoder_lost_stops_deltas_as_in_the_engine(
+    tmp_path: Path,
+) -> None:
+    """A corrupt generation that the writer counted (its ordinal is a delta's base) leaves the
+    engine's count one behind: a delta naming it, and every delta after it, is not rebuilt,
+    however many full generations come between; RunLog says the same."""
+    path = tmp_path / "r.jsonl"
+    m1 = [{"role": "user", "content": "a"}]
+    m2 = [*m1, {"role": "assistant", "content": "b"}, {"role": "user", "content": "c"}]
+    tail = [{"role": "assistant", "content": "d"}]
+    full_a = {"type": "generation", "turn": 1, "messages": m1}
+    full_c = {"type": "generation", "turn": 3, "messages": m2}
+    start = json.dumps({"type": "run_start", "messages": m1}).encode() + b"\n"
+    corrupt = b'{"type":"generation","turn":2,"messages_delta":{"base":0,\n'
+
+    def delta(base: int, keep: int) -> dict[str, Any]:
+        return {
+            "type": "generation",
+            "turn": 4,
+            "messages_delta": {"base": base, "keep": keep, "tail": tail},
+        }
+
+    def write(*events: dict[str, Any] | bytes) -> None:
+        body = [e if isinstance(e, bytes) else json.dumps(e).encode() + b"\n" for e in events]
+        path.write_bytes(start + b"".join(body))
+
+    # Between the full generation and the delta: the delta names the lost one as its base.
+    write(full_a, corrupt, delta(1, 1))
+    assert requests_agree_with_the_loader(path) == [True, False]
+    # Before the full generation the delta extends: the count is one behind from there on.
+    write(full_a, corrupt, full_c, delta(2, 3))
+    assert requests_agree_with_the_loader(path) == [True, True, False]
+    # The same log with the count right (the corrupt line was never a generation).
+    write(full_a, corrupt, full_c, delta(1, 3))
+    assert requests_agree_with_the_loader(path) == [True, True, True]
+
+
 def test_poll_reads_new_lines_waits_for_partial_ones_and_reloads_replaced_files(
     tmp_path: Path,
 ) -> None:
@@ -773,16 +840,16 @@ def big_log_with_an_end(path: Path, end: dict[str, Any], after: int) -> None:
 def test_a_quick_row_reads_a_small_tail_first_and_further_back_only_when_needed(
     monkeypatch, tmp_path: Path
 ) -> None:
-    from tui.quickread import FIRST_READ, TAIL_BYTES, TAIL_FIRST
+    from tui.data.quickread import FIRST_READ, TAIL_BYTES, TAIL_FIRST
 
-    monkeypatch.setattr(runs, "SCAN_WHOLE_FILES", 0)
+    monkeypatch.setattr(directory_source, "SCAN_WHOLE_FILES", 0)
     end = {"type": "run_end", "status": "completed", "text": "done", "ts": 2.5}
     big_log_with_an_end(tmp_path / "short-end.jsonl", end, after=0)
-    index = RunIndex(tmp_path)
+    index = DirectorySource(tmp_path)
     index.scan()
     row = index.get("short-end")
     assert row is not None and (row.status, row.complete) == ("completed", False)
-    assert row.size > TAIL_BYTES
+    assert (tmp_path / "short-end.jsonl").stat().st_size > TAIL_BYTES
     # The first read (the first line) and one small tail read, not 64 KiB of tail.
     assert index.bytes_read <= FIRST_READ + TAIL_FIRST + 1
     assert index.lines_decoded == 2
@@ -791,9 +858,9 @@ def test_a_quick_row_reads_a_small_tail_first_and_further_back_only_when_needed(
     for after in (3_000, 20_000, 50_000):
         (tmp_path / "short-end.jsonl").unlink(missing_ok=True)
         big_log_with_an_end(tmp_path / f"end-{after}.jsonl", end, after=after)
-    quick = RunIndex(tmp_path)
+    quick = DirectorySource(tmp_path)
     quick.scan()
-    whole = RunIndex(tmp_path)
+    whole = DirectorySource(tmp_path)
     whole.scan()
     whole.fill()
     for after in (3_000, 20_000, 50_000):
@@ -808,12 +875,12 @@ def test_a_big_file_replaced_after_the_fill_is_reported_for_filling_again(
     monkeypatch, tmp_path: Path
 ) -> None:
     """The app's fill worker stops once fill() returns nothing; a change that makes a quick
-    row again says so in `Changes.incomplete` (and in `RunIndex.incomplete`)."""
-    monkeypatch.setattr(runs, "SCAN_WHOLE_FILES", 0)
+    row again says so in `Changes.incomplete` (and in `DirectorySource.incomplete`)."""
+    monkeypatch.setattr(directory_source, "SCAN_WHOLE_FILES", 0)
     path = tmp_path / "big.jsonl"
     write_big_log(path, 3000)
     (tmp_path / "small.jsonl").write_text('{"type": "run_start", "ts": 1.0}\n')
-    index = RunIndex(tmp_path)
+    index = DirectorySource(tmp_path)
     index.scan()
     assert index.incomplete == 1
     assert index.fill() == ["big"] and index.fill() == [] and index.incomplete == 0
@@ -821,7 +888,7 @@ def test_a_big_file_replaced_after_the_fill_is_reported_for_filling_again(
     tmp = tmp_path / "swap.tmp"
     write_big_log(tmp, 4000)
     os.replace(tmp, path)
-    changes = index.refresh([path])
+    changes = index.refresh_paths([path])
     assert changes.updated == {"big"} and changes.incomplete == {"big"}
     row = index.get("big")
     assert row is not None and not row.complete and index.incomplete == 1
@@ -831,13 +898,13 @@ def test_a_big_file_replaced_after_the_fill_is_reported_for_filling_again(
     # An append to a complete row keeps it complete: nothing to fill.
     with path.open("ab") as f:
         f.write(b'{"type": "message", "text": "hi"}\n')
-    changes = index.refresh([path])
+    changes = index.refresh_paths([path])
     assert changes.appended == {"big": 1} and changes.incomplete == set()
     # A new big file (and, with no paths, every file checked) is reported too.
     write_big_log(tmp_path / "new.jsonl", 3000)
     changes = index.refresh()
     assert changes.added == {"new"} and changes.incomplete == {"new"} and index.incomplete == 1
-    small = index.refresh([tmp_path / "small.jsonl"])
+    small = index.refresh_paths([tmp_path / "small.jsonl"])
     assert not small and small.incomplete == set()
 
 
@@ -870,7 +937,7 @@ TRICKY_RAW = [
 
 
 async def test_lines_decoded_for_a_summary_fold_as_the_engines_events_do(tmp_path: Path) -> None:
-    from tui.logfile import decode_for_summary, decode_line
+    from tui.data.logfile import decode_for_summary, decode_line
 
     await engine_runs(tmp_path)
     files = [*tmp_path.glob("*.jsonl"), *FIXTURES.glob("*.jsonl")]
@@ -897,7 +964,7 @@ def test_the_summary_decoder_keeps_every_field_fold_reads() -> None:
     import inspect
 
     from agentor.engine import replay
-    from tui.logfile import FOLD_FIELDS
+    from tui.data.logfile import FOLD_FIELDS
 
     read: set[str] = set()
     for fn in (replay.fold, replay.event_time):
@@ -913,21 +980,8 @@ def test_the_summary_decoder_keeps_every_field_fold_reads() -> None:
     assert read <= {*FOLD_FIELDS, "messages"}, read - {*FOLD_FIELDS, "messages"}
 
 
-def test_every_public_name_is_importable_from_tui_runs() -> None:
-    from tui import logfile, quickread, rowread, runlog, runrow
-
-    for name in runs.__all__:
-        assert getattr(runs, name) is not None
-    assert runs.RunLog is runlog.RunLog and runs.RunRow is runrow.RunRow
-    assert runs.TAIL_BYTES == quickread.TAIL_BYTES and runs.CHUNK == logfile.CHUNK
-    assert rowread.RowReader is not None
-    for module in (logfile, quickread, rowread, runlog, runrow, runs):
-        assert module.__file__ is not None
-        assert len(Path(module.__file__).read_text().splitlines()) < 400, module.__name__
-
-
 def test_a_file_that_shrinks_during_a_quick_read_keeps_what_was_read(tmp_path: Path) -> None:
-    from tui.quickread import quick_read
+    from tui.data.quickread import quick_read
 
     path = tmp_path / "r.jsonl"
     big_log_with_an_end(path, {"type": "run_end", "status": "completed"}, after=0)
@@ -948,7 +1002,7 @@ def test_liveness_with_a_budget_probes_running_rows_always_and_the_rest_in_turn(
     start = '{"type": "run_start", "agent": "A", "messages": [{"role": "user", "content": "x"}]}\n'
     for i in range(10):
         (tmp_path / f"r{i}.jsonl").write_text(start)
-    index = RunIndex(tmp_path)
+    index = DirectorySource(tmp_path)
     index.scan()
     held = {"r3"}
     probed: list[str] = []

@@ -10,7 +10,14 @@ import pytest
 
 from agentor.engine import replay
 from agentor.engine.store import FileStore
-from tests.conftest import FIXTURES, FULL_RUN, WeatherAgents, log_lines, weather_text
+from tests.conftest import (
+    FIXTURES,
+    FULL_RUN,
+    WeatherAgents,
+    log_lines,
+    summarize,
+    weather_text,
+)
 from tests.openai_server import FakeOpenAI
 
 MANIFEST = json.loads((FIXTURES / "manifest.json").read_text())
@@ -48,7 +55,7 @@ def test_every_fixture_loads_whole_and_summarises_as_expected(
     assert [e.to_dict() for e in events] == raw
     expect = MANIFEST[scenario]["expect"]
     assert replay.status(events) == EXPECTED_STATUS.get(expect, expect)
-    summary = replay.summarize(rid, events)
+    summary = summarize(rid, events)
     assert summary.status == replay.status(events)
     assert summary.agent == "Travel Agent" and summary.model == "gpt-4o-mini"
     assert summary.first_prompt == raw[0]["messages"][-1]["content"]
@@ -61,7 +68,7 @@ def test_every_fixture_loads_whole_and_summarises_as_expected(
 
 def test_fixture_summaries_in_detail(runs: FileStore) -> None:
     def summary(scenario: str) -> replay.RunSummary:
-        return replay.summarize(run_id(scenario), runs.load(run_id(scenario)))
+        return summarize(run_id(scenario), runs.load(run_id(scenario)))
 
     done = summary("completed")
     assert (done.turns, done.tool_calls, done.segments) == (2, 1, 1)

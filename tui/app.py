@@ -1,78 +1,68 @@
 """`RunsApp`: the run list, the timeline of the selected run and the detail of one event.
 
-Wiring only: the data comes from `tui.runs.RunIndex` (never re-derived here), which runs the
-list shows from `tui.run_filter`, text from `tui.summaries` and `tui.detail`, drawing from
-`tui.widgets`. `tui.live` keeps the screen in step with the directory; `tui.resume` resumes a
-run in this process.
+Wiring only. The runs come from a `RunSource` (`tui.data.source`; a FileStore directory is
+`tui.data.directory.DirectorySource`), never re-derived here; what the screen says comes from
+`tui.text`, drawing from `tui.widgets`. Two controllers work beside the widgets and report by
+messages: `Watcher` keeps the screen in step with the source, `Resumer` resumes a run in this
+process. Attributes down, messages up: the app calls into widgets and controllers; they post.
 """
 
 from __future__ import annotations
 
 import gc
+import os
 import time
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import ClassVar
 
 from textual import on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import BindingType
-from textual.containers import Horizontal, Vertical
-from textual.content import Content
+from textual.containers import Horizontal
 from textual.dom import DOMNode
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input
-from textual.worker import Worker
 
-from agentor.engine.events import GENERATION
+from agentor.engine.events import GENERATION, RUN_START, TEXT_DELTA
+from agentor.engine.statuses import STOPPING, UNREADABLE
 
-from . import live
-from .agents import AgentSet
-from .detail import detail, segment_start
-from .event_value import copy_value
-from .formatting import short_path
-from .keys import BINDINGS, PALETTE
-from .literal import literal_line
-from .messages import (
-    EventHighlighted,
-    FilterChanged,
-    FilterCleared,
-    FilterSubmitted,
-    ResumeHeld,
-    ResumeProgress,
-    RunHighlighted,
-)
-from .resume import Resumer
-from .run_filter import RunFilter, list_title
-from .runs import Changes, RunIndex, RunLog
+from .controllers.agents import AgentSet
+from .controllers.controller import Controller, while_running
+from .controllers.resumer import Resumer
+from .controllers.watcher import Watcher
+from .data.directory import DirectorySource
+from .data.source import Changes, RunEvents, RunSource
+from .keys import APP, bindings, palette
+from .text import notices
+from .text.event_value import copy_value
+from .text.literal import literal_line
+from .text.notices import Note
 from .widgets.event_detail import EventDetail
-from .widgets.filter_bar import FilterBar
 from .widgets.help_screen import HelpScreen
 from .widgets.keys_footer import KeysFooter
 from .widgets.raw_event import RawEventScreen
 from .widgets.run_list import RunList
+from .widgets.runs_pane import RunsPane
 from .widgets.stream_line import StreamLine
 from .widgets.timeline import Timeline
 from .widgets.timeline_pane import TimelinePane
 
 # What `m` maximizes: the pane holding the focus, with its title and bars.
 PANES = ("runs-pane", "timeline-pane", "detail")
-# While the timeline follows new events, its detail is rebuilt at most this often.
-LIVE_DETAIL_S = 0.1
 
 
 class RunsApp(App[str | None]):
-    """Browse, follow and resume the runs of one FileStore directory."""
+    """Browse, follow and resume the runs of one source (a FileStore directory)."""
 
     CSS_PATH = "app.tcss"
     TITLE = "agentor-tui"
-    BINDINGS: ClassVar[list[BindingType]] = list(BINDINGS)
+    BINDINGS: ClassVar[list[BindingType]] = bindings(APP)
 
     def __init__(
         self,
-        directory: Path,
+        source: RunSource | str | os.PathLike[str],
         agents: AgentSet | None = None,
         watch: bool = True,
         clock: Callable[[], float] = time.time,
@@ -80,43 +70,31 @@ class RunsApp(App[str | None]):
     ) -> None:
         super().__init__()
         self.first_run_id = run_id  # `agentor-tui path/to/<run id>.jsonl`: open that run
-        self.directory = Path(directory)
-        self.agents = agents if agents is not None else AgentSet()
-        # `watch` is taken by DOMNode.watch; `live` says whether watchers and timers run.
-        self.live = watch
+        self.source = source if isinstance(source, RunSource) else DirectorySource(source)
+        # `watch` is taken by DOMNode.watch: `watching` says whether watchers and timers run.
+        self.watching = watch
+        self.watcher = Watcher(self.source, live=watch)
+        self.resumer = Resumer(self.source, agents if agents is not None else AgentSet())
         self.clock = clock
-        self.index = RunIndex(self.directory, clock=clock)
-        self.directory_label = literal_line(short_path(self.directory))  # the list's title
-        self.run_filter = RunFilter()
-        self.resumer = Resumer(self)
-        self.directory_gone = False
-        self.watched_directory: tuple[int, int] | None = None  # (device, inode) being watched
-        self.watch_armed = False  # the watcher reports changes now (`live.watch_directory`)
-        # The fill worker (`tui.live`): the one running, and whether rows want another pass.
-        self.fill_worker: Worker[None] | None = None
-        self.fill_again = False
-        # Runs whose files changed under a resume, read together at the next turn of the loop.
-        self._stale_runs: set[str] = set()
-        self._stale_liveness = False
-        self._pane_titles: tuple[str, str] = ("", "")
-        # Runs shown only because they are kept in view (`show_rows`), and the run the cursor
-        # was on when `/` was pressed (it goes back there while it matches what is typed).
-        self._kept: set[str] = set()
-        self._filter_from: str | None = None
-        # The detail following new events (see `_follow_detail`).
-        self._detail_due = False
-        self._detail_shown_at = 0.0
+        self.source_label = literal_line(self.source.label)  # the list's title
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="runs-pane"):
-            yield FilterBar(id="filter")
-            yield RunList(self.clock, id="runs")
+        resuming = self.resumer  # `lambda` reads `run_id` when asked, as the pane needs it
+        yield RunsPane(
+            self.source_label,
+            self.source.rows,
+            lambda: resuming.run_id,
+            self.clock,
+            id="runs-pane",
+        )
         with Horizontal(id="bottom"):
             yield TimelinePane(id="timeline-pane")
             yield EventDetail(id="detail")
         yield KeysFooter()
+        yield self.watcher
+        yield self.resumer
 
-    # -- widgets -------------------------------------------------------------------------------
+    # -- children ------------------------------------------------------------------------------
 
     @property
     def run_list(self) -> RunList:
@@ -135,19 +113,18 @@ class RunsApp(App[str | None]):
         return self.query_one("#stream", StreamLine)
 
     @property
-    def filter_bar(self) -> FilterBar:
-        return self.query_one("#filter", FilterBar)
+    def runs_pane(self) -> RunsPane:
+        return self.query_one("#runs-pane", RunsPane)
 
     # -- start ---------------------------------------------------------------------------------
 
     def on_mount(self) -> None:
-        self.filter_bar.display = False
         self.stream_line.display = False
         self.timeline.clear("Select a run to see its events.")
         self.event_detail.clear()
-        self.index.scan()
-        if self.index.error is not None:
-            self.run_list.empty_message = self.index.error
+        self.source.scan()
+        if self.source.error is not None:
+            self.run_list.empty_message = self.source.error
         self.show_rows()
         self.run_list.focus()
         if self.first_run_id is not None:
@@ -156,35 +133,15 @@ class RunsApp(App[str | None]):
         # of the collector's sight, a full collection takes milliseconds instead of tens of
         # them, and one no longer lands between an append and its line on screen.
         gc.freeze()
-        live.start(self)
+        self.watcher.start()
 
     def on_unmount(self) -> None:
         gc.unfreeze()
 
     # -- the run list --------------------------------------------------------------------------
 
-    def show_rows(self, keep_in_view: bool = True) -> None:
-        """The rows the filter shows; with `keep_in_view`, also the selected run and the one
-        being resumed while shown, whatever their status becomes (a resumed run turns running),
-        until the user moves away (`_run_highlighted`) or changes the filter."""
-        every = self.index.rows()
-        keep: set[str] = set()
-        if keep_in_view:
-            current = self.run_list.current
-            ids = (self.resumer.run_id, current.run_id if current else None)
-            keep = {i for i in ids if i is not None and self.run_list.index_of(i) is not None}
-        rows = self.run_filter.apply(every, keep)
-        self._kept = {r.run_id for r in rows if r.run_id in keep and not self.run_filter.admits(r)}
-        self.run_list.set_rows(rows, hidden=len(every) - len(rows))
-        title = f"{self.directory_label} · {list_title(rows, len(every))}"
-        if self.directory_gone:
-            title += " · directory gone"
-        subtitle = self.run_filter.describe()
-        if (title, subtitle) != self._pane_titles:  # a new title repaints the whole pane
-            self._pane_titles = (title, subtitle)
-            pane = self.query_one("#runs-pane")
-            pane.border_title = Content(title)
-            pane.border_subtitle = Content(subtitle) if subtitle else None
+    def show_rows(self) -> None:
+        self.runs_pane.show_rows()
 
     def _open_first_run(self, run_id: str) -> None:
         """The run named on the command line: selected, its timeline open and focused."""
@@ -192,13 +149,11 @@ class RunsApp(App[str | None]):
             self.open_run(run_id)
             self.screen.set_focus(self.timeline)
         else:
-            self.tell(f"Run {run_id} is not in {self.directory}.", severity="warning")
+            self.tell(f"Run {run_id} is not in {self.source.where}.", severity="warning")
 
-    @on(RunHighlighted)
-    def _run_highlighted(self, message: RunHighlighted) -> None:
+    @on(RunList.Highlighted)
+    def _run_highlighted(self, message: RunList.Highlighted) -> None:
         self.open_run(message.run_id)
-        if self._kept - {message.run_id, self.resumer.run_id}:
-            self.show_rows()  # moved away from a run only kept in view: the filter takes it
 
     def open_run(self, run_id: str | None) -> None:
         timeline = self.timeline
@@ -207,12 +162,12 @@ class RunsApp(App[str | None]):
             return
         if run_id == timeline.run_id and timeline.run_log is not None:
             return
-        row = self.index.get(run_id)
-        if row is not None and row.status == "unreadable":
+        row = self.source.get(run_id)
+        if row is not None and row.status == UNREADABLE:
             timeline.clear(f"Run {run_id} is unreadable: {row.error or 'unknown error'}")
             return
         try:
-            log = self.index.open(run_id)
+            log = self.source.open(run_id)
         except (OSError, KeyError, ValueError) as exc:
             timeline.clear(f"Run {run_id} cannot be opened: {exc}")
             return
@@ -220,59 +175,31 @@ class RunsApp(App[str | None]):
 
     # -- timeline and detail -------------------------------------------------------------------
 
-    @on(EventHighlighted)
-    def _event_highlighted(self, message: EventHighlighted) -> None:
-        if message.live:
-            self._follow_detail()
-        else:
-            self._detail_due = False  # a key moved the cursor: show its event now
-            self.show_detail(message.index)
+    @on(Timeline.Highlighted)
+    def _event_highlighted(self, message: Timeline.Highlighted) -> None:
+        self.show_detail(message.index, live=message.live)
 
-    def _follow_detail(self) -> None:
-        """The cursor follows new events: the detail follows them after the new lines are
-        drawn, at most every LIVE_DETAIL_S. Building a detail and laying it out costs as much
-        as the rest of the frame; in a burst only the newest event's detail is built."""
-        if self._detail_due:
-            return  # one is on its way; it shows wherever the cursor is by then
-        self._detail_due = True
-        wait = self._detail_shown_at + LIVE_DETAIL_S - time.monotonic()
-        if wait > 0:
-            self.set_timer(wait, self._show_due_detail)
-        else:
-            self.call_after_refresh(self._show_due_detail)
-
-    def _show_due_detail(self) -> None:
-        if not self._detail_due or live.closing(self):
-            return
-        self._detail_due = False
-        self._detail_shown_at = time.monotonic()
-        cursor = self.timeline.cursor
-        self.show_detail(cursor if cursor >= 0 else None)
-
-    def show_detail(self, index: int | None) -> None:
+    def show_detail(self, index: int | None, live: bool = False) -> None:
+        """The detail of the open run's line `index` (`live`: the cursor follows new lines)."""
         timeline = self.timeline
-        log, run_id = timeline.run_log, timeline.run_id
-        if index is None or log is None or run_id is None or index >= len(log):
-            self.event_detail.clear(timeline.empty_message if log is None else "")
-            return
-        item = log.item(index)
-        kind = getattr(item, "type", None)
-        request = log.request(index) if kind == GENERATION else None
-        setup = segment_start(log, index) if kind == GENERATION else None
-        row = self.index.get(run_id)
+        row = self.source.get(timeline.run_id) if timeline.run_id is not None else None
         run = row.summary if row is not None and row.complete else None
-        body = detail(item, index, run_id, log.start_time, request, setup, run)
-        title = f"Detail · {literal_line(kind, 20)}" if kind else "Detail · unreadable line"
-        self.event_detail.show(body, f"{title} · line {index + 1}")
+        target = (timeline.run_log, timeline.run_id, index, run, timeline.empty_message)
+        self.event_detail.point_at(target, live)
 
-    # -- changes on disk -----------------------------------------------------------------------
+    # -- what the watcher reports --------------------------------------------------------------
+
+    @on(Watcher.Changed)
+    @while_running
+    def _changed(self, message: Watcher.Changed) -> None:
+        self.apply_changes(message.changes)
+        if message.moved:
+            self.show_rows()
 
     def apply_changes(self, changes: Changes) -> None:
-        """Show what `RunIndex.refresh` found: rows in the list, new lines in the open run."""
+        """Show what the source found: rows in the list, new lines in the open run."""
         if not changes:
             return
-        if changes.incomplete:
-            live.want_fill(self)  # a big log arrived or was replaced: its counts need a read
         open_id = self.timeline.run_id
         if changes.added or changes.updated or changes.removed:
             self.show_rows()
@@ -291,67 +218,54 @@ class RunsApp(App[str | None]):
         elif open_id in changes.updated or open_id in changes.appended:
             self.timeline.grow()
 
-    def refresh_run(self, run_id: str, liveness: bool = False) -> None:
-        """Read what one run's file gained (and, with `liveness`, who holds which lock now).
+    @on(Watcher.Filled)
+    @while_running
+    def _filled(self) -> None:
+        self.show_rows()
 
-        Calls made in a burst (a resume records several events at once) are read together,
-        once, after the messages already waiting: one read and one redraw for the burst."""
-        if not self._stale_runs and not self._stale_liveness:
-            self.call_later(self._refresh_stale)
-        self._stale_runs.add(run_id)
-        self._stale_liveness |= liveness
-
-    def _refresh_stale(self) -> None:
-        runs, liveness = self._stale_runs, self._stale_liveness
-        self._stale_runs, self._stale_liveness = set(), False
-        if live.closing(self):
-            return
-        changes = self.index.refresh([self.directory / f"{run_id}.jsonl" for run_id in runs])
-        moved = liveness and self.index.refresh_liveness()
-        self.apply_changes(changes)
-        if moved:
+    @on(Watcher.Ticked)
+    @while_running
+    def _ticked(self, message: Watcher.Ticked) -> None:
+        if message.moved:
             self.show_rows()
+        else:
+            self.run_list.clock_moved()
+
+    @on(Watcher.Gone)
+    @while_running
+    def _source_gone(self, message: Watcher.Gone) -> None:
+        self.runs_pane.gone = True
+        self.run_list.empty_message = notices.nothing_left(self.source.where)
+        self.apply_changes(message.changes)
+        self.show_rows()
+        self.timeline.clear("The run directory was deleted.")
+        self.tell_note(notices.source_gone(self.source.where))
+
+    @on(Watcher.Back)
+    @while_running
+    def _source_back(self) -> None:
+        self.runs_pane.gone = False
+        self.run_list.empty_message = "No runs yet."
+        self.show_rows()
+        if self.timeline.run_id is None and self.run_list.current is not None:
+            self.open_run(self.run_list.current.run_id)
+        self.tell_note(notices.source_back(self.source.where))
+
+    @on(Controller.Notice)
+    @while_running
+    def _notice(self, message: Controller.Notice) -> None:
+        self.tell_note(message.note)
+
+    def action_reload(self) -> None:
+        self.watcher.reload()
 
     # -- filter --------------------------------------------------------------------------------
 
     def action_filter(self) -> None:
-        current = self.run_list.current
-        self._filter_from = current.run_id if current else None
-        self.filter_bar.open()
-
-    def set_filter(self, text: str) -> None:
-        current = self.run_list.current
-        self.run_filter.text = text
-        self.refilter(self._filter_from or (current.run_id if current else None))
-
-    def refilter(self, run_id: str | None) -> None:
-        """The filter changed: show what it admits, the cursor on `run_id` (the run it was on
-        when the change began) when that is shown, else on the first run."""
-        self.show_rows(keep_in_view=False)
-        if run_id is None or not self.run_list.select(run_id):
-            self.run_list.move_cursor(0)
-
-    @on(FilterChanged)
-    def _filter_changed(self, message: FilterChanged) -> None:
-        self.set_filter(message.text)
-
-    @on(FilterSubmitted)
-    def _filter_submitted(self, message: FilterSubmitted) -> None:
-        self.filter_bar.display = False
-        self.set_filter(message.text)
-        self._filter_from = None
-        self.screen.set_focus(self.run_list)
-
-    @on(FilterCleared)
-    def _filter_cleared(self, message: FilterCleared) -> None:
-        self.set_filter("")
-        self._filter_from = None
-        self.screen.set_focus(self.run_list)
+        self.runs_pane.open_filter()
 
     def action_cycle_status(self) -> None:
-        current = self.run_list.current
-        self.run_filter.cycle_status()
-        self.refilter(current.run_id if current else None)
+        self.runs_pane.cycle_status()
 
     # -- navigation ----------------------------------------------------------------------------
 
@@ -374,10 +288,8 @@ class RunsApp(App[str | None]):
             self.screen.set_focus(self.timeline)
         elif focused is self.timeline:
             self.screen.set_focus(self.run_list)
-        elif self.run_filter.text:
-            self.filter_bar.value = ""
-            self.filter_bar.display = False
-            self.set_filter("")
+        else:
+            self.runs_pane.clear_filter()
 
     def action_follow(self) -> None:
         on_now = self.timeline.toggle_follow()
@@ -391,9 +303,6 @@ class RunsApp(App[str | None]):
         self.copy_to_clipboard(row.run_id)
         # The whole id, alone: to copy by hand where the terminal ignores the clipboard.
         self.tell(row.run_id, title="Copied run id", timeout=8)
-
-    def action_reload(self) -> None:
-        live.reload(self)
 
     def action_toggle_maximize(self) -> None:
         """The focused pane (with its title and bars) fills the screen, or all panes come
@@ -418,7 +327,7 @@ class RunsApp(App[str | None]):
             self.copy_to_clipboard(copied.clipboard)
             self.tell(copied.notice, timeout=4)
 
-    def _event_at_cursor(self) -> tuple[RunLog, int] | None:
+    def _event_at_cursor(self) -> tuple[RunEvents, int] | None:
         """The open run and the line its timeline highlights (else why there is none)."""
         timeline = self.timeline
         if timeline.run_log is None or timeline.cursor < 0:
@@ -435,16 +344,52 @@ class RunsApp(App[str | None]):
     def action_resume(self) -> None:
         self.resumer.start(self.run_list.current)
 
-    @on(ResumeHeld)
-    def _resume_held(self, message: ResumeHeld) -> None:
-        self.refresh_run(message.run_id, liveness=True)
-
-    @on(ResumeProgress)
-    def _resume_progress(self, message: ResumeProgress) -> None:
-        self.resumer.progress(message)
-
     def action_stop_resume(self) -> None:
         self.resumer.stop()
+
+    @on(Resumer.Started)
+    @while_running
+    def _resume_started(self, message: Resumer.Started) -> None:
+        self.stream_line.start(message.run_id)
+
+    @on(Resumer.Held)
+    @while_running
+    def _resume_held(self, message: Resumer.Held) -> None:
+        self.watcher.refresh_run(message.run_id, liveness=True)
+
+    @on(Resumer.Progress)
+    @while_running
+    def _resume_progress(self, message: Resumer.Progress) -> None:
+        """An event of the resume was recorded (or a text delta streamed): show it."""
+        event, streaming_here = message.event, message.run_id == self.stream_line.run_id
+        if event.type == TEXT_DELTA:
+            if streaming_here:
+                self.stream_line.add(event.text or "")
+            return
+        if event.type == GENERATION and streaming_here:
+            self.stream_line.turn_done()
+        # Recorded before it was announced: the file has it, read it like any other change.
+        self.watcher.refresh_run(message.run_id, liveness=event.type == RUN_START)
+
+    @on(Resumer.Stopping)
+    @while_running
+    def _resume_stopping(self, message: Resumer.Stopping) -> None:
+        self.run_list.show_status(message.run_id, STOPPING)
+        self.runs_pane.show_title()
+        self.stream_line.stopping(message.line)
+
+    @on(Resumer.Ended)
+    @while_running
+    def _resume_ended(self, message: Resumer.Ended) -> None:
+        run_id = message.run_id
+        if message.unsaved:
+            self.run_list.mark(run_id, notices.UNSAVED_MARK)
+        self.run_list.show_status(run_id, None)
+        self.runs_pane.show_title()
+        self.stream_line.stop()
+        self.watcher.refresh_run(run_id, liveness=True)
+        if message.quit:
+            self.exit()
 
     async def action_quit(self) -> None:
         """q, ctrl+q, ctrl+c: quit, once a resume in flight has stopped; asked again, at once
@@ -476,17 +421,20 @@ class RunsApp(App[str | None]):
             markup=False,
         )
 
+    def tell_note(self, note: Note) -> None:
+        self.tell(note.text, title=note.title, severity=note.severity, timeout=note.timeout)
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "filter" and isinstance(self.focused, Input):
             return False  # `/` is typed into the input (the timeline's search bar): not shown
         # Watched, the list is always current: no reload (and none in the footer).
-        return not (action == "reload" and self.live)
+        return not (action == "reload" and self.watching)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         for command in super().get_system_commands(screen):
             if command.title not in ("Maximize", "Minimize"):  # ours toggles (m)
                 yield command
-        for title, help_text, action in PALETTE:
+        for title, help_text, action in palette():
             if self.check_action(action, ()) is False:
                 continue
             node_id, _, name = action.rpartition(".")

@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.any_agent and len(args.agent) != 1:
         return fail("--any-agent needs exactly one --agent (the agent to resume every run with)")
 
-    from .agents import AgentSet, AgentSpecError
+    from .controllers.agents import AgentSet, AgentSpecError
 
     try:
         agents = AgentSet.load(args.agent, any_agent=args.any_agent)
@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from .app import RunsApp  # textual loads only now
 
-    app = RunsApp(directory=directory, agents=agents, watch=not args.no_watch, run_id=run_id)
+    app = RunsApp(source=directory, agents=agents, watch=not args.no_watch, run_id=run_id)
     return run_app(app)
 
 
@@ -141,16 +141,16 @@ def leave(warning: str | None, status: int) -> None:
 def run_log_target(path: Path) -> tuple[Path, str]:
     """The directory and run id of one run's log, `path/to/<run id>.jsonl` (a symlink to one
     is taken for the file it points to); ValueError saying why another file is not one."""
-    from agentor.engine.store import RUN_ID_RE, RUN_ID_RULE, SUFFIX
+    from agentor.engine.store import RUN_ID_RULE, SUFFIX, run_id_of
 
-    from .logfile import not_a_log
+    from .data.logfile import not_a_log
 
     real = path.resolve()
-    run_id = real.name.removesuffix(SUFFIX)
     if not real.name.endswith(SUFFIX):
         raise ValueError(f"a run log is named <run id>{SUFFIX}, in a FileStore directory")
-    if not RUN_ID_RE.fullmatch(run_id):
-        raise ValueError(f"{run_id!r} is not a run id ({RUN_ID_RULE})")
+    run_id = run_id_of(real.name)
+    if run_id is None:
+        raise ValueError(f"{real.name.removesuffix(SUFFIX)!r} is not a run id ({RUN_ID_RULE})")
     why = not_a_log(real)
     if why is not None:
         raise ValueError(why)

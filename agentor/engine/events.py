@@ -211,7 +211,8 @@ def _is_dict(v: Any) -> bool:
     return isinstance(v, dict)
 
 
-def _is_list_of_dicts(v: Any) -> bool:
+def is_list_of_dicts(v: Any) -> bool:
+    """A list whose every item is a dict (a request's messages, a call list, tool schemas)."""
     return isinstance(v, list) and all(isinstance(m, dict) for m in v)
 
 
@@ -223,10 +224,10 @@ _FIELD_CHECKS = {
     "run_id": _is_str,
     "agent": _is_str,
     "model": _is_str,
-    "messages": _is_list_of_dicts,
+    "messages": is_list_of_dicts,
     "turn": _is_int,
     "usage": _any,
-    "calls": _is_list_of_dicts,
+    "calls": is_list_of_dicts,
     "text": _is_str,
     "name": _is_str,
     "args": _any,
@@ -247,7 +248,7 @@ _FIELD_CHECKS = {
     "by": _is_str,
     "note": _is_str,
     "deadline": _is_num,
-    "tools": _is_list_of_dicts,
+    "tools": is_list_of_dicts,
     "settings": _is_dict,
 }
 _FIELDS = tuple(f.name for f in fields(Event) if f.name not in ("type", "extra"))

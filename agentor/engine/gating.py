@@ -17,14 +17,19 @@ import json
 import logging
 from collections.abc import Callable, Iterable
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from .tools import Tool
+from typing import Any, Protocol
 
 log = logging.getLogger("agentor")
 
 ApprovalRule = bool | Callable[[dict[str, Any]], bool]
+
+
+class Gated(Protocol):
+    """What gating reads of a tool (`tools.Tool`, which imports this module for its checks)."""
+
+    name: str
+    needs_approval: ApprovalRule
+    approval_timeout: timedelta | None
 
 
 def check_rule(rule: object) -> ApprovalRule:
@@ -70,7 +75,7 @@ def check_globs(globs: object) -> tuple[str, ...]:
     )
 
 
-def rule_says(tool: Tool, raw: str) -> bool:
+def rule_says(tool: Gated, raw: str) -> bool:
     """Whether the tool's own rule asks for approval of a call with these raw arguments."""
     rule = tool.needs_approval
     if isinstance(rule, bool):
@@ -95,7 +100,7 @@ class Gate:
         self.globs = tuple(globs)
         self.timeout = timeout
 
-    def needs(self, tool: Tool | None, name: str, raw: str) -> bool:
+    def needs(self, tool: Gated | None, name: str, raw: str) -> bool:
         """Whether a call of `name` with the raw JSON arguments `raw` waits for approval."""
         if tool is None:
             return False
@@ -103,7 +108,7 @@ class Gate:
             return True
         return rule_says(tool, raw)
 
-    def deadline(self, tool: Tool | None, now: float) -> float | None:
+    def deadline(self, tool: Gated | None, now: float) -> float | None:
         """When a call requested at `now` times out (seconds since the epoch), if it can."""
         timeout = (tool.approval_timeout if tool is not None else None) or self.timeout
         return None if timeout is None else now + timeout.total_seconds()

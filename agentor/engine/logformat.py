@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from .events import GENERATION, Event
+from .events import GENERATION, Event, is_list_of_dicts
 
 DELTA_FIELD = "messages_delta"
 # What orjson must hand back to `json` instead of writing in its own way: subclasses of str,
@@ -32,22 +32,6 @@ _ORJSON_OPTIONS = (
     | orjson.OPT_PASSTHROUGH_DATETIME
 )
 _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-
-
-def encode_line(data: Any) -> bytes:
-    """`data` as one line of JSON, newline included, reading back as `json.loads` would.
-
-    orjson writes it: each line is encoded between two fsyncs (bench/append.py), where the
-    standard encoder costs three times orjson. What orjson cannot write the same way goes to
-    `json` (`_json_line`): NaN and infinities (orjson writes null), integers past 64 bits, keys
-    that are not strings, nesting past 254 levels, lone surrogates, and the passthrough types
-    above. `LogEncoder.encode` has the same lines inline: one call fewer on the hot path.
-    """
-    try:
-        line = orjson.dumps(data, option=_ORJSON_OPTIONS)
-    except TypeError:  # orjson.JSONEncodeError
-        return _json_line(data)
-    return _json_line(data) if b"null" in line else line
 
 
 def _json_line(data: Any) -> bytes:
@@ -100,9 +84,15 @@ class LogEncoder:
                     "tail": msgs[keep:],
                 }
             self.follow(event)
-        try:  # encode_line(data), inline
+        # orjson writes the line: each is encoded between two fsyncs (bench/append.py), where
+        # the standard encoder costs three times orjson. What orjson cannot write as `json`
+        # would goes to `json` (`_json_line`): NaN and infinities (orjson writes null; a line
+        # holding `null` is checked that way), integers past 64 bits, keys that are not
+        # strings, nesting past 254 levels, lone surrogates, and the passthrough types above.
+        # Inline, not a function: one call fewer on the hot path.
+        try:
             line = orjson.dumps(data, option=_ORJSON_OPTIONS)
-        except TypeError:
+        except TypeError:  # orjson.JSONEncodeError
             return _json_line(data)
         return _json_line(data) if b"null" in line else line
 
@@ -143,24 +133,36 @@ class LogDecoder:
         return event
 
     def _rebuild(self, event: Event) -> None:
-        delta = event.extra.get(DELTA_FIELD)
-        if delta is None or event.messages is not None:
-            return
-        ok = (
-            isinstance(delta, dict)
-            and delta.get("base") == self._generations - 1
-            and self._last_request is not None
-            and isinstance(delta.get("keep"), int)
-            and 0 <= delta["keep"] <= len(self._last_request)
-            and isinstance(delta.get("tail"), list)
-            and all(isinstance(m, dict) for m in delta["tail"])
-        )
-        if not ok:
+        if event.messages is not None:
+            return  # a full generation: its messages win
+        delta = messages_delta(event.extra)
+        last = self._last_request
+        if (
+            delta is None
+            or last is None
+            or delta.get("base") != self._generations - 1
+            or delta["keep"] > len(last)
+        ):
             # The base is missing (a corrupt line before) or the delta is malformed: keep the
             # event, but do not guess its request.
             return
         del event.extra[DELTA_FIELD]
-        event.messages = self._last_request[: delta["keep"]] + delta["tail"]
+        event.messages = last[: delta["keep"]] + delta["tail"]
+
+
+def messages_delta(fields: dict[str, Any]) -> dict[str, Any] | None:
+    """The compact delta of a generation's fields when it is well formed (`keep` a count,
+    `tail` a list of messages), else None. Whether its `base` is the generation before it is
+    for the reader to check: only a reader that counts the log's generations knows."""
+    delta = fields.get(DELTA_FIELD)
+    if (
+        isinstance(delta, dict)
+        and isinstance(delta.get("keep"), int)
+        and delta["keep"] >= 0
+        and is_list_of_dicts(delta.get("tail"))
+    ):
+        return delta
+    return None
 
 
 def _reason(exc: Exception, line: bytes) -> str:

@@ -17,6 +17,10 @@ from .logformat import BadLine, LogDecoder, LogEncoder, split_lines
 
 log = logging.getLogger("agentor")
 
+# Opening a log to read it: never through a symlink, and never hanging on a FIFO planted under
+# a run's name (O_NONBLOCK). The TUI reads logs with the same flags.
+READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+
 
 def open_log(dir_fd: int, path: Path) -> int:
     try:
@@ -40,10 +44,7 @@ def open_log(dir_fd: int, path: Path) -> int:
 
 def open_to_read(dir_fd: int, path: Path) -> int:
     try:
-        # O_NONBLOCK: a FIFO planted under a run's name must not hang the reader.
-        return os.open(
-            path.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=dir_fd
-        )
+        return os.open(path.name, READ_FLAGS, dir_fd=dir_fd)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise OSError(exc.errno, f"refusing to read {path}: it is a symlink") from None

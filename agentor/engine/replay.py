@@ -1,7 +1,8 @@
 """Pure functions over a run's events: status, what to resend, pending calls, usage, summary.
 
-No I/O. The engine resumes from `resume_point`; the TUI shows `summarize`. Both read logs
-written by this engine and by upstream Agentor 0.1.x.
+No I/O. The engine resumes from `resume_point`; the TUI folds each run's events into its
+`RunSummary` as they are read (`fold`). Both read logs written by this engine and by upstream
+Agentor 0.1.x.
 """
 
 from __future__ import annotations
@@ -292,12 +293,6 @@ def first_user_text(messages: Sequence[dict[str, Any]] | None) -> str | None:
 
 def event_time(e: Event) -> float | None:
     return e.ts or e.ended_at or e.started_at
-
-
-def summarize(run_id: str, events: Sequence[Event], bad_lines: int = 0) -> RunSummary:
-    s = RunSummary(run_id=run_id, bad_lines=bad_lines)
-    fold(s, events)
-    return s
 
 
 def fold(s: RunSummary, events: Sequence[Event]) -> RunSummary:

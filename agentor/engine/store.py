@@ -34,6 +34,14 @@ LOCK_PATIENCE = 0.2
 _DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
+def run_id_of(file_name: str) -> str | None:
+    """The run a file name in a runs directory is the log of (`<run id>.jsonl`), else None."""
+    if not file_name.endswith(SUFFIX):
+        return None
+    stem = file_name[: -len(SUFFIX)]
+    return stem if RUN_ID_RE.fullmatch(stem) else None
+
+
 def validate_run_id(run_id: object) -> str:
     """Return `run_id` if it is a safe run id, else raise `ValueError` (before any file access)."""
     if not isinstance(run_id, str) or not RUN_ID_RE.fullmatch(run_id):
@@ -349,9 +357,9 @@ class FileStore:
         # A descriptor of its own: scandir reads from the descriptor's offset.
         with self._in_directory() as dir_fd, os.scandir(dir_fd) as it:
             for entry in it:
-                name = entry.name
-                if name.endswith(SUFFIX) and RUN_ID_RE.fullmatch(name[: -len(SUFFIX)]):
-                    runs.append(name[: -len(SUFFIX)])
+                run_id = run_id_of(entry.name)
+                if run_id is not None:
+                    runs.append(run_id)
         return sorted(runs)
 
     # -- locking -------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.cache import LRUCache
 from textual.content import Content
 from textual.geometry import Size
@@ -25,18 +25,13 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widget import Widget
 
+from ..keys import LIST, bindings
+
 
 class CursorList(ScrollView, can_focus=True):
     """Rows `0 .. row_count()-1`, one line each, an optional fixed header line, a cursor."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "cursor_up", "Up", show=False),
-        Binding("down,j", "cursor_down", "Down", show=False),
-        Binding("pageup", "page_up", "Page up", show=False),
-        Binding("pagedown", "page_down", "Page down", show=False),
-        Binding("home,g", "first", "First", show=False),
-        Binding("end,G", "last", "Last", show=False),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings(LIST)
     COMPONENT_CLASSES: ClassVar[set[str]] = {"cursor-list--cursor", "cursor-list--header"}
     DEFAULT_CSS = """
     CursorList {

@@ -2,21 +2,31 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
-from textual import on
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
+from textual.message import Message
 from textual.widgets import Input
 
-from ..messages import FilterChanged, FilterCleared, FilterSubmitted
+from ..keys import FILTER_BAR, bindings
 
 
 class FilterBar(Input):
     """Hidden until `/`; typing narrows the list, `enter` keeps the filter, `esc` drops it."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "clear_filter", "Clear filter", show=False),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings(FILTER_BAR)
+
+    # Input posts these itself (`self.Changed(...)`): nested here, they are the bar's own.
+    class Changed(Input.Changed):
+        """The filter text changed (typing narrows the list as it goes): `value`."""
+
+    class Submitted(Input.Submitted):
+        """`enter`: the filter is kept (`value`), the bar closes, back to the list."""
+
+    @dataclass
+    class Cleared(Message):
+        """`esc`: no filter."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(placeholder="filter: id, agent, model, status, prompt", id=id)
@@ -29,16 +39,4 @@ class FilterBar(Input):
     def action_clear_filter(self) -> None:
         self.value = ""
         self.display = False
-        self.post_message(FilterCleared())
-
-    @on(Input.Changed)
-    def _changed(self, event: Input.Changed) -> None:
-        event.stop()
-        self.post_message(FilterChanged(event.value))
-
-    @on(Input.Submitted)
-    def _submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        if not self.value:
-            self.display = False
-        self.post_message(FilterSubmitted(event.value))
+        self.post_message(self.Cleared())

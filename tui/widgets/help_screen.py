@@ -1,4 +1,4 @@
-"""`HelpScreen`: every key, on `?`."""
+"""`HelpScreen`: every key (`tui.keys.HELP`) and every status, on `?`."""
 
 from __future__ import annotations
 
@@ -8,60 +8,33 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from ..styles import STATUS_STYLES
-
-KEYS = (
-    ("Runs", None),
-    ("/", "filter by id, agent, model, status or prompt; enter keeps it, esc clears it"),
-    ("s", "cycle the status filter: all, needs attention, failed, completed"),
-    ("↑ ↓  k j", "move up and down"),
-    ("pgup pgdn", "a page up and down"),
-    ("home end  g G", "first and last row"),
-    ("enter, tab", "into the timeline, then the detail"),
-    ("esc", "back out: detail → timeline → runs; clears the filter"),
-    ("Timeline", None),
-    ("/", "search its events as you type; enter goes to the first match, esc clears it"),
-    ("n  N", "next and previous match (round the ends)"),
-    ("e  E", "next and previous error: a tool error, a failed or max_turns end, a bad line"),
-    ("t  T", "next and previous tool call"),
-    ("f", "follow: keep the newest event of the open run in view"),
-    ("Event", None),
-    ("v", "the highlighted event's line as JSON (a compact generation decoded too)"),
-    ("y", "copy its value: a tool result, a generation's or the final text, else its JSON"),
-    ("Run", None),
-    ("r", "resume an interrupted, failed or max_turns run in this process"),
-    (
-        "x",
-        "stop the resume in flight; a running tool is waited for (the run shows stopping), "
-        "its result recorded; the run stays interrupted and resumable",
-    ),
-    ("c", "copy the run id (the notice shows it whole)"),
-    ("ctrl+r", "reload the directory (with --no-watch; a watched one is always current)"),
-    ("App", None),
-    ("m", "maximize the focused pane, or bring every pane back (esc too)"),
-    ("ctrl+p", "command palette: every action by name"),
-    ("?", "this help"),
-    (
-        "q, ctrl+c",
-        "quit; a resume in flight is stopped first, as x does (q again quits at once: "
-        "a running tool's result is then lost, and the next resume runs it again)",
-    ),
+from agentor.engine.statuses import (
+    COMPLETED,
+    FAILED,
+    INTERRUPTED,
+    MAX_TURNS,
+    RUNNING,
+    STOPPING,
+    UNREADABLE,
 )
+
+from ..keys import HELP, HELP_SCREEN, bindings
+from ..text.styles import STATUS_STYLES
 
 # Each status in the colour the run list gives it (`STATUS_STYLES`: one table for both).
 STATUSES = (
-    ("running", "incomplete, and a live process holds it"),
-    ("stopping", "a resume here was stopped: it waits for a running tool to finish"),
-    ("interrupted", "incomplete, and nobody holds it: r resumes it"),
-    ("failed", "ended with an error (the model endpoint failed, ...)"),
-    ("max_turns", "stopped by its turn limit"),
-    ("completed", "finished with an answer"),
-    ("unreadable", "the file cannot be read; the error says why"),
+    (RUNNING, "incomplete, and a live process holds it"),
+    (STOPPING, "a resume here was stopped: it waits for a running tool to finish"),
+    (INTERRUPTED, "incomplete, and nobody holds it: r resumes it"),
+    (FAILED, "ended with an error (the model endpoint failed, ...)"),
+    (MAX_TURNS, "stopped by its turn limit"),
+    (COMPLETED, "finished with an answer"),
+    (UNREADABLE, "the file cannot be read; the error says why"),
 )
 
 
@@ -95,15 +68,12 @@ def help_text(columns: int = 1) -> Group | Table:
 def _sections() -> list[list[Text | Table]]:
     """Each section as its parts: a blank line before all but the first, its title, its keys."""
     sections: list[list[Text | Table]] = []
-    table: Table | None = None
-    for key, what in KEYS:
-        if what is None:
-            table = _grid()
-            gap = [Text("")] if sections else []
-            sections.append([*gap, Text(key, "bold underline"), table])
-            continue
-        assert table is not None
-        table.add_row(Text(key, "bold cyan"), Text(what))
+    for title, keys in HELP:
+        table = _grid()
+        for key in keys:
+            table.add_row(Text(key.shown, "bold cyan"), Text(key.does))
+        gap = [Text("")] if sections else []
+        sections.append([*gap, Text(title, "bold underline"), table])
     table = _grid()
     for word, what in STATUSES:
         table.add_row(Text(word, STATUS_STYLES.get(word, "")), Text(what))
@@ -123,9 +93,7 @@ def _grid() -> Table:
 
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q,question_mark", "dismiss", "Close", show=True),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings(HELP_SCREEN)
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help"):

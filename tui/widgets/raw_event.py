@@ -5,25 +5,24 @@ from __future__ import annotations
 from typing import ClassVar
 
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import TextArea
 
-from ..event_value import raw_sections
-from ..formatting import short_id
-from ..literal import literal, literal_line
-from ..runlog import RunLog
+from ..data.source import RunEvents
+from ..keys import RAW_SCREEN, bindings
+from ..text.event_value import raw_sections
+from ..text.formatting import short_id
+from ..text.literal import literal, literal_line
 
 
 class RawEventScreen(ModalScreen[None]):
     """Read-only text (select and copy it as in any text area); `esc` or `v` closes."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,v,q", "dismiss", "Close"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings(RAW_SCREEN)
 
-    def __init__(self, run_id: str, log: RunLog, index: int) -> None:
+    def __init__(self, run_id: str, log: RunEvents, index: int) -> None:
         super().__init__()
         self.title_text = f"Raw JSON · {literal_line(short_id(run_id))} · line {index + 1}"
         sections = raw_sections(log, index)

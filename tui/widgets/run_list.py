@@ -1,63 +1,32 @@
-"""`RunList`: every run of the directory, newest first, one line each."""
+"""`RunList`: every run of the source, newest first, one line each (`tui.text.run_line`)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
-from rich.cells import cell_len, set_cell_size
+from rich.cells import cell_len
 from rich.text import Text
+from textual.message import Message
 
-from ..formatting import count, duration, relative_time, short_id
-from ..literal import literal_line
-from ..messages import RunHighlighted
-from ..runs import RUNNING, RunRow
-from ..styles import STATUS_STYLES
+from ..data.runrow import RunRow
+from ..text.formatting import short_id
+from ..text.literal import literal_line
+from ..text.run_line import GAP, columns_for, fit, run_line, timed
 from .cursor_list import CursorList
-
-Column = tuple[str, int, bool]  # title, width, right-aligned
-
-# The prompt takes what is left; on a narrow screen columns go, in `DROP` order, to leave it
-# at least PROMPT_MIN cells.
-COLUMNS: tuple[Column, ...] = (
-    ("status", 11, False),
-    ("id", 8, False),
-    ("agent", 16, False),
-    ("model", 14, False),
-    ("started", 9, False),
-    ("took", 7, True),
-    ("turns", 5, True),
-    ("tools", 5, True),
-    ("tokens", 7, True),
-)
-DROP = ("model", "took", "tools", "turns", "started", "tokens", "agent")
-PROMPT_MIN = 30
-GAP = "  "
-
-
-def columns_for(width: int, id_width: int = 8) -> tuple[Column, ...]:
-    """The columns that fit beside a readable prompt in `width` cells (the id column as wide
-    as `id_width`: runs named by their callers have longer ids than generated ones)."""
-    shown = [(t, id_width if t == "id" else w, r) for t, w, r in COLUMNS]
-    for title in DROP:
-        if sum(w + len(GAP) for _, w, _ in shown) + PROMPT_MIN <= width:
-            break
-        shown = [c for c in shown if c[0] != title]
-    return tuple(shown)
-
-
-def fit(text: str, width: int, right: bool = False) -> str:
-    """`text` padded or cut (with an ellipsis) to exactly `width` cells."""
-    if cell_len(text) > width:
-        return set_cell_size(text, width - 1) + "…"
-    pad = " " * (width - cell_len(text))
-    return pad + text if right else text + pad
 
 
 class RunList(CursorList):
     """The run rows it is given (already filtered and sorted by the app)."""
 
     has_header = True
+
+    @dataclass
+    class Highlighted(Message):
+        """The cursor is on another run (None: on no run)."""
+
+        run_id: str | None
 
     def __init__(self, clock: Callable[[], float] = time.time, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -126,6 +95,10 @@ class RunList(CursorList):
         self.marks[run_id] = note
         self.runs_updated([run_id])
 
+    def shown_status(self, row: RunRow) -> str:
+        """The status the row shows: the app's, where it knows better, else the row's own."""
+        return self.statuses.get(row.run_id, row.status)
+
     def show_status(self, run_id: str, status: str | None) -> None:
         """Show `status` for the run in place of its own (None: its own again)."""
         if status is None:
@@ -141,7 +114,9 @@ class RunList(CursorList):
 
     def cursor_moved(self) -> None:
         row = self.current
-        self.post_message(RunHighlighted(row.run_id if row else None))
+        # Sent by the list, whoever moved its cursor: a move the pane makes (a filter) must
+        # still reach the app (Textual stops a message at its parent when the parent sent it).
+        self.post_message(self.Highlighted(row.run_id if row else None).set_sender(self))
 
     def empty_text(self) -> Text:
         message = "No run matches the filter." if self.hidden else self.empty_message
@@ -161,85 +136,3 @@ class RunList(CursorList):
         return run_line(
             row, now, columns, self.marks.get(row.run_id), self.statuses.get(row.run_id)
         )
-
-
-def started(row: RunRow, now: float) -> str:
-    """When the run started, relative to `now` ("3m ago")."""
-    s = row.summary
-    if s is None:
-        return "-"
-    return relative_time(s.started_at if s.started_at else row.mtime, now)
-
-
-def took(row: RunRow, now: float) -> str:
-    """How long the run was worked on: its segments' spans summed, without the idle gaps
-    between a crash and its resume; a running run's counts up to `now`. "…" until a quick
-    row is read whole (the segments between its first line and its tail are not known)."""
-    s = row.summary
-    if s is None:
-        return "-"
-    if not row.complete:
-        return "…"
-    return duration(s.active_time(now if row.status == RUNNING else None))
-
-
-def timed(row: RunRow, now: float) -> tuple[str, str]:
-    """The texts of a row that move with the clock."""
-    return started(row, now), took(row, now)
-
-
-def cells(row: RunRow, now: float, status: str | None = None) -> dict[str, tuple[str, str]]:
-    """Each column's (text, style) for a run (`status`: shown in place of the row's)."""
-    s = row.summary
-    status = status or row.status
-    out = {
-        # A `run_end` may name any status: it is text from the log like the rest.
-        "status": (literal_line(status, 20), STATUS_STYLES.get(status, "")),
-        "id": (literal_line(short_id(row.run_id)), "bold" if row.status != "completed" else ""),
-    }
-    if s is None:
-        return out
-    # Quick rows (head and tail read) do not know their counts until the whole file is read.
-    partial = "dim" if not row.complete else ""
-    out |= {
-        "agent": (literal_line(s.agent or "-", 40), ""),
-        "model": (literal_line(s.model or "-", 40), "dim"),
-        "started": (started(row, now), ""),
-        "took": (took(row, now), partial),
-        "turns": ("…" if partial else count(s.turns), partial),
-        "tools": ("…" if partial else count(s.tool_calls), partial),
-        "tokens": ("…" if partial else count(s.usage.total_tokens), partial),
-    }
-    return out
-
-
-def run_line(
-    row: RunRow,
-    now: float,
-    columns: Sequence[Column] = COLUMNS,
-    mark: str | None = None,
-    status: str | None = None,
-) -> Text:
-    """One run as a list line: status word in its colour, then the columns, then the prompt
-    (after the `mark`, if the app has one for this run: before the prompt, it is never cut)."""
-    s = row.summary
-    out = Text(no_wrap=True)
-    values = cells(row, now, status)
-    for title, w, right in columns:
-        text, style = values.get(title, ("-", "dim"))
-        out.append(fit(text, w, right), style)
-        out.append(GAP)
-    if mark:
-        out.append(literal_line(mark, 60), "bold yellow")
-        out.append(GAP)
-    if row.status == "unreadable" or s is None:
-        out.append(literal_line(row.error or "unreadable", 200), "red")
-        return out
-    out.append(literal_line(s.first_prompt or "", 300))
-    if s.error and row.status in ("failed", "max_turns"):
-        out.append("  ")
-        out.append(literal_line(s.error, 200), "red")
-    if row.error:  # a readable run with bad lines says so
-        out.append("  ⚠ ", "yellow")
-        out.append(literal_line(row.error, 200), "yellow")
-    return out

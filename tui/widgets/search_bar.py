@@ -2,34 +2,34 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
 from textual import on
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.message import Message
 from textual.widgets import Input
+
+from ..keys import SEARCH_BAR, bindings
 
 
 class SearchBar(Input):
     """Hidden until `/` in the timeline; matches show as you type, `enter` goes to the first
     one from the cursor on and keeps the search (`n`/`N`), `esc` drops it."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "submit", "First match"),
-        Binding("escape", "cancel", "Clear search"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings(SEARCH_BAR)
 
-    # Not `Changed`/`Submitted`: Input posts its own under those names.
+    # Not `Changed`/`Submitted`: Input posts its own under those names, and a search is only
+    # what is typed while the bar is open.
+    @dataclass
     class Typed(Message):
-        def __init__(self, query: str) -> None:
-            super().__init__()
-            self.query = query
+        query: str
 
+    @dataclass
     class Entered(Message):
-        def __init__(self, query: str) -> None:
-            super().__init__()
-            self.query = query
+        query: str
 
+    @dataclass
     class Dropped(Message):
         pass
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from ..formatting import short_id
-from ..literal import literal_line
-from ..runrow import STOPPING
-from ..styles import STATUS_STYLES
+from agentor.engine.statuses import STOPPING
+
+from ..text.formatting import short_id
+from ..text.literal import literal_line
+from ..text.styles import STATUS_STYLES
 
 # Only the end of the stream fits on one line; keep a little more than a wide terminal shows.
 KEEP = 400

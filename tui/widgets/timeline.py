@@ -1,30 +1,31 @@
-"""`Timeline`: the events of one run, one line each, read lazily from its `RunLog`; `/`
-searches them, `n` `e` `t` jump to the next match, error or tool call (`tui.finder`)."""
+"""`Timeline`: the events of one run, one line each, read lazily from its `RunEvents`; `/`
+searches them, `n` `e` `t` jump to the next match, error or tool call (`timeline_search`)."""
 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.text import Text
+from textual import work
 from textual.actions import SkipAction
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.message import Message
-from textual.worker import Worker
+from textual.worker import Worker, get_current_worker
 
 from agentor.engine.logformat import BadLine
 from agentor.engine.replay import event_time
 
-from ..finder import CALLS, ERRORS, NAMES, PLURALS, SEARCH, Finder
-from ..formatting import offset, short_id
-from ..literal import literal_line
-from ..messages import EventHighlighted
-from ..runs import RunLog
-from ..scans import LogScans
-from ..styles import TYPE_STYLES
-from ..summaries import summary
+from ..data.source import RunEvents, Scan
+from ..keys import TIMELINE, bindings
+from ..text.formatting import offset, short_id
+from ..text.literal import literal_line
+from ..text.run_line import fit
+from ..text.styles import TYPE_STYLES
+from ..text.timeline_line import timeline_line
 from .cursor_list import CursorList
-from .run_list import fit
+from .timeline_search import CALLS, ERRORS, NAMES, PLURALS, SEARCH, Finder, LogScans, ScanJob
 
 # The turn column is as wide as the run's turns need (turn 1234 is not cut to "12…"), within
 # these bounds: a log may hold any number, and a turn of 10**30 is cut rather than take the line.
@@ -36,24 +37,23 @@ MATCH_STYLE = "black on yellow"  # a search's matches in the rows on screen
 class Timeline(CursorList):
     """Opens at the newest event; with `follow` on, new events keep the cursor at the end."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("slash", "search", "Search"),
-        Binding("n", "next_match", "Next match", show=False),
-        Binding("N,shift+n", "previous_match", "Previous match", show=False),
-        Binding("e", "next_error", "Next error", show=False),
-        Binding("E,shift+e", "previous_error", "Previous error", show=False),
-        Binding("t", "next_call", "Next tool call", show=False),
-        Binding("T,shift+t", "previous_call", "Previous tool call", show=False),
-        # `esc` clears a search first, then goes back as everywhere (the app's binding).
-        Binding("escape", "clear_search", "Back"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings(TIMELINE)
 
+    @dataclass
+    class Highlighted(Message):
+        """The cursor is on another line of the open run (None: on none); `live`: it moved by
+        itself, following new events."""
+
+        index: int | None
+        live: bool = False
+
+    @dataclass
     class SearchWanted(Message):
         """`/`: the pane opens its search bar (with the current query)."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.run_log: RunLog | None = None
+        self.run_log: RunEvents | None = None
         self.run_id: str | None = None
         self.follow = True
         self.empty_message = "Select a run to see its events."
@@ -65,7 +65,7 @@ class Timeline(CursorList):
 
     # -- what it shows -------------------------------------------------------------------------
 
-    def show(self, run_id: str, log: RunLog) -> None:
+    def show(self, run_id: str, log: RunEvents) -> None:
         if run_id != self.run_id:
             self.follow = True
         if self.run_log is not None and self.run_log is not log:
@@ -111,7 +111,7 @@ class Timeline(CursorList):
             self.rows_appended(len(self.run_log) - added)
             if self.follow:
                 self.move_cursor(len(self.run_log) - 1, notify=False)
-                self.post_message(EventHighlighted(self.cursor, live=True))
+                self.post_message(self.Highlighted(self.cursor, live=True))
             elif before < 0:
                 self.cursor_moved()
             self.scans.catch_up()  # what a search or jumps look for, in the new lines too
@@ -288,6 +288,22 @@ class Timeline(CursorList):
             raise SkipAction()  # `esc` goes on to the app: back to the run list
         self.clear_search()
 
+    def scan_in_thread(self, scan_kind: str, job: ScanJob) -> Worker[Scan | None]:
+        """Run a scan in a worker thread; a newer scan of its kind replaces it."""
+        if scan_kind == SEARCH:
+            return self._search_in_thread(job)
+        return self._marks_in_thread(job)
+
+    @work(thread=True, group="scan-search", exclusive=True, exit_on_error=False)
+    def _search_in_thread(self, job: ScanJob) -> Scan | None:
+        worker = get_current_worker()
+        return job(lambda: worker.is_cancelled)
+
+    @work(thread=True, group="scan-marks", exclusive=True, exit_on_error=False)
+    def _marks_in_thread(self, job: ScanJob) -> Scan | None:
+        worker = get_current_worker()
+        return job(lambda: worker.is_cancelled)
+
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         self.scans.finished(event.worker)
 
@@ -302,7 +318,11 @@ class Timeline(CursorList):
             self.follow = False
         self._note = ""
         self._retitle()
-        self.post_message(EventHighlighted(self.cursor if self.cursor >= 0 else None))
+        # Sent by the timeline, whoever moved its cursor: a jump its pane makes (a search
+        # entered) must still reach the app (Textual stops a message at its parent when the
+        # parent sent it).
+        index = self.cursor if self.cursor >= 0 else None
+        self.post_message(self.Highlighted(index).set_sender(self))
 
     def empty_text(self) -> Text:
         return Text("  " + literal_line(self.empty_message), "italic")
@@ -316,7 +336,7 @@ class Timeline(CursorList):
             out.append(fit("", 8), "dim")
             out.append("▌" if match else " ", "yellow")
             out.append(fit("?", 11) + " " + fit("", self.turn_width) + "  ", "dim")
-            out.append_text(summary(item))
+            out.append_text(timeline_line(item))
             return out
         start = self.run_log.start_time
         t = event_time(item)
@@ -331,7 +351,7 @@ class Timeline(CursorList):
         out.append(fit(turn, self.turn_width, True), "dim")
         out.append("  ")
         segment = bisect_right(self.run_log.segment_starts, index)
-        out.append_text(summary(item, segment))
+        out.append_text(timeline_line(item, segment))
         if match:
             out.highlight_words(
                 [literal_line(self.finder.query)], MATCH_STYLE, case_sensitive=False

@@ -76,6 +76,10 @@ class Queries:
         self.landed = (
             f"SELECT line FROM {s}.events WHERE run_id = %s::text AND seq > %s::int ORDER BY seq"
         )
+        self._listings(s, cols, held_keys)
+
+    def _listings(self, s: str, cols: str, held_keys: str) -> None:
+        """What lists runs: all of them, some, the held ones, the claimable ones, the changed."""
         self.list_runs = f'SELECT run_id FROM {s}.runs ORDER BY run_id COLLATE "C"'
         listing = (
             f"SELECT {cols}, h.key IS NOT NULL,"

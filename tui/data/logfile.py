@@ -1,7 +1,8 @@
-"""Reading one run log file safely: opening it, exact reads, decoding a line on its own.
+"""Reading one run log file safely: opening it, exact reads, whole lines by chunks, a line's type
+from its first bytes, decoding a line on its own.
 
-Shared by the run list (`tui.runs`, `tui.rowread`, `tui.quickread`) and the lazy log of one
-run (`tui.runlog`). Never imports textual.
+Shared by the directory source's rows (`rowread`, `quickread`), the lazy log of one run
+(`runlog`) and its scans (`logscan`). Never imports textual.
 """
 
 from __future__ import annotations
@@ -11,16 +12,31 @@ import errno
 import gc
 import json
 import os
+import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from agentor.engine.events import RUN_START, Event
 from agentor.engine.logformat import BadLine, LogDecoder
+from agentor.engine.logio import READ_FLAGS
 
 CHUNK = 1024 * 1024  # reads of whole files go by chunks of about this size
 
-_OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK  # no FIFO hangs
+# A line's type as every writer of the format puts it: first (json.dumps keeps key order), so
+# a line's type is known from its first bytes without decoding it. `TYPE_AT` tells any type;
+# `line_of_type` and `line_of_type_after_newline` look for one (a literal first character lets
+# the regex engine scan a big buffer fast).
+_TYPE_PREFIX = rb'\{\s*"type"\s*:\s*"'
+TYPE_AT = re.compile(_TYPE_PREFIX + rb'(\w+)"')
+
+
+def line_of_type(kind: str) -> re.Pattern[bytes]:
+    return re.compile(_TYPE_PREFIX + re.escape(kind.encode()) + b'"')
+
+
+def line_of_type_after_newline(kind: str) -> re.Pattern[bytes]:
+    return re.compile(b"\n" + _TYPE_PREFIX + re.escape(kind.encode()) + b'"')
 
 
 class Unreadable(Exception):
@@ -37,10 +53,11 @@ def os_reason(exc: OSError) -> str:
     return (exc.strerror or str(exc)).lower()
 
 
-def open_log(path: str | os.PathLike[str]) -> tuple[int, os.stat_result]:
-    """An fd on a regular file; `Unreadable` for anything else, FileNotFoundError if gone."""
+def open_readonly(path: str | os.PathLike[str]) -> tuple[int, os.stat_result]:
+    """A read-only fd on a regular file (never through a symlink); `Unreadable` for anything
+    else, FileNotFoundError if it is gone."""
     try:
-        fd = os.open(path, _OPEN_FLAGS)
+        fd = os.open(path, READ_FLAGS)
     except FileNotFoundError:
         raise
     except OSError as exc:
@@ -62,7 +79,7 @@ def not_a_log(path: str | os.PathLike[str]) -> str | None:
     event), or None when it may be one: an empty file is a run just being started, and a
     first line longer than FIRST_LINE_MAX is not looked at."""
     try:
-        fd, _ = open_log(path)
+        fd, _ = open_readonly(path)
     except FileNotFoundError:
         return "no such file"
     except Unreadable as exc:
@@ -83,6 +100,29 @@ def not_a_log(path: str | os.PathLike[str]) -> str | None:
 
 
 FIRST_LINE_MAX = 4 * 1024 * 1024
+
+
+def whole_lines(
+    fd: int, start: int, end: int, on_read: Callable[[int], object] | None = None
+) -> Iterator[tuple[int, bytes]]:
+    """(offset, bytes) of the whole lines in [start, end), about CHUNK bytes at a time, each
+    piece ending in a newline; a last line without its newline is left for the next read.
+    `on_read(n)` is told the size of every read (what reading costs)."""
+    pos = start
+    while pos < end:
+        size = min(CHUNK, end - pos)
+        while True:
+            data = pread(fd, size, pos)
+            if on_read is not None:
+                on_read(len(data))
+            cut = data.rfind(b"\n")
+            if cut >= 0 or pos + len(data) >= end or not data:
+                break
+            size = min(size * 4, end - pos)  # a line longer than the chunk
+        if cut < 0:
+            return
+        yield pos, data[: cut + 1]
+        pos += cut + 1
 
 
 def pread(fd: int, size: int, offset: int) -> bytes:

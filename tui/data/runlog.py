@@ -1,4 +1,5 @@
-"""The events of one run, for the timeline: `RunLog`, a lazy log. Never imports textual.
+"""The events of one run's log file, for the timeline: `RunLog`, a lazy log, the directory
+source's `RunEvents`. Never imports textual.
 
 RunLog(path)                        lazy: indexes newline offsets, decodes lines on demand
     .poll() -> int                  read new bytes; returns how many new lines (events or
@@ -16,14 +17,18 @@ RunLog(path)                        lazy: indexes newline offsets, decodes lines
                                     applies the deltas; one step back from the last one
                                     rebuilt is a slice. None for other lines or a delta
                                     whose base is lost. The messages are shared with that
-                                    cache: copy before changing them. (One difference:
-                                    after a corrupt generation line the engine's decoder
-                                    stops rebuilding deltas for good; request() resumes
-                                    after the next full-form generation.)
+                                    cache: copy before changing them. A delta's base is
+                                    checked against the generations the engine's decoder
+                                    counts (lines that read as generation events), so a
+                                    corrupt line breaks a chain exactly where it breaks the
+                                    engine's.
     .segment_starts -> list[int]    line indexes of run_start events
     .start_time -> float | None     the first run_start's time (timeline offsets)
     .raw(i) -> bytes                line i as it is in the file
-    .indexed_bytes -> int           where the whole lines indexed end
+    .indexed_to -> int              where the whole lines indexed end (a byte offset)
+    .search(...), .marks(...)       the lines a search matches, the error and tool call
+                                    lines (`tui.data.logscan`), from their own descriptor:
+                                    safe in a worker thread
     extras: .path, .pending (bytes of an unfinished last line), .decoded (lines json-
     decoded by item(), for tests), .close() (also a context manager). Keeps the file
     open; memory is 8 bytes a line plus the caches. Not thread-safe (UI thread only).
@@ -37,26 +42,37 @@ from __future__ import annotations
 import bisect
 import json
 import os
-import re
 from array import array
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import accumulate, islice, repeat
 from operator import add
 from pathlib import Path
 from typing import Any
 
-from agentor.engine.events import GENERATION, Event
-from agentor.engine.logformat import DELTA_FIELD, BadLine
+from agentor.engine.events import GENERATION, RUN_START, Event, is_list_of_dicts
+from agentor.engine.logformat import DELTA_FIELD, BadLine, messages_delta
 from agentor.engine.replay import event_time
 
-from .logfile import CHUNK, Unreadable, decode_line, gc_paused, open_log, pread
+from . import logscan
+from .logfile import (
+    CHUNK,
+    Unreadable,
+    decode_line,
+    gc_paused,
+    line_of_type,
+    line_of_type_after_newline,
+    open_readonly,
+    pread,
+    whole_lines,
+)
+from .source import Scan
 
 # Searched with a literal first (a newline), which the regex engine scans for fast; a `^`
 # anchor with re.MULTILINE would try every byte of a big log.
-_RUN_START_AFTER_NEWLINE = re.compile(rb'\n\{\s*"type"\s*:\s*"run_start"')
-_RUN_START_AT = re.compile(rb'\{\s*"type"\s*:\s*"run_start"')
-_GENERATION_AT = re.compile(rb'\{\s*"type"\s*:\s*"generation"')
+_RUN_START_AFTER_NEWLINE = line_of_type_after_newline(RUN_START)
+_RUN_START_AT = line_of_type(RUN_START)
+_GENERATION_AT = line_of_type(GENERATION)
 CACHE_SIZE = 1024
 _Rebuilt = tuple[int, "int | None", list[dict[str, Any]]]  # line, generation ordinal, messages
 
@@ -77,6 +93,7 @@ class RunLog:
         self._ends = array("q")  # byte offset just past each whole line's newline
         self._cache: OrderedDict[int, Event | BadLine] = OrderedDict()
         self._rebuilt: _Rebuilt | None = None  # the last request rebuilt
+        self._ordinals: dict[int, int] = {}  # full generation's line -> generations before it
         self._start_time: float | None = None
         self._start_known = False
         self._fd = -1
@@ -89,9 +106,24 @@ class RunLog:
         return len(self._ends)
 
     @property
-    def indexed_bytes(self) -> int:
+    def indexed_to(self) -> int:
         """Where the whole lines indexed end (a scan of what the log gained starts here)."""
         return self._end()
+
+    def search(
+        self,
+        query: str,
+        start: int,
+        end: int,
+        first_line: int,
+        cancelled: Callable[[], bool] = lambda: False,
+    ) -> Scan | None:
+        return logscan.search(self.path, query, start, end, first_line, cancelled)
+
+    def marks(
+        self, start: int, end: int, first_line: int, cancelled: Callable[[], bool] = lambda: False
+    ) -> Scan | None:
+        return logscan.marks(self.path, start, end, first_line, cancelled)
 
     def raw(self, i: int) -> bytes:
         """Line i as it is in the file, its newline included."""
@@ -168,36 +200,38 @@ class RunLog:
             return self._walk_forward(i, cached if cached is not None and cached[0] < i else None)
 
     def _walk_forward(self, i: int, cached: _Rebuilt | None) -> list[dict[str, Any]] | None:
-        """Walk back to a full generation (or `cached`), then apply the deltas up to i."""
-        chain: list[dict[str, Any] | None] = []  # newest first; None marks a broken line
-        anchor: tuple[int | None, list[dict[str, Any]]] | None = None  # (ordinal, messages)
+        """Walk back to a full generation (or `cached`), then apply the deltas up to i.
+
+        A line that is not a generation event to the engine's decoder (corrupt, or of another
+        type) is passed over, as the decoder passes it over: it counts no generation."""
+        chain: list[dict[str, Any]] = []  # the generations after the anchor, newest first
+        anchor: _Rebuilt | None = None  # (line, ordinal or None, messages)
         for k, data in self._generations_back(i):
             if cached is not None and k == cached[0]:
-                anchor = (cached[1], cached[2])
+                anchor = cached
                 break
             gen = _generation_dict(data)
-            if k == i and gen is None:
-                return None  # not a generation
             if gen is None:
-                chain.append(None)
-                break
+                if k == i:
+                    return None  # not a generation
+                continue
             messages = gen.get("messages")
-            if _is_list_of_dicts(messages):
-                anchor = (None, messages)
+            if is_list_of_dicts(messages):
+                anchor = (k, None, messages)
                 break
             chain.append(gen)
         if anchor is None:
             return None
-        ordinal, messages = anchor
+        line, ordinal, messages = anchor
         out = list(messages)
+        if chain and ordinal is None:
+            ordinal = self._ordinal(line)
         for gen in reversed(chain):
             delta = _delta(gen)
-            if delta is None:
+            assert ordinal is not None
+            # The engine's decoder takes a delta only on the generation it counted just before.
+            if delta is None or delta.get("base") != ordinal or delta["keep"] > len(out):
                 return None  # FileStore.load cannot rebuild it either
-            if ordinal is None:
-                ordinal = delta["base"]  # what the writer counted for the full generation
-            if delta["base"] != ordinal or delta["keep"] > len(out):
-                return None
             del out[delta["keep"] :]
             out.extend(delta["tail"])
             ordinal += 1
@@ -221,17 +255,30 @@ class RunLog:
                 continue
             assert after is not None
             delta, size = _delta(after), _request_size(gen)
-            if delta is None or size is None or delta["keep"] != size:
+            if ordinal is None or delta is None or size is None or delta["keep"] != size:
                 return None
-            if ordinal is not None and delta["base"] != ordinal - 1:
+            if delta.get("base") != ordinal - 1:
                 return None
-            ordinal, messages, after = delta["base"], messages[:size], gen
+            ordinal, messages, after = ordinal - 1, messages[:size], gen
             if k == i:
                 self._rebuilt = (i, ordinal, messages)
                 return list(messages)
             if k < i:
                 return None
         return None
+
+    def _ordinal(self, line: int) -> int:
+        """How many generations the engine's decoder counts before `line` (the `base` a delta
+        on the generation after it names): the lines that read as generation events."""
+        known = [k for k in self._ordinals if k < line]
+        start = max(known, default=-1)
+        count = self._ordinals[start] + 1 if start >= 0 else 0
+        found = 0
+        for _, data in self._generations_back(line - 1, stop=start + 1):
+            if _generation_dict(data) is not None:
+                found += 1
+        self._ordinals[line] = count + found
+        return count + found
 
     @property
     def start_time(self) -> float | None:
@@ -246,7 +293,7 @@ class RunLog:
 
     def _open(self) -> None:
         try:
-            fd, st = open_log(self.path)
+            fd, st = open_readonly(self.path)
         except Unreadable as exc:
             raise OSError(f"{self.path}: {exc}") from None
         self._fd, self._inode = fd, st.st_ino
@@ -256,6 +303,7 @@ class RunLog:
         self._ends = array("q")
         self._cache.clear()
         self._rebuilt = None
+        self._ordinals.clear()
         self.segment_starts = []
         self._start_time, self._start_known = None, False
         self.pending = 0
@@ -266,18 +314,7 @@ class RunLog:
     def _index(self, start: int, end: int) -> int:
         """Index the whole lines in [start, end); returns how many were added."""
         before = len(self._ends)
-        pos = start
-        while pos < end:
-            size = min(CHUNK, end - pos)
-            while True:
-                data = pread(self._fd, size, pos)
-                cut = data.rfind(b"\n")
-                if cut >= 0 or pos + len(data) >= end or not data:
-                    break
-                size = min(size * 4, end - pos)
-            if cut < 0:
-                break
-            body = data[: cut + 1]
+        for pos, body in whole_lines(self._fd, start, end):
             # Offsets by C-level iterators (no Python code per line): lengths + 1, summed
             # from `pos`, whose own first value is the previous end and skipped.
             lengths = map(len, body[:-1].split(b"\n"))
@@ -287,22 +324,22 @@ class RunLog:
                 self.segment_starts.append(bisect.bisect_right(self._ends, pos))
             for m in _RUN_START_AFTER_NEWLINE.finditer(body):
                 self.segment_starts.append(bisect.bisect_right(self._ends, pos + m.start() + 1))
-            pos += cut + 1
-        self.pending = max(0, end - pos)
+        self.pending = max(0, end - self._end())  # `start` is where the lines indexed end
         return len(self._ends) - before
 
     def _line(self, i: int) -> tuple[int, bytes]:
         start = self._ends[i - 1] if i else 0
         return start, pread(self._fd, self._ends[i] - start, start)
 
-    def _generations_back(self, i: int) -> Iterable[tuple[int, bytes]]:
-        """(index, bytes) of generation lines from i back to the first, by blocks of lines."""
+    def _generations_back(self, i: int, stop: int = 0) -> Iterable[tuple[int, bytes]]:
+        """(index, bytes) of line i and the generation lines before it, back to line `stop`,
+        by blocks of lines."""
         ends = self._ends
         hi = i + 1  # lines [lo, hi) are read as one block
-        while hi > 0:
+        while hi > stop:
             lo = hi - 1
             top = ends[hi - 1]
-            while lo > 0 and top - ends[lo - 1] < CHUNK:
+            while lo > stop and top - ends[lo - 1] < CHUNK:
                 lo -= 1
             base = ends[lo - 1] if lo else 0
             block = pread(self._fd, top - base, base)
@@ -313,33 +350,21 @@ class RunLog:
             hi = lo
 
 
-def _delta(gen: dict[str, Any] | None) -> dict[str, Any] | None:
-    """A generation's compact delta when `LogDecoder` would apply it (base checked apart)."""
-    if gen is None or _is_list_of_dicts(gen.get("messages")):
-        return None  # a broken line, or a full generation (its messages win)
-    delta = gen.get(DELTA_FIELD)
-    ok = (
-        isinstance(delta, dict)
-        and isinstance(delta.get("base"), int)
-        and isinstance(delta.get("keep"), int)
-        and delta["keep"] >= 0
-        and isinstance(delta.get("tail"), list)
-        and all(isinstance(m, dict) for m in delta["tail"])
-    )
-    return delta if ok else None
+def _delta(gen: dict[str, Any]) -> dict[str, Any] | None:
+    """A generation's compact delta when the engine's decoder would apply it (its base is
+    checked apart): None for a full generation (its messages win) or a malformed delta."""
+    if is_list_of_dicts(gen.get("messages")):
+        return None
+    return messages_delta(gen)
 
 
 def _request_size(gen: dict[str, Any]) -> int | None:
     """How many messages a generation's request holds, from its own line."""
     messages = gen.get("messages")
-    if _is_list_of_dicts(messages):
+    if is_list_of_dicts(messages):
         return len(messages)
     delta = _delta(gen)
     return delta["keep"] + len(delta["tail"]) if delta is not None else None
-
-
-def _is_list_of_dicts(value: Any) -> bool:
-    return isinstance(value, list) and all(isinstance(m, dict) for m in value)
 
 
 def _generation_dict(line: bytes) -> dict[str, Any] | None:

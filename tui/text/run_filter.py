@@ -3,25 +3,36 @@ title counts. Plain data: no widgets here."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
+from agentor.engine.statuses import (
+    COMPLETED,
+    FAILED,
+    INTERRUPTED,
+    MAX_TURNS,
+    RUNNING,
+    STOPPING,
+    UNREADABLE,
+)
+
+from ..data.runrow import RunRow
 from .literal import literal_line
-from .runs import RunRow
 
 # `s` cycles through these; each names the statuses it shows (None: all).
 STATUS_FILTERS: tuple[tuple[str, frozenset[str] | None], ...] = (
     ("all", None),
-    ("needs attention", frozenset({"interrupted", "failed", "max_turns", "unreadable"})),
-    ("failed", frozenset({"failed", "max_turns"})),
-    ("completed", frozenset({"completed"})),
+    ("needs attention", frozenset({INTERRUPTED, FAILED, MAX_TURNS, UNREADABLE})),
+    ("failed", frozenset({FAILED, MAX_TURNS})),
+    ("completed", frozenset({COMPLETED})),
 )
 # What the run list's title counts, in this order, when there are any.
 TITLE_COUNTS = (
-    ("running", ("running",)),
-    ("interrupted", ("interrupted",)),
-    ("failed", ("failed", "max_turns")),
-    ("unreadable", ("unreadable",)),
+    ("running", (RUNNING,)),
+    ("stopping", (STOPPING,)),
+    ("interrupted", (INTERRUPTED,)),
+    ("failed", (FAILED, MAX_TURNS)),
+    ("unreadable", (UNREADABLE,)),
 )
 
 
@@ -69,11 +80,14 @@ class RunFilter:
         return " · ".join(parts)
 
 
-def list_title(shown: list[RunRow], total: int) -> str:
-    """`Runs 12 · 3 interrupted`, or `Runs 4 of 12 · …` when a filter hides some."""
+def list_title(
+    shown: list[RunRow], total: int, status_of: Callable[[RunRow], str] = lambda r: r.status
+) -> str:
+    """`Runs 12 · 3 interrupted`, or `Runs 4 of 12 · …` when a filter hides some. Each run is
+    counted by the status its row shows (`status_of`: *stopping* over *running*, say)."""
     title = f"Runs {len(shown)}" if len(shown) == total else f"Runs {len(shown)} of {total}"
     for word, statuses in TITLE_COUNTS:
-        n = sum(1 for r in shown if r.status in statuses)
+        n = sum(1 for r in shown if status_of(r) in statuses)
         if n:
             title += f" · {n} {word}"
     return title

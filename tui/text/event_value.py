@@ -1,5 +1,5 @@
 """One event of the open run as `v` shows it (the raw JSON line) and as `y` copies it (its
-value). Plain text: the screen makes it literal (`tui.literal`). Never imports textual.
+value). Plain text: the screen makes it literal (`tui.text.literal`). Never imports textual.
 """
 
 from __future__ import annotations
@@ -11,15 +11,15 @@ from typing import Any
 from agentor.engine.events import GENERATION, MESSAGE, RUN_END, TOOL_RESULT, Event
 from agentor.engine.logformat import DELTA_FIELD, BadLine
 
+from ..data.source import RunEvents
 from .literal import literal_line
-from .runlog import RunLog
 
 # `v` shows this many characters of a section at most (a 10 MB line would take seconds to
 # lay out); a note says how much more there is.
 RAW_LIMIT = 200_000
 
 
-def raw_sections(log: RunLog, index: int) -> list[tuple[str, str]]:
+def raw_sections(log: RunEvents, index: int) -> list[tuple[str, str]]:
     """(heading, text) of what `v` shows of line `index`: the line as it is in the file,
     pretty-printed; for a compact generation also the event decoded, its request rebuilt."""
     raw = log.raw(index)
@@ -73,7 +73,7 @@ class Copied:
         return f"Copied the {self.what} ({chars}): {literal_line(self.text, 80)}"
 
 
-def copy_value(log: RunLog, index: int) -> Copied:
+def copy_value(log: RunEvents, index: int) -> Copied:
     """What `y` copies of line `index`: a tool's result (or error), a generation's or the
     final text, else the line as it is in the file."""
     item = log.item(index)

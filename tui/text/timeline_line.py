@@ -8,7 +8,6 @@ markup, so nothing in a log can style or control the terminal.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import Any
 
 from rich.text import Text
@@ -24,13 +23,14 @@ from agentor.engine.events import (
     Event,
 )
 from agentor.engine.logformat import BadLine
-from agentor.engine.replay import call_parts
+from agentor.engine.replay import call_parts, first_user_text
+from agentor.engine.statuses import FAILED
 
 from .formatting import count
 from .literal import literal_line
 from .styles import ERROR_STYLE, STATUS_STYLES
 
-SUMMARY_LIMIT = 160
+LINE_LIMIT = 160
 
 
 def compact_json(value: Any) -> str:
@@ -38,12 +38,12 @@ def compact_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def value_line(value: Any, limit: int = SUMMARY_LIMIT) -> str:
+def value_line(value: Any, limit: int = LINE_LIMIT) -> str:
     """A value on one line: strings as they are, anything else as compact JSON."""
     return literal_line(value if isinstance(value, str) else compact_json(value), limit)
 
 
-def call_line(name: str | None, args: Any, limit: int = SUMMARY_LIMIT) -> str:
+def call_line(name: str | None, args: Any, limit: int = LINE_LIMIT) -> str:
     """`get_weather(city="London")`: a tool call as it reads in code."""
     if isinstance(args, str):
         try:
@@ -72,20 +72,13 @@ def content_text(content: Any) -> str:
     return compact_json(content)
 
 
-def _first_user_text(messages: Sequence[dict[str, Any]] | None) -> str | None:
-    for m in messages or ():
-        if m.get("role") == "user":
-            return content_text(m.get("content"))
-    return None
-
-
 def _tokens(e: Event) -> str:
     if e.usage is None:
         return ""
     return f"{count(e.usage.input_tokens)}→{count(e.usage.output_tokens)} tok"
 
 
-def summary(item: Event | BadLine, segment: int = 1) -> Text:
+def timeline_line(item: Event | BadLine, segment: int = 1) -> Text:
     """What one timeline row says about an event; `segment` numbers the run_start rows."""
     if isinstance(item, BadLine):
         return Text(f"unreadable line {item.lineno}: {literal_line(item.reason)}", "dim")
@@ -97,10 +90,10 @@ def summary(item: Event | BadLine, segment: int = 1) -> Text:
         else:
             out.append(literal_line(e.agent or "?", 40), "bold")
             out.append(f" · {literal_line(e.model or '?', 40)}", "dim")
-            prompt = _first_user_text(e.messages)
+            prompt = first_user_text(e.messages)
             if prompt:
                 out.append(" · ")
-                out.append(literal_line(prompt, SUMMARY_LIMIT))
+                out.append(literal_line(prompt, LINE_LIMIT))
     elif e.type == GENERATION:
         if e.calls:
             names = [call_line(n, a) for _, n, a in (call_parts(c) for c in e.calls)]
@@ -119,18 +112,18 @@ def summary(item: Event | BadLine, segment: int = 1) -> Text:
             out.append(" (recorded)", "dim")
         if e.error is not None:
             out.append(" ✗ ", ERROR_STYLE)
-            out.append(literal_line(e.error, SUMMARY_LIMIT), ERROR_STYLE)
+            out.append(literal_line(e.error, LINE_LIMIT), ERROR_STYLE)
         else:
             out.append(" → ", "dim")
             out.append(value_line(e.result))
     elif e.type == MESSAGE:
         out.append(value_line(e.text or ""), "italic")
     elif e.type == RUN_END:
-        status = e.status or "failed"
+        status = e.status or FAILED
         out.append(literal_line(status, 20), STATUS_STYLES.get(status, "bold"))
         if e.error:
             out.append(" · ")
-            out.append(literal_line(e.error, SUMMARY_LIMIT), ERROR_STYLE)
+            out.append(literal_line(e.error, LINE_LIMIT), ERROR_STYLE)
         elif e.text:
             out.append(" · ")
             out.append(value_line(e.text))

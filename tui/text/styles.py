@@ -11,18 +11,27 @@ from agentor.engine.events import (
     TOOL_CALL,
     TOOL_RESULT,
 )
+from agentor.engine.statuses import (
+    COMPLETED,
+    FAILED,
+    INTERRUPTED,
+    MAX_TURNS,
+    RUNNING,
+    STOPPING,
+    UNREADABLE,
+)
 
 # Status colours mean something (k9s / lazygit): cyan is alive, yellow wants a hand, red broke,
 # violet is on its way down. Textual draws ANSI `yellow` as its theme's orange (#fd971f);
 # `bright_yellow` is yellow on screen, as the help and the README say.
 STATUS_STYLES = {
-    "running": "bold cyan",
-    "stopping": "bold #9d65ff",
-    "interrupted": "bold bright_yellow",
-    "failed": "bold red",
-    "max_turns": "bold red",
-    "unreadable": "red",
-    "completed": "dim",
+    RUNNING: "bold cyan",
+    STOPPING: "bold #9d65ff",
+    INTERRUPTED: "bold bright_yellow",
+    FAILED: "bold red",
+    MAX_TURNS: "bold red",
+    UNREADABLE: "red",
+    COMPLETED: "dim",
 }
 TYPE_STYLES = {
     RUN_START: "bold green",

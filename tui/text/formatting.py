@@ -7,11 +7,8 @@ clock can show reads `"-"` (or `"?"` for an offset), never an exception in a ren
 from __future__ import annotations
 
 import math
-import os
 import re
 import time
-
-from rich.cells import cell_len
 
 # A generated id: a uuid's 32 hex digits, or a uuid with its dashes (from a database, say).
 _UUID = re.compile(r"[0-9a-fA-F]{8}(?:-?[0-9a-fA-F]{4}){3}-?[0-9a-fA-F]{12}")
@@ -100,21 +97,3 @@ def clock_time(t: float | None) -> str:
     except (OverflowError, OSError, ValueError):
         return f"{t!r} (not a date)"
     return day + f".{int(t % 1 * 1000):03d} UTC"
-
-
-def short_path(path: str | os.PathLike[str], limit: int = 40) -> str:
-    """A directory as a title shows it: absolute, the home directory as `~`, and when longer
-    than `limit` cells only its last parts after `…/` (its own name always whole)."""
-    text = os.path.abspath(path)
-    home = os.path.expanduser("~")
-    if home not in ("", os.sep) and (text == home or text.startswith(home + os.sep)):
-        text = "~" + text[len(home) :]
-    if cell_len(text) <= limit:
-        return text
-    parts = text.split(os.sep)
-    tail = parts[-1]
-    for part in reversed(parts[:-1]):
-        if cell_len(f"…{os.sep}{part}{os.sep}{tail}") > limit:
-            break
-        tail = f"{part}{os.sep}{tail}"
-    return f"…{os.sep}{tail}"

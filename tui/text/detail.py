@@ -27,10 +27,10 @@ from agentor.engine.replay import RunSummary, call_parts, event_time
 from .formatting import clock_time, duration, offset
 from .literal import literal, literal_line
 from .styles import ERROR_STYLE, ROLE_STYLES, STATUS_STYLES, TYPE_STYLES
-from .summaries import call_line, content_text
+from .timeline_line import call_line, content_text
 
 if TYPE_CHECKING:
-    from .runlog import RunLog
+    from ..data.source import RunEvents
 
 # How much of one value the detail view shows; the rest is cut with a note saying how much.
 DETAIL_LIMIT = 8_000
@@ -194,18 +194,7 @@ def detail(
     `run_start`."""
     out = DetailText()
     if isinstance(item, BadLine):
-        out.append(f"unreadable line {item.lineno}", "bold red")
-        out.append("\n")
-        out.fields(
-            [
-                ("run", literal_line(run_id), ""),
-                ("byte", f"{item.offset:,}", ""),
-                ("reason", literal_line(item.reason), ""),
-            ]
-        )
-        _heading(out, "Raw line")
-        raw = item.raw.decode("utf-8", errors="replace")
-        _append_value(out, raw.rstrip("\n"))
+        _unreadable(out, item, run_id)
         return out
     e = item
     out.append(literal_line(e.type, 40), TYPE_STYLES.get(e.type, "bold") + " bold")
@@ -217,7 +206,32 @@ def detail(
     if e.error is not None:
         _heading(out, "Error")
         out.long_block(e.error, style=ERROR_STYLE)
+    _messages(out, e, request)
+    if e.type == GENERATION:
+        _response(out, e, setup)
+    elif e.type == RUN_START and (e.tools is not None or e.settings is not None):
+        _request_config(out, e.config, e)
+    _values(out, e)
+    return out
 
+
+def _unreadable(out: DetailText, item: BadLine, run_id: str) -> None:
+    out.append(f"unreadable line {item.lineno}", "bold red")
+    out.append("\n")
+    out.fields(
+        [
+            ("run", literal_line(run_id), ""),
+            ("byte", f"{item.offset:,}", ""),
+            ("reason", literal_line(item.reason), ""),
+        ]
+    )
+    _heading(out, "Raw line")
+    raw = item.raw.decode("utf-8", errors="replace")
+    _append_value(out, raw.rstrip("\n"))
+
+
+def _messages(out: DetailText, e: Event, request: list[dict[str, Any]] | None) -> None:
+    """A generation's request (`request`, rebuilt) or a run_start's input, as a conversation."""
     messages = request if e.type == GENERATION else e.messages
     if messages is not None:
         label = "Request" if e.type == GENERATION else "Input"
@@ -227,19 +241,23 @@ def detail(
         _heading(out, "Request")
         out.block(Text("(not recorded in full: the line it extends is unreadable)", "dim"))
 
-    if e.type == GENERATION:
-        _heading(out, "Response")
-        if e.text is not None:
-            _append_value(out, e.text)
-        for cid, name, raw in (call_parts(c) for c in e.calls or []):
-            call = Text.assemble(("→ ", "dim"), (literal_line(name, 200), "bold"))
-            call.append(f"  {literal_line(cid, 80)}", "dim")
-            out.block(call)
-            _append_value(out, raw, 4)
-        if e.config is not None:
-            _request_config(out, e.config, setup)
-    elif e.type == RUN_START and (e.tools is not None or e.settings is not None):
-        _request_config(out, e.config, e)
+
+def _response(out: DetailText, e: Event, setup: Event | None) -> None:
+    """What a generation answered (its text, its tool calls) and what it was offered."""
+    _heading(out, "Response")
+    if e.text is not None:
+        _append_value(out, e.text)
+    for cid, name, raw in (call_parts(c) for c in e.calls or []):
+        call = Text.assemble(("→ ", "dim"), (literal_line(name, 200), "bold"))
+        call.append(f"  {literal_line(cid, 80)}", "dim")
+        out.block(call)
+        _append_value(out, raw, 4)
+    if e.config is not None:
+        _request_config(out, e.config, setup)
+
+
+def _values(out: DetailText, e: Event) -> None:
+    """A tool's arguments and result, an event's text, the fields this version does not know."""
     if e.args is not None and e.type in (TOOL_CALL, TOOL_RESULT):
         _heading(out, "Arguments")
         _append_value(out, e.args)
@@ -255,10 +273,9 @@ def detail(
     if e.extra:
         _heading(out, "Other fields")
         _append_value(out, e.extra)
-    return out
 
 
-def segment_start(log: RunLog, index: int) -> Event | None:
+def segment_start(log: RunEvents, index: int) -> Event | None:
     """The run_start of the segment line `index` belongs to (None before the first one)."""
     k = bisect_right(log.segment_starts, index) - 1
     if k < 0:

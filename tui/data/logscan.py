@@ -1,4 +1,4 @@
-"""Finding lines in a run log without building events: the lines a search matches, and the
+"""Finding lines in a run log file without building events: the lines a search matches, and the
 lines the timeline's jumps go to (errors, tool calls). Never imports textual.
 
 A scan reads whole lines of one byte range of the file, by chunks, from its own descriptor (so
@@ -12,10 +12,10 @@ chunks: a search replaced by a newer one stops early.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -24,21 +24,11 @@ from agentor.engine.events import RUN_END, TOOL_CALL, TOOL_RESULT, Event
 from agentor.engine.logformat import BadLine
 from agentor.engine.statuses import FAILED, MAX_TURNS
 
-from .logfile import CHUNK, decode_line, open_log, pread
+from .logfile import Unreadable, decode_line, open_readonly, whole_lines
+from .source import Scan
 
 # What a `run_end` ends with when the run did not get its answer.
 ERROR_ENDS = frozenset({FAILED, MAX_TURNS})
-
-
-@dataclass
-class Scan:
-    """What one scan found in [start, end) of a log."""
-
-    end: int  # just past the last whole line scanned: where the next scan starts
-    lines: int  # how many whole lines were scanned
-    found: list[int] = field(default_factory=list)  # a search's matching lines
-    errors: list[int] = field(default_factory=list)  # marks: lines an `e` jump goes to
-    calls: list[int] = field(default_factory=list)  # marks: `tool_call` lines (`t`)
 
 
 def needles(query: str) -> list[str]:
@@ -132,22 +122,12 @@ def _kind(line: bytes) -> str | None:
 
 
 def _chunks(path: str | os.PathLike[str], start: int, end: int) -> Iterator[tuple[int, bytes]]:
-    """(offset, bytes) of whole lines in [start, end), about CHUNK bytes at a time; a last
-    line without its newline is left for the next scan."""
-    fd, _ = open_log(path)
+    """(offset, bytes) of whole lines in [start, end), from a descriptor of the scan's own."""
     try:
-        pos = start
-        while pos < end:
-            size = min(CHUNK, end - pos)
-            data = pread(fd, size, pos)
-            cut = data.rfind(b"\n")
-            while cut < 0 and pos + len(data) < end and data:
-                size = min(size * 4, end - pos)  # a line longer than the chunk
-                data = pread(fd, size, pos)
-                cut = data.rfind(b"\n")
-            if cut < 0:
-                return
-            yield pos, data[: cut + 1]
-            pos += cut + 1
+        fd, _ = open_readonly(path)
+    except Unreadable as exc:  # the protocol's error: an OSError saying why
+        raise OSError(errno.EINVAL, str(exc)) from None
+    try:
+        yield from whole_lines(fd, start, end)
     finally:
         os.close(fd)

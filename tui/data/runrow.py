@@ -1,0 +1,37 @@
+"""One row of the run list (`RunRow`): what the screens show of a run, whatever its source.
+Never imports textual. The fields are described in `tui.data.source`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from agentor.engine.replay import RunSummary
+from agentor.engine.statuses import INCOMPLETE, UNREADABLE
+
+
+@dataclass(slots=True, eq=False)
+class RunRow:
+    run_id: str
+    summary: RunSummary | None = None
+    status: str = UNREADABLE
+    error: str | None = None
+    complete: bool = False
+    modified_at: float = 0.0  # when the run last changed (its log's mtime): sorts unstarted runs
+
+    @property
+    def sort_key(self) -> float:
+        s = self.summary
+        if s is not None and s.started_at is not None:
+            return s.started_at
+        return self.modified_at
+
+
+# What a row read again takes over from the scratch row it was read into (a row the app may be
+# drawing from another thread never shows a half-read summary).
+ROW_FIELDS = tuple(f.name for f in fields(RunRow) if f.name != "run_id")
+
+
+def may_be_live(row: RunRow) -> bool:
+    """Whether the row's status depends on who holds the run (an incomplete or empty run)."""
+    s = row.summary
+    return s is not None and (s.events == 0 or s.status == INCOMPLETE)

@@ -1,0 +1,231 @@
+"""What the app's notifications say: why a resume is refused, how it ended, what a stopping run
+waits for, what the watcher found. Pure functions of plain values, each a `Note` (its text,
+title, severity, how long it stays); the app shows a note literally (`RunsApp.tell`)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from agentor.engine.statuses import COMPLETED, STOPPING, UNREADABLE
+
+from ..data.runrow import RunRow
+from .formatting import short_id
+from .literal import literal_line
+
+Severity = Literal["information", "warning", "error"]
+
+
+@dataclass(frozen=True)
+class Note:
+    text: str
+    title: str = ""
+    severity: Severity = "information"
+    timeout: float | None = None
+
+
+def tool_names(names: Iterable[str]) -> str:
+    """`get_weather`, `get_weather and get_news`, `get_weather (2 calls), a and b`."""
+    counts = Counter(literal_line(n, 60) for n in names)
+    parts = [f"{n} ({k} calls)" if k > 1 else n for n, k in counts.items()]
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+# -- a resume refused --------------------------------------------------------------------------
+
+
+def cannot_resume(row: RunRow | None) -> Note | None:
+    """Why the selected run cannot be resumed at all, or None."""
+    if row is None:
+        return Note("No run selected.", severity="warning")
+    short = short_id(row.run_id)
+    if row.status == COMPLETED:
+        return Note(f"Run {short} is already completed.", severity="warning")
+    if row.status == UNREADABLE:
+        why = literal_line(row.error or "?", 200)
+        return Note(f"Run {short} cannot be resumed: it is unreadable ({why}).", severity="error")
+    return None
+
+
+def no_agent(hint: str) -> Note:
+    """No agent given may resume the run (`AgentSet.missing_hint` says how to give one)."""
+    return Note(literal_line(hint, 500), severity="warning", timeout=8)
+
+
+def one_at_a_time(run_id: str, resuming: str, stopping: str | None) -> Note:
+    """`r` on `run_id` while `resuming` is resumed (`stopping`: the reason it is stopping)."""
+    short = short_id(resuming)
+    if run_id == resuming and stopping is not None:
+        text = f"Run {short} cannot be resumed yet: {stopping}."
+    elif run_id == resuming:
+        text = f"Already resuming {short}: x stops it."
+    else:
+        doing = "is stopping" if stopping is not None else "is being resumed: x stops it"
+        text = f"Only one resume runs at a time: {short} {doing}."
+    return Note(text, severity="warning")
+
+
+NOTHING_TO_STOP = Note("No resume is running: x stops a resume started here with r.")
+
+
+# -- stopping ----------------------------------------------------------------------------------
+
+
+def stopping_reason(waiting_for: Collection[str]) -> str:
+    """`stopping: waiting for get_weather to finish (a running tool cannot be ...)`, given the
+    names of the tools a stopping run waits for."""
+    if not waiting_for:
+        return STOPPING
+    names = tool_names(waiting_for)
+    return f"{STOPPING}: waiting for {names} to finish (a running tool cannot be interrupted)"
+
+
+def stopping_line(waiting_for: Collection[str], quitting: bool) -> str:
+    """What the line under the timeline says until the resume has unwound."""
+    reason = stopping_reason(waiting_for)
+    return "quitting" + reason.removeprefix(STOPPING) if quitting else reason
+
+
+def waiting(run_id: str, waiting_for: Collection[str], quitting: bool) -> Note:
+    """The stopping run waits for these tools' threads (said once for a burst)."""
+    short, reason = short_id(run_id), stopping_reason(waiting_for)
+    if not quitting:
+        return Note(reason, title=f"Run {short}", severity="warning", timeout=10)
+    names = tool_names(waiting_for)
+    return Note(
+        f"Quitting once the resume of {short} has stopped: {reason}. q again quits at "
+        f"once, but {names}'s result will not be recorded: the run will run it again on "
+        "the next resume.",
+        title="Quitting",
+        severity="warning",
+        timeout=30,
+    )
+
+
+def abandoned(run_id: str, waiting_for: Collection[str]) -> str:
+    """The warning printed when a second `q` quits before the resume has unwound."""
+    if not waiting_for:
+        return (
+            f"quit before the resume of run {run_id} had stopped: its last step may not "
+            "be recorded; the run is left interrupted."
+        )
+    names = tool_names(waiting_for)
+    return (
+        f"quit without waiting for {names} to finish (resume of run {run_id}): its "
+        f"result will not be recorded, and the run will run {names} again on the next "
+        "resume."
+    )
+
+
+# -- how a resume ended ------------------------------------------------------------------------
+
+
+def stopped(run_id: str, waiting_for: Mapping[str, str], recorded: Collection[str]) -> Note:
+    """Stopped with `x` or `q`: `waiting_for` maps the calls it waited for to their tools,
+    `recorded` the calls whose results were recorded since."""
+    short = short_id(run_id)
+    if not waiting_for:
+        text = f"Stopped resuming {short}: it is left interrupted, r resumes it."
+        return Note(text, severity="warning", timeout=10)
+    names = tool_names(waiting_for.values())
+    if set(waiting_for) <= set(recorded):
+        done = (
+            f"{names} finished and its result was recorded, so the next resume will not "
+            "run it again"
+        )
+    else:
+        done = f"{names} finished, but its result could not be recorded (see the log)"
+    text = f"Stopped resuming {short}: {done}. It is left interrupted, r resumes it."
+    return Note(text, severity="warning", timeout=10)
+
+
+def finished(run_id: str, status: str, output: str | None, error: str | None) -> Note:
+    """The resume ran to an end and recorded it."""
+    short = short_id(run_id)
+    if status == COMPLETED:
+        text = f"Run {short} completed: {literal_line(output or '', 300)}"
+        return Note(text, title="Resumed", timeout=8)
+    why = literal_line(error or "no error recorded", 400)
+    return Note(
+        f"Run {short} ended {status}: {why}. It stays resumable: r tries again.",
+        title="Resume did not finish",
+        severity="error",
+        timeout=10,
+    )
+
+
+def unsaved(run_id: str, status: str, failures: int) -> Note:
+    """The engine carried on past failed writes (disk full, no permission): the run's ending
+    is known here, but its log lacks steps."""
+    writes = "write" if failures == 1 else "writes"
+    return Note(
+        f"Run {short_id(run_id)} ended {status}, but {failures} {writes} of its events to the "
+        "log failed (see the agentor log): those events could not be saved, and the run "
+        "may not be resumable from its file.",
+        title="Events not saved",
+        severity="error",
+        timeout=15,
+    )
+
+
+# The run list's note on a run whose resume could not save all of its events.
+UNSAVED_MARK = "⚠ unsaved"
+
+
+def locked(run_id: str, pid: int | None) -> Note:
+    holder = f"process {pid}" if pid else "another process"
+    text = f"Run {short_id(run_id)} is locked by {holder}: it is being run or resumed there."
+    return Note(text, severity="error", timeout=8)
+
+
+def nothing_to_resume(run_id: str, reason: str) -> Note:
+    text = (
+        f"Nothing to resume in {short_id(run_id)}: no prompt recorded "
+        f"({literal_line(reason, 200)})."
+    )
+    return Note(text, severity="warning", timeout=8)
+
+
+def gone(run_id: str, where: str) -> Note:
+    text = f"Run {short_id(run_id)} is gone: its file left {literal_line(where, 200)}."
+    return Note(text, severity="error", timeout=8)
+
+
+def failed(run_id: str, exc: BaseException) -> Note:
+    text = (
+        f"Resuming {short_id(run_id)} failed: {type(exc).__name__}: {literal_line(str(exc), 400)}"
+    )
+    return Note(text, severity="error", timeout=8)
+
+
+# -- the source --------------------------------------------------------------------------------
+
+
+def stopped_watching(where: str, exc: BaseException) -> Note:
+    text = f"Stopped watching {literal_line(where)}: {literal_line(str(exc), 300)}"
+    return Note(text, severity="error")
+
+
+def reloaded(label: str, added: int, changed: int, removed: int) -> Note:
+    """ctrl+r: what the reload found."""
+    counts = ((added, "new"), (changed, "changed"), (removed, "gone"))
+    said = ", ".join(f"{n} {what}" for n, what in counts if n) or "nothing changed"
+    return Note(f"Reloaded {literal_line(label)}: {said}.", timeout=3)
+
+
+def nothing_left(where: str) -> str:
+    """What the run list says once its source is gone."""
+    return (
+        f"The directory {where} was deleted: there is nothing left to show. "
+        "It is shown again if it comes back."
+    )
+
+
+def source_gone(where: str) -> Note:
+    return Note(f"{literal_line(where)} was deleted.", severity="warning")
+
+
+def source_back(where: str) -> Note:
+    return Note(f"{literal_line(where)} is back.", timeout=4)

@@ -1,0 +1,136 @@
+"""What the run list says about a run: its columns (`COLUMNS`, those that fit a width) and one
+run as a line (`run_line`), each cell literal. Plain Rich text: no widgets here."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.cells import cell_len, set_cell_size
+from rich.text import Text
+
+from agentor.engine.statuses import COMPLETED, FAILED, MAX_TURNS, RUNNING, UNREADABLE
+
+from ..data.runrow import RunRow
+from .formatting import count, duration, relative_time, short_id
+from .literal import literal_line
+from .styles import STATUS_STYLES
+
+Column = tuple[str, int, bool]  # title, width, right-aligned
+
+# The prompt takes what is left; on a narrow screen columns go, in `DROP` order, to leave it
+# at least PROMPT_MIN cells.
+COLUMNS: tuple[Column, ...] = (
+    ("status", 11, False),
+    ("id", 8, False),
+    ("agent", 16, False),
+    ("model", 14, False),
+    ("started", 9, False),
+    ("took", 7, True),
+    ("turns", 5, True),
+    ("tools", 5, True),
+    ("tokens", 7, True),
+)
+DROP = ("model", "took", "tools", "turns", "started", "tokens", "agent")
+PROMPT_MIN = 30
+GAP = "  "
+
+
+def columns_for(width: int, id_width: int = 8) -> tuple[Column, ...]:
+    """The columns that fit beside a readable prompt in `width` cells (the id column as wide
+    as `id_width`: runs named by their callers have longer ids than generated ones)."""
+    shown = [(t, id_width if t == "id" else w, r) for t, w, r in COLUMNS]
+    for title in DROP:
+        if sum(w + len(GAP) for _, w, _ in shown) + PROMPT_MIN <= width:
+            break
+        shown = [c for c in shown if c[0] != title]
+    return tuple(shown)
+
+
+def fit(text: str, width: int, right: bool = False) -> str:
+    """`text` padded or cut (with an ellipsis) to exactly `width` cells."""
+    if cell_len(text) > width:
+        return set_cell_size(text, width - 1) + "…"
+    pad = " " * (width - cell_len(text))
+    return pad + text if right else text + pad
+
+
+def started(row: RunRow, now: float) -> str:
+    """When the run started, relative to `now` ("3m ago")."""
+    s = row.summary
+    if s is None:
+        return "-"
+    return relative_time(s.started_at if s.started_at else row.modified_at, now)
+
+
+def took(row: RunRow, now: float) -> str:
+    """How long the run was worked on: its segments' spans summed, without the idle gaps
+    between a crash and its resume; a running run's counts up to `now`. "…" until a quick
+    row is read whole (the segments between its first line and its tail are not known)."""
+    s = row.summary
+    if s is None:
+        return "-"
+    if not row.complete:
+        return "…"
+    return duration(s.active_time(now if row.status == RUNNING else None))
+
+
+def timed(row: RunRow, now: float) -> tuple[str, str]:
+    """The texts of a row that move with the clock."""
+    return started(row, now), took(row, now)
+
+
+def cells(row: RunRow, now: float, status: str | None = None) -> dict[str, tuple[str, str]]:
+    """Each column's (text, style) for a run (`status`: shown in place of the row's)."""
+    s = row.summary
+    status = status or row.status
+    out = {
+        # A `run_end` may name any status: it is text from the log like the rest.
+        "status": (literal_line(status, 20), STATUS_STYLES.get(status, "")),
+        "id": (literal_line(short_id(row.run_id)), "bold" if row.status != COMPLETED else ""),
+    }
+    if s is None:
+        return out
+    # Quick rows (head and tail read) do not know their counts until the whole file is read.
+    partial = "dim" if not row.complete else ""
+    out |= {
+        "agent": (literal_line(s.agent or "-", 40), ""),
+        "model": (literal_line(s.model or "-", 40), "dim"),
+        "started": (started(row, now), ""),
+        "took": (took(row, now), partial),
+        "turns": ("…" if partial else count(s.turns), partial),
+        "tools": ("…" if partial else count(s.tool_calls), partial),
+        "tokens": ("…" if partial else count(s.usage.total_tokens), partial),
+    }
+    return out
+
+
+def run_line(
+    row: RunRow,
+    now: float,
+    columns: Sequence[Column] = COLUMNS,
+    mark: str | None = None,
+    status: str | None = None,
+) -> Text:
+    """One run as a list line: status word in its colour, then the columns, then the prompt
+    (after the `mark`, if the app has one for this run: before the prompt, it is never cut)."""
+    s = row.summary
+    out = Text(no_wrap=True)
+    values = cells(row, now, status)
+    for title, w, right in columns:
+        text, style = values.get(title, ("-", "dim"))
+        out.append(fit(text, w, right), style)
+        out.append(GAP)
+    if mark:
+        out.append(literal_line(mark, 60), "bold yellow")
+        out.append(GAP)
+    if row.status == UNREADABLE or s is None:
+        out.append(literal_line(row.error or "unreadable", 200), "red")
+        return out
+    out.append(literal_line(s.first_prompt or "", 300))
+    if s.error and row.status in (FAILED, MAX_TURNS):
+        out.append("  ")
+        out.append(literal_line(s.error, 200), "red")
+    if row.error:  # a readable run with bad lines says so
+        out.append("  ⚠ ", "yellow")
+        out.append(literal_line(row.error, 200), "yellow")
+    return out
