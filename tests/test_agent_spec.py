@@ -1,5 +1,5 @@
 """`agentor.cli.agent_spec`: the `--agent SPEC` loader of the `agentor` command (textual-free;
-the TUI's `--agent` is meant to load through it too)."""
+the TUI loads its `--agent`s through it too)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentor import Agentor
-from agentor.cli.agent_spec import AgentSpecError, agent_mismatch, load_agent
+from agentor.cli.agent_spec import agent_mismatch, load_agent
 from tests.conftest import ROOT
 
 AGENT_FILE = """
@@ -43,41 +42,6 @@ def agent_file(tmp_path: Path) -> Path:
     path = tmp_path / "spec_agents.py"
     path.write_text(AGENT_FILE)
     return path
-
-
-def cause(spec: str) -> str:
-    with pytest.raises(AgentSpecError) as info:
-        load_agent(spec)
-    assert "\n" not in str(info.value) and str(info.value).startswith(f"--agent {spec}: ")
-    return info.value.cause
-
-
-def test_files_modules_factories_and_dotted_names_load(
-    agent_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    agent = load_agent(f"{agent_file}:agent")
-    assert isinstance(agent, Agentor) and agent.name == "Weather Agent"
-    assert load_agent(f"{agent_file}:agent") is agent, "a file is executed once"
-    assert load_agent(f"{agent_file}:make_agent").name == "Made"
-    assert load_agent(f"{agent_file}:Holder.inner").name == "Inner"
-    package = tmp_path / "spec_pkg_x1"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "travel.py").write_text(AGENT_FILE)
-    monkeypatch.chdir(tmp_path)
-    assert load_agent("spec_pkg_x1.travel:make_agent").name == "Made"
-
-
-def test_a_spec_that_cannot_load_says_why_in_one_line(agent_file: Path, tmp_path: Path) -> None:
-    assert cause(f"{tmp_path / 'nope.py'}:agent") == f"no such file: {tmp_path / 'nope.py'}"
-    assert cause(f"{agent_file}:missing") == f"no attribute 'missing' in {agent_file}"
-    assert cause(f"{agent_file}:number") == "not an Agentor: number is a int"
-    assert cause(f"{agent_file}:explodes") == "calling explodes() failed: RuntimeError: no key set"
-    assert cause("no_such_module_x2:agent") == "no module named 'no_such_module_x2'"
-    (tmp_path / "syntax_x3.py").write_text("agent = (\n")
-    assert cause(f"{tmp_path / 'syntax_x3.py'}:agent").startswith("import error: SyntaxError: ")
-    for spec in ("agent", "file.py", ":agent", "file.py:"):
-        assert cause(spec) == "expected path/to/file.py:name or package.module:name"
 
 
 def test_an_agent_resumes_only_runs_of_its_name(agent_file: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentor.engine.store import FileStore
+from agentor.literal import literal, literal_line
 from tests.app_support import (
     IDS,
     SIZE,
@@ -20,7 +21,6 @@ from tests.app_support import (
     weather_agent,
     write_log,
 )
-from tui.text.literal import literal, literal_line
 
 MARKUP = "[bold red]x[/]"
 CLEAR = "\x1b[2J"

@@ -149,7 +149,7 @@ def test_loading_the_weather_agent_from_elsewhere_creates_nothing(tmp_path: Path
     imports the file there (a fresh interpreter: nothing cached)."""
     code = (
         "import sys\n"
-        "from tui.controllers.agents import load_agent\n"
+        "from agentor.cli.agent_spec import load_agent\n"
         "agent = load_agent(sys.argv[1])\n"
         "assert agent.name == 'Weather Agent', agent.name\n"
     )

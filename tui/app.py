@@ -27,6 +27,7 @@ from textual.widgets import Input
 
 from agentor.engine.events import GENERATION, RUN_START, TEXT_DELTA
 from agentor.engine.statuses import STOPPING, UNREADABLE
+from agentor.literal import literal_line
 
 from .controllers.agents import AgentSet
 from .controllers.controller import Controller, while_running
@@ -37,7 +38,6 @@ from .data.source import Changes, RunEvents, RunSource
 from .keys import APP, bindings, palette
 from .text import notices
 from .text.event_value import copy_value
-from .text.literal import literal_line
 from .text.notices import Note
 from .widgets.event_detail import EventDetail
 from .widgets.help_screen import HelpScreen

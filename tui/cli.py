@@ -95,7 +95,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.any_agent and len(args.agent) != 1:
         return fail("--any-agent needs exactly one --agent (the agent to resume every run with)")
 
-    from .controllers.agents import AgentSet, AgentSpecError
+    from agentor.cli.agent_spec import AgentSpecError
+
+    from .controllers.agents import AgentSet
 
     try:
         agents = AgentSet.load(args.agent, any_agent=args.any_agent)

@@ -23,9 +23,9 @@ from rich.text import Text
 from agentor.engine.events import GENERATION, RUN_START, TOOL_CALL, TOOL_RESULT, Event
 from agentor.engine.logformat import BadLine
 from agentor.engine.replay import RunSummary, call_parts, event_time
+from agentor.literal import literal, literal_line
 
 from .formatting import clock_time, duration, offset
-from .literal import literal, literal_line
 from .styles import ERROR_STYLE, ROLE_STYLES, STATUS_STYLES, TYPE_STYLES
 from .timeline_line import call_line, content_text
 

@@ -1,5 +1,5 @@
 """One event of the open run as `v` shows it (the raw JSON line) and as `y` copies it (its
-value). Plain text: the screen makes it literal (`tui.text.literal`). Never imports textual.
+value). Plain text: the screen makes it literal (`agentor.literal`). Never imports textual.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from typing import Any
 
 from agentor.engine.events import GENERATION, MESSAGE, RUN_END, TOOL_RESULT, Event
 from agentor.engine.logformat import DELTA_FIELD, BadLine
+from agentor.literal import literal_line
 
 from ..data.source import RunEvents
-from .literal import literal_line
 
 # `v` shows this many characters of a section at most (a 10 MB line would take seconds to
 # lay out); a note says how much more there is.

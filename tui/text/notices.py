@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 from agentor.engine.statuses import COMPLETED, STOPPING, UNREADABLE
+from agentor.literal import literal_line
 
 from ..data.runrow import RunRow
 from .formatting import short_id
-from .literal import literal_line
 
 Severity = Literal["information", "warning", "error"]
 

@@ -15,9 +15,9 @@ from agentor.engine.statuses import (
     STOPPING,
     UNREADABLE,
 )
+from agentor.literal import literal_line
 
 from ..data.runrow import RunRow
-from .literal import literal_line
 
 # `s` cycles through these; each names the statuses it shows (None: all).
 STATUS_FILTERS: tuple[tuple[str, frozenset[str] | None], ...] = (

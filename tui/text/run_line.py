@@ -9,10 +9,10 @@ from rich.cells import cell_len, set_cell_size
 from rich.text import Text
 
 from agentor.engine.statuses import COMPLETED, FAILED, MAX_TURNS, RUNNING, UNREADABLE
+from agentor.literal import literal_line
 
 from ..data.runrow import RunRow
 from .formatting import count, duration, relative_time, short_id
-from .literal import literal_line
 from .styles import STATUS_STYLES
 
 Column = tuple[str, int, bool]  # title, width, right-aligned

@@ -25,9 +25,9 @@ from agentor.engine.events import (
 from agentor.engine.logformat import BadLine
 from agentor.engine.replay import call_parts, first_user_text
 from agentor.engine.statuses import FAILED
+from agentor.literal import literal_line
 
 from .formatting import count
-from .literal import literal_line
 from .styles import ERROR_STYLE, STATUS_STYLES
 
 LINE_LIMIT = 160

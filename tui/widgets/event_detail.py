@@ -12,10 +12,10 @@ from textual.widgets import Static
 
 from agentor.engine.events import GENERATION
 from agentor.engine.replay import RunSummary
+from agentor.literal import literal_line
 
 from ..data.source import RunEvents
 from ..text.detail import DetailText, detail, segment_start
-from ..text.literal import literal_line
 
 # While the timeline follows new events, the detail is rebuilt at most this often.
 LIVE_DETAIL_S = 0.1

@@ -10,11 +10,12 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import TextArea
 
+from agentor.literal import literal, literal_line
+
 from ..data.source import RunEvents
 from ..keys import RAW_SCREEN, bindings
 from ..text.event_value import raw_sections
 from ..text.formatting import short_id
-from ..text.literal import literal, literal_line
 
 
 class RawEventScreen(ModalScreen[None]):

@@ -10,9 +10,10 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual.message import Message
 
+from agentor.literal import literal_line
+
 from ..data.runrow import RunRow
 from ..text.formatting import short_id
-from ..text.literal import literal_line
 from ..text.run_line import GAP, columns_for, fit, run_line, timed
 from .cursor_list import CursorList
 

@@ -16,11 +16,11 @@ from textual.worker import Worker, get_current_worker
 
 from agentor.engine.logformat import BadLine
 from agentor.engine.replay import event_time
+from agentor.literal import literal_line
 
 from ..data.source import RunEvents, Scan
 from ..keys import TIMELINE, bindings
 from ..text.formatting import offset, short_id
-from ..text.literal import literal_line
 from ..text.run_line import fit
 from ..text.styles import TYPE_STYLES
 from ..text.timeline_line import timeline_line
