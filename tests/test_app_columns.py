@@ -114,6 +114,32 @@ async def test_a_running_runs_took_ticks_with_the_clock(tmp_path: Path) -> None:
             assert " 16.0s " in line_of(app, "live")
 
 
+async def test_a_run_taken_before_its_resume_recorded_a_step_ticks_from_when_it_was_taken(
+    tmp_path: Path,
+) -> None:
+    # Crashed after 1 s of work an hour ago. A resume takes it now: until its first step is
+    # recorded (its run_start goes with it), the log still ends in the crashed segment, and the
+    # hour since the crash is idle time, not work.
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    write_log(runs, "job7", [start(NOW - HOUR), *asked(NOW - HOUR + 1)])
+    now = [NOW]
+    app = RunsApp(runs, watch=False, clock=lambda: now[0])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert "interrupted" in line_of(app, "job7") and " 1.0s " in line_of(app, "job7")
+        with FileStore(runs).lock("job7"):
+            app.source.refresh_liveness()  # what the app's 1 s timer does
+            app.show_rows()
+            await pilot.pause()
+            line = line_of(app, "job7")
+            assert "running" in line and " 1.0s " in line, line
+            now[0] += 5
+            app.run_list.clock_moved()
+            await pilot.pause()
+            assert " 6.0s " in line_of(app, "job7")
+
+
 def test_quick_rows_filled_and_tailed_rows_count_the_same_calls(
     monkeypatch, tmp_path: Path
 ) -> None:

@@ -70,7 +70,7 @@ class RunsApp(App[str | None]):
     ) -> None:
         super().__init__()
         self.first_run_id = run_id  # `agentor-tui path/to/<run id>.jsonl`: open that run
-        self.source = source if isinstance(source, RunSource) else DirectorySource(source)
+        self.source = source if isinstance(source, RunSource) else DirectorySource(source, clock)
         # `watch` is taken by DOMNode.watch: `watching` says whether watchers and timers run.
         self.watching = watch
         self.watcher = Watcher(self.source, live=watch)

@@ -260,16 +260,27 @@ class RunSummary:
     segment_last_at: float | None = None  # the current segment's latest time
     segment_open: bool = True  # the current segment has not ended (no `run_end` yet)
 
-    def active_time(self, now: float | None = None) -> float | None:
+    def active_time(
+        self, now: float | None = None, held_since: float | None = None
+    ) -> float | None:
         """Seconds the run was worked on (see the class); `now` extends the current segment
-        to now (a run a live process is running). None when no event has a time."""
+        to now (a run a live process is running). None when no event has a time.
+
+        `held_since`: when its holder took the run at the earliest. An open segment begun
+        before then is the one a crash left (a resume records its segment only with its first
+        step): it counts to its last event, and the live work from `held_since`, not the idle
+        time between."""
         start = self.segment_started_at
         if start is None:
             return self.active_before
+        before = self.active_before or 0.0
         end = self.segment_last_at
         if now is not None and self.segment_open:
+            if held_since is not None and start < held_since:
+                last = end or start
+                return before + max(0.0, last - start) + max(0.0, now - held_since)
             end = max(now, end or now)
-        return (self.active_before or 0.0) + max(0.0, (end or start) - start)
+        return before + max(0.0, (end or start) - start)
 
     @property
     def wall_time(self) -> float | None:

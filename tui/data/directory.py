@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import os
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from pathlib import Path
 
@@ -96,13 +97,15 @@ class _TellingStore(FileStore):
 class DirectorySource:
     """The run logs of one directory, kept up to date. Never raises on a bad file."""
 
-    def __init__(self, directory: str | os.PathLike[str]) -> None:
+    def __init__(
+        self, directory: str | os.PathLike[str], clock: Callable[[], float] = time.time
+    ) -> None:
         self.directory = Path(directory)
         self.where = str(self.directory)
         self.label = short_path(self.directory)
         self.error: str | None = None
         self.store: LockingStore | None = None
-        self._reader = RowReader(self._locked)
+        self._reader = RowReader(self._locked, clock)
         self._rows: dict[str, RunRow] = {}
         self._tails: dict[str, LogTail] = {}
         self._sorted: list[RunRow] | None = None
@@ -183,7 +186,7 @@ class DirectorySource:
                 rows = running + (rest[start:] + rest[:start])[:budget]
             for row in rows:
                 before = row.status
-                settle(row, self._tails[row.run_id], self._locked)
+                settle(row, self._tails[row.run_id], self._locked, self._reader.clock)
                 if row.status != before:
                     moved.append(row.run_id)
         return moved
@@ -367,5 +370,7 @@ class DirectorySource:
         self._reader.load(fresh, fresh_tail, whole_under)
         for name in ROW_FIELDS:
             setattr(row, name, getattr(fresh, name))
+        if row.status != RUNNING:
+            row.held_since = None
         for name in TAIL_FIELDS:
             setattr(tail, name, getattr(fresh_tail, name))

@@ -42,8 +42,9 @@ class RowReader:
     """Reads logs into rows and counts what that costs (`bytes_read`, `lines_decoded`, for
     tests and benches). `locked(run_id)` tells running from interrupted runs."""
 
-    def __init__(self, locked: Callable[[str], bool]) -> None:
+    def __init__(self, locked: Callable[[str], bool], clock: Callable[[], float]) -> None:
         self.locked = locked
+        self.clock = clock
         self.bytes_read = 0
         self.lines_decoded = 0
 
@@ -72,7 +73,7 @@ class RowReader:
             return
         finally:
             os.close(fd)
-        settle(row, tail, self.locked)
+        settle(row, tail, self.locked, self.clock)
 
     def append(self, row: RunRow, tail: LogTail) -> int | None:
         """Read what was appended; None when the file must be read again from the start."""
@@ -95,7 +96,7 @@ class RowReader:
             return None
         finally:
             os.close(fd)
-        settle(row, tail, self.locked)
+        settle(row, tail, self.locked, self.clock)
         return tail.lineno - before
 
     def _consume(self, row: RunRow, tail: LogTail, fd: int, start: int, end: int) -> None:
@@ -139,11 +140,26 @@ class RowReader:
         return read.every_line
 
 
-def settle(row: RunRow, tail: LogTail, locked: Callable[[str], bool]) -> None:
+def settle(
+    row: RunRow, tail: LogTail, locked: Callable[[str], bool], clock: Callable[[], float]
+) -> None:
     """The row's status and error from its summary, plus the lock for incomplete runs.
 
-    `locked(run_id)` asks the store whether a live process holds the run.
+    `locked(run_id)` asks the store whether a live process holds the run. A run seen free
+    and then taken is marked `held_since` the last time it was seen free (`clock()` then): it
+    was taken after that, and a segment begun before it is not the holder's.
     """
+    before = row.status
+    _settle(row, tail, locked)
+    if row.status == INTERRUPTED:
+        row.held_since, row.seen_free_at = None, clock()
+    elif row.status != RUNNING:
+        row.held_since = row.seen_free_at = None
+    elif before == INTERRUPTED:
+        row.held_since = row.seen_free_at
+
+
+def _settle(row: RunRow, tail: LogTail, locked: Callable[[str], bool]) -> None:
     s = row.summary
     if s is None:
         row.status = UNREADABLE

@@ -17,6 +17,11 @@ class RunRow:
     error: str | None = None
     complete: bool = False
     modified_at: float = 0.0  # when the run last changed (its log's mtime): sorts unstarted runs
+    # A run seen free, then taken (by a resume, a worker): when it was last seen free, which is
+    # when its holder began at the earliest. Until a resume records its first step the log
+    # alone cannot tell when it began. None: not seen so (`rowread.settle`).
+    held_since: float | None = None
+    seen_free_at: float | None = None
 
     @property
     def sort_key(self) -> float:
@@ -28,7 +33,7 @@ class RunRow:
 
 # What a row read again takes over from the scratch row it was read into (a row the app may be
 # drawing from another thread never shows a half-read summary).
-ROW_FIELDS = tuple(f.name for f in fields(RunRow) if f.name != "run_id")
+ROW_FIELDS = tuple(f.name for f in fields(RunRow) if f.name not in ("run_id", "held_since"))
 
 
 def may_be_live(row: RunRow) -> bool:

@@ -71,7 +71,9 @@ def took(row: RunRow, now: float) -> str:
         return "-"
     if not row.complete:
         return "…"
-    return duration(s.active_time(now if row.status == RUNNING else None))
+    if row.status == RUNNING:
+        return duration(s.active_time(now, row.held_since))
+    return duration(s.active_time())
 
 
 def timed(row: RunRow, now: float) -> tuple[str, str]:
