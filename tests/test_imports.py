@@ -73,3 +73,16 @@ def test_the_tuis_text_modules_import_no_textual() -> None:
     assert "tui" in loaded
     assert "textual" not in loaded
     assert "openai" not in loaded
+
+
+# Operating a store (retention, export, search, cost): engine-side, so no textual, no TUI, and
+# the price table (genai-prices, ~0.3 s to import) only when a price is asked for.
+OPS_MODULES = [
+    "agentor.ops.pricing",
+]
+
+
+def test_the_ops_modules_import_no_tui_textual_openai_or_price_table() -> None:
+    loaded = tops(imported_after(OPS_MODULES))
+    assert "agentor" in loaded
+    assert not loaded & {"textual", "tui", "openai", "genai_prices"}
