@@ -79,6 +79,7 @@ def test_the_tuis_text_modules_import_no_textual() -> None:
 # the price table (genai-prices, ~0.3 s to import) only when a price is asked for.
 OPS_MODULES = [
     "agentor.ops.pricing",
+    "agentor.ops.retention",
 ]
 
 

@@ -2,7 +2,8 @@
 
 A store is any object with `append`, `load` and `list_runs`. The engine also uses, when a store
 offers them, `append_many` (one durable write for several events) and `lock` (exclusive
-ownership of a run while a process runs or resumes it).
+ownership of a run while a process runs or resumes it). Retention (agentor.ops.retention) uses
+`delete` and pins (`pin`, `unpin`, `pinned`) where a store has them.
 """
 
 from __future__ import annotations
@@ -14,14 +15,23 @@ import logging
 import os
 import re
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from . import flock
+from . import flock, pins
 from .events import TRANSIENT_TYPES, Event
 from .logformat import BadLine, LogDecoder, LogEncoder, split_lines
-from .logio import encoder_for, open_log, open_to_read, repair_tail, require_regular, write_all
+from .logio import (
+    encoder_for,
+    open_log,
+    open_to_read,
+    remove_log,
+    repair_tail,
+    require_regular,
+    same_file,
+    write_all,
+)
 
 log = logging.getLogger("agentor")
 
@@ -105,12 +115,45 @@ class LockingStore(Protocol):
         ...
 
 
+@runtime_checkable
+class DeletingStore(Protocol):
+    """A store that can remove a whole run. A run a live process holds is refused
+    (`RunLockedError`), and the store holds the run itself while it removes it, so nobody takes
+    it meanwhile. An unknown run is a `RunNotFoundError`.
+
+    `check`, when given, is called with the run's events read under that hold, before anything
+    is removed: an exception from it keeps the run and is raised (a decision made earlier is
+    checked against what the log says now). Returns the bytes freed, where the store knows."""
+
+    def delete(
+        self, run_id: str, check: Callable[[list[Event]], None] | None = None
+    ) -> int | None: ...
+
+
+@runtime_checkable
+class PinningStore(Protocol):
+    """A store that keeps pins, outside the run logs: a pinned run is never pruned."""
+
+    def pin(self, run_id: str) -> bool:
+        """Pin an existing run (`RunNotFoundError` if unknown); False if it was pinned already."""
+        ...
+
+    def unpin(self, run_id: str) -> bool:
+        """False if the run was not pinned."""
+        ...
+
+    def pinned(self) -> set[str]:
+        """Every pinned run id."""
+        ...
+
+
 class MemoryStore:
     """Runs kept in a dictionary for the life of the process. Locks are in-process."""
 
     def __init__(self) -> None:
         self._runs: dict[str, list[Event]] = {}
         self._locked: set[str] = set()
+        self._pins: set[str] = set()
         self._mutex = threading.Lock()
 
     def __repr__(self) -> str:
@@ -158,6 +201,39 @@ class MemoryStore:
     def lock_holder(self, run_id: str) -> int | None:
         """This process, while one of its tasks holds the run (a MemoryStore is per process)."""
         return os.getpid() if self.is_locked(run_id) else None
+
+    def delete(self, run_id: str, check: Callable[[list[Event]], None] | None = None) -> int | None:
+        with self.lock(run_id):  # refuses a held run; `check` runs holding it
+            with self._mutex:
+                if run_id not in self._runs:
+                    raise RunNotFoundError(run_id, self)
+                events = list(self._runs[run_id])
+            if check is not None:
+                check(events)
+            with self._mutex:
+                del self._runs[run_id]
+                self._pins.discard(run_id)
+        return None
+
+    def pin(self, run_id: str) -> bool:
+        validate_run_id(run_id)
+        with self._mutex:
+            if run_id not in self._runs:
+                raise RunNotFoundError(run_id, self)
+            new = run_id not in self._pins
+            self._pins.add(run_id)
+            return new
+
+    def unpin(self, run_id: str) -> bool:
+        validate_run_id(run_id)
+        with self._mutex:
+            was = run_id in self._pins
+            self._pins.discard(run_id)
+            return was
+
+    def pinned(self) -> set[str]:
+        with self._mutex:
+            return set(self._pins)
 
 
 class FileStore:
@@ -307,8 +383,12 @@ class FileStore:
                 fd = open_to_read(dir_fd, path)
         except FileNotFoundError:
             raise RunNotFoundError(run_id, self) from None
+        try:
+            require_regular(fd, path)  # before fdopen, which names a directory by its fd
+        except OSError:
+            os.close(fd)
+            raise
         with os.fdopen(fd, "rb") as f:
-            require_regular(fd, path)
             data = f.read()
         lines, rest = split_lines(data)
         if rest:
@@ -351,12 +431,7 @@ class FileStore:
         with self._mutex:
             if run_id in self._held:
                 raise RunLockedError(run_id, os.getpid())
-        fd = self._open_log(run_id)
-        try:
-            _flock_patiently(fd, run_id)
-        except BaseException:
-            os.close(fd)
-            raise
+        fd = self._take(run_id)
         with self._mutex:
             self._held[run_id] = fd
         try:
@@ -366,6 +441,22 @@ class FileStore:
                 del self._held[run_id]
                 self._ready.pop(run_id, None)
             os.close(fd)  # closing the only descriptor releases the flock
+
+    def _take(self, run_id: str) -> int:
+        """The run's log, open and locked. A log deleted (or replaced) while we waited for its
+        lock is opened again: writing into a removed file would lose the run."""
+        path = self.path(run_id)
+        while True:
+            fd = self._open_log(run_id)
+            try:
+                _flock_patiently(fd, run_id)
+                with self._in_directory() as dir_fd:
+                    if same_file(fd, dir_fd, path.name):
+                        return fd
+            except BaseException:
+                os.close(fd)
+                raise
+            os.close(fd)
 
     def is_locked(self, run_id: str) -> bool:
         """Whether some process holds the run (is running or resuming it) right now."""
@@ -400,6 +491,54 @@ class FileStore:
         except OSError:
             return None
         return flock.holder(st)
+
+    # -- deleting and pinning ------------------------------------------------------------------
+
+    def delete(self, run_id: str, check: Callable[[list[Event]], None] | None = None) -> int:
+        """Remove the run's log, its `.torn` leftovers and its pin; return the bytes freed.
+
+        Held while it deletes (a run another process holds is a `RunLockedError`); an unknown
+        run is a `RunNotFoundError`; `check` as in `DeletingStore`.
+        """
+        path = self.path(run_id)
+        with self._mutex:
+            if run_id in self._held:
+                raise RunLockedError(run_id, os.getpid())
+        with self._in_directory() as dir_fd:
+            try:
+                fd = open_to_read(dir_fd, path)
+            except FileNotFoundError:
+                raise RunNotFoundError(run_id, self) from None
+            try:
+                require_regular(fd, path)
+                _flock_patiently(fd, run_id)  # a shared-lock reader probe is ridden over
+                if check is not None:
+                    check(self.load_with_errors(run_id)[0])
+                freed = remove_log(fd, dir_fd, path)
+            finally:
+                os.close(fd)
+            pins.remove(dir_fd, run_id)
+        with self._mutex:
+            self._forget(run_id)
+        return freed
+
+    def pin(self, run_id: str) -> bool:
+        path = self.path(run_id)
+        with self._in_directory() as dir_fd:
+            try:
+                os.stat(path.name, dir_fd=dir_fd, follow_symlinks=False)
+            except FileNotFoundError:
+                raise RunNotFoundError(run_id, self) from None
+            return pins.add(dir_fd, run_id)
+
+    def unpin(self, run_id: str) -> bool:
+        validate_run_id(run_id)
+        with self._in_directory() as dir_fd:
+            return pins.remove(dir_fd, run_id)
+
+    def pinned(self) -> set[str]:
+        with self._in_directory() as dir_fd:
+            return {name for name in pins.names(dir_fd) if RUN_ID_RE.fullmatch(name)}
 
 
 def _flock_patiently(fd: int, run_id: str) -> None:
