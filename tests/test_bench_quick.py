@@ -23,6 +23,7 @@ BENCHES = {
     "tail_latency": "tail-latency",
     "big_run": "big-run",
     "startup": "startup",
+    "search": "search",
 }
 RESULT = re.compile(
     r"^(?P<name>\S+) ratio=(?P<ratio>\d+\.\d+|inf|nan) goal=\S+ ours=\S+ baseline=\S+$"

@@ -1,0 +1,279 @@
+"""Search every event of every run: prompts, tool arguments and results, answers, errors.
+
+`search(store_or_dir, query)` yields one `Hit` per matching line: the run, the line of its log
+(1-based; for a store without files, the event's number), where in the event the text is
+(`field`, e.g. "result" or "messages[1].content"), and a one-line snippet around the match
+with control characters made visible (agentor.ops.visible).
+
+What matches: the text of the event, as a person reads it: every string value, and the names
+of keys below the top level (a tool argument's name), decoded from JSON (so "22°C" finds
+"22\\u00b0C" as upstream writes it). The top-level keys (`result`, `error`, ...) and the
+event's `type` are the log's schema, not text (`Hit.type` names it). Lines that are not
+events (torn, corrupt, not an object with a `type`) are skipped. Case: `ignore_case=None` is
+*smart case*: a query with no upper-case letter ignores case, one with any is matched exactly;
+True or False decide.
+
+Cost model (FileStore): a plain query is looked for in the raw bytes of each file first (C
+speed, like grep), and only the lines holding it are decoded and checked. The raw bytes hold
+the query when a JSON writer wrote its text as it is, which every writer does for printable
+ASCII; so the longest run of such characters in the query (`"` and `\\` excepted: JSON escapes
+them) is what is looked for. A query without one, and any regex (`regex=True`, matched against
+each decoded string), decode every line: slower, not wrong. A log is read with one system
+call up to 64 KiB and in pieces of whole lines beyond, so memory stays flat whatever its size.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import orjson
+
+from agentor.engine.store import RUN_ID_RE, SUFFIX, FileStore, Store
+
+from .visible import visible_line
+
+FIRST = 64 << 10  # bytes of a log read at once: most logs are shorter (one read each)
+CHUNK = 8 << 20  # longer logs are read on in pieces of whole lines, this many bytes at a time
+_BEFORE, _AFTER = 40, 80  # characters of context around a match in a snippet
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK  # a FIFO cannot hang us
+# Characters every JSON writer writes as they are: printable ASCII but `"` and `\`.
+_RAW_SAFE = re.compile(r"[ !#-\[\]-~]+")
+_RUN_FILE = re.compile(RUN_ID_RE.pattern + re.escape(SUFFIX))
+
+
+@dataclass(frozen=True)
+class Hit:
+    run_id: str
+    line: int  # 1-based line of the run's log (a store without files: the event's number)
+    type: str  # the event's type
+    field: str  # where the text is in the event: "result", "args.city", "messages[1].content"
+    snippet: str  # one line around the match, control characters visible
+    start: int  # the match is snippet[start:end]
+    end: int
+
+
+@runtime_checkable
+class SearchingStore(Protocol):
+    """A store that searches its own events (a database does it where the data is)."""
+
+    def search(self, query: str, *, regex: bool, ignore_case: bool) -> Iterator[Hit]: ...
+
+
+@dataclass(frozen=True)
+class _Matcher:
+    pattern: re.Pattern[str]  # matched against decoded text
+    needle: bytes | None  # looked for in raw bytes first (lower case when `fold`)
+    fold: bool
+
+
+def _matcher(query: str, regex: bool, ignore_case: bool | None) -> _Matcher:
+    if not isinstance(query, str) or not query:
+        raise ValueError("search for what? give a non-empty query")
+    fold = not any(c.isupper() for c in query) if ignore_case is None else bool(ignore_case)
+    flags = re.IGNORECASE if fold else 0
+    if regex:
+        try:
+            return _Matcher(re.compile(query, flags), None, fold)
+        except re.error as exc:
+            raise ValueError(f"not a regular expression: {query!r}: {exc}") from None
+    runs = _RAW_SAFE.findall(query)
+    needle = max(runs, key=len).encode("ascii") if runs else None
+    if needle is not None and fold:
+        needle = needle.lower()
+    return _Matcher(re.compile(re.escape(query), flags), needle, fold)
+
+
+def search(
+    source: Store | str | os.PathLike[str],
+    query: str,
+    *,
+    regex: bool = False,
+    ignore_case: bool | None = None,
+) -> Iterator[Hit]:
+    """Every line of every run whose text matches `query` (see the module), run by run in
+    the order of their ids. `source` is a store or a FileStore directory. A bad query is a
+    `ValueError` at once; a missing directory a `FileNotFoundError`."""
+    matcher = _matcher(query, regex, ignore_case)
+    if isinstance(source, FileStore):
+        return _search_directory(source.directory, matcher)
+    if isinstance(source, str | os.PathLike):
+        directory = Path(os.path.realpath(source))
+        if not directory.is_dir():
+            raise FileNotFoundError(f"no runs directory at {source}")
+        return _search_directory(directory, matcher)
+    if isinstance(source, SearchingStore):
+        return source.search(query, regex=regex, ignore_case=matcher.fold)
+    return _search_store(source, matcher)
+
+
+def _search_store(store: Store, matcher: _Matcher) -> Iterator[Hit]:
+    for run_id in sorted(store.list_runs()):
+        try:
+            events = store.load(run_id)
+        except KeyError:
+            continue  # removed since it was listed
+        for number, event in enumerate(events, 1):
+            found = _first_match(event.to_dict(), matcher.pattern)
+            if found is not None:
+                yield _hit(run_id, number, event.type, *found)
+
+
+# -- a FileStore directory -----------------------------------------------------------------------
+
+
+def _search_directory(directory: Path, matcher: _Matcher) -> Iterator[Hit]:
+    # The common case, a log that fits in FIRST bytes without a hit, is the loop below and
+    # nothing else (open, one read, close, one find): it is what makes the search as fast as
+    # grep. Hits and longer logs take the longer ways.
+    dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    needle, fold = matcher.needle, matcher.fold
+    open_, read, close = os.open, os.read, os.close
+    try:
+        for name in _run_files(dir_fd):
+            try:
+                fd = open_(name, _READ_FLAGS, dir_fd=dir_fd)
+            except OSError:
+                continue  # removed since it was listed, a symlink, or not ours to read
+            try:
+                data = read(fd, FIRST)
+            except OSError:
+                close(fd)
+                continue  # not a file after all (a directory, a FIFO without a writer)
+            if len(data) == FIRST:  # a longer log: read on in pieces, the file still open
+                try:
+                    yield from _search_long(fd, name, data, matcher)
+                finally:
+                    close(fd)
+                continue
+            close(fd)
+            if needle is not None and needle not in (data.lower() if fold else data):
+                continue
+            yield from _search_piece(name[: -len(SUFFIX)], data, 0, matcher)
+    finally:
+        close(dir_fd)
+
+
+def _run_files(dir_fd: int) -> list[str]:
+    """Names of the run logs, `<run id>.jsonl`, in order. No stat per name: what is not a
+    regular file is refused when it is opened or read (O_NOFOLLOW, a read error, a fstat)."""
+    return sorted(filter(_RUN_FILE.fullmatch, os.listdir(dir_fd)))
+
+
+def _search_long(fd: int, name: str, first: bytes, matcher: _Matcher) -> Iterator[Hit]:
+    """A log longer than FIRST bytes, read on from `fd` in pieces of whole lines (CHUNK bytes
+    at a time), so memory stays flat whatever its size."""
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        return  # a device planted under a run's name could be read forever
+    run_id, lineno, rest, offset = name[: -len(SUFFIX)], 0, first, len(first)
+    while True:
+        want = min(max(st.st_size - offset, 0) + 1, CHUNK)
+        data = os.read(fd, want)
+        offset += len(data)
+        eof = len(data) < want  # a short read of a regular file: its end (for now)
+        data = rest + data
+        cut = len(data) if eof else data.rfind(b"\n") + 1
+        rest = data[cut:]
+        if cut:
+            piece = data if cut == len(data) else data[:cut]
+            yield from _search_piece(run_id, piece, lineno, matcher)
+            if eof:
+                return
+            lineno += piece.count(b"\n")  # only for the pieces after it: a pass over it
+        elif eof:
+            return
+
+
+def _search_piece(run_id: str, data: bytes, lineno: int, matcher: _Matcher) -> Iterator[Hit]:
+    """Hits in `data` (whole lines; `lineno` lines precede it in the file)."""
+    if matcher.needle is None:
+        for line in data.split(b"\n"):
+            lineno += 1
+            if line:
+                hit = _line_hit(run_id, lineno, line, matcher)
+                if hit is not None:
+                    yield hit
+        return
+    hay = data.lower() if matcher.fold else data
+    counted = 0
+    pos = hay.find(matcher.needle)
+    while pos >= 0:
+        start = hay.rfind(b"\n", 0, pos) + 1
+        end = hay.find(b"\n", pos)
+        end = len(hay) if end < 0 else end
+        lineno += hay.count(b"\n", counted, start)
+        counted = start
+        hit = _line_hit(run_id, lineno + 1, data[start:end], matcher)
+        if hit is not None:
+            yield hit
+        pos = hay.find(matcher.needle, end)
+
+
+def _line_hit(run_id: str, lineno: int, line: bytes, matcher: _Matcher) -> Hit | None:
+    event = _decode(line)
+    if event is None:
+        return None
+    found = _first_match(event, matcher.pattern)
+    return None if found is None else _hit(run_id, lineno, event["type"], *found)
+
+
+def _decode(line: bytes) -> dict[str, Any] | None:
+    """The event a line holds, or None for a line that is no event (as the loader decides)."""
+    try:
+        data = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        try:  # what orjson refuses and `json` reads (NaN, huge integers, lone surrogates)
+            data = json.loads(line)
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            return None
+    if isinstance(data, dict) and isinstance(data.get("type"), str):
+        return data
+    return None
+
+
+# -- matching and snippets -----------------------------------------------------------------------
+
+
+def _first_match(
+    event: dict[str, Any], pattern: re.Pattern[str]
+) -> tuple[str, str, int, int] | None:
+    """(field, text, start, end) of the first match in the event's text, in document order:
+    string values anywhere but `type`, and key names below the top level."""
+    todo = [(k, v, False) for k, v in reversed(event.items()) if k != "type"]
+    while todo:
+        path, value, is_key = todo.pop()
+        if isinstance(value, str):
+            m = pattern.search(value)
+            if m is not None:
+                return path, value, m.start(), m.end()
+        elif isinstance(value, dict) and not is_key:
+            for k, v in reversed(list(value.items())):
+                todo.append((f"{path}.{k}", v, False))
+                todo.append((f"{path}.{k}", k, True))
+        elif isinstance(value, list):
+            for i in range(len(value) - 1, -1, -1):
+                todo.append((f"{path}[{i}]", value[i], False))
+    return None
+
+
+def _hit(run_id: str, line: int, kind: str, field: str, text: str, start: int, end: int) -> Hit:
+    lo, hi = max(0, start - _BEFORE), min(len(text), end + _AFTER)
+    before = ("…" if lo else "") + visible_line(text[lo:start])
+    match = visible_line(text[start:end])
+    after = visible_line(text[end:hi]) + ("…" if hi < len(text) else "")
+    return Hit(
+        run_id=run_id,
+        line=line,
+        type=visible_line(kind),
+        field=visible_line(field),
+        snippet=before + match + after,
+        start=len(before),
+        end=len(before) + len(match),
+    )
