@@ -80,6 +80,8 @@ def test_the_tuis_text_modules_import_no_textual() -> None:
 OPS_MODULES = [
     "agentor.ops.pricing",
     "agentor.ops.retention",
+    "agentor.ops.export",
+    "agentor.ops.run_document",
     "agentor.ops.search",
     "agentor.ops.visible",
 ]
