@@ -4,6 +4,7 @@ skipped, hostile input safe."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -24,6 +25,7 @@ from agentor.engine.events import (
 )
 from agentor.engine.store import FileStore, MemoryStore
 from agentor.ops import search as search_module
+from agentor.ops import search_scan
 from agentor.ops.search import Hit, search
 from tests import test_reliability_fuzz as fz
 from tests.conftest import FIXTURES, ROOT
@@ -186,9 +188,85 @@ def test_a_log_read_in_pieces_keeps_its_line_numbers(
     ]
 
 
-def test_symlinks_fifos_directories_and_sidecars_are_not_runs(tmp_path: Path) -> None:
-    import os
+def many_runs(directory: Path, count: int = 12) -> None:
+    store = FileStore(directory)
+    for i in range(count):
+        weather_run(store, f"r{i:02d}", ["Oslo", "Lima", "Quito"][i % 3], error=i % 4 == 0)
 
+
+def test_a_big_directory_is_searched_by_two_processes_with_the_same_hits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    many_runs(tmp_path)
+    alone = list(search(tmp_path, "lima"))
+    helpers: list[Any] = []
+    start = search_module._Helper.start
+
+    def spy(*args: Any) -> Any:
+        helpers.append(start(*args))
+        return helpers[-1]
+
+    monkeypatch.setattr(search_module, "PARALLEL_FROM", 4)
+    monkeypatch.setattr(search_module._Helper, "start", spy)
+    together = list(search(tmp_path, "lima"))
+    assert together == alone and len({h.run_id for h in alone}) == 4
+    assert helpers[0] is not None and helpers[0].proc.returncode == 0
+    assert {h.run_id for h in together} & {"r07", "r10"}  # found in the helper's half
+
+
+def test_a_helper_that_fails_leaves_the_search_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    many_runs(tmp_path)
+    alone = list(search(tmp_path, "Quito"))
+    monkeypatch.setattr(search_module, "PARALLEL_FROM", 4)
+    monkeypatch.setattr(search_module.sys, "executable", shutil.which("false"))
+    assert list(search(tmp_path, "Quito")) == alone
+
+
+def test_a_search_given_up_stops_its_helper(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    many_runs(tmp_path)
+    helpers: list[Any] = []
+    start = search_module._Helper.start
+    monkeypatch.setattr(search_module, "PARALLEL_FROM", 4)
+    monkeypatch.setattr(
+        search_module._Helper, "start", lambda *a: helpers.append(start(*a)) or helpers[-1]
+    )
+    hits = search(tmp_path, "Oslo")
+    next(hits)
+    hits.close()  # type: ignore[attr-defined]
+    assert helpers[0].proc.returncode is not None  # ended (killed, or done): never left behind
+
+
+def test_the_helper_finds_a_needle_across_the_pieces_it_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(search_scan, "FIRST", 100)
+    monkeypatch.setattr(search_scan, "CHUNK", 100)
+    dir_fd = os.open(tmp_path, os.O_RDONLY)
+    try:
+        for at in range(0, 400, 7):
+            data = bytearray(b"x" * 400)
+            data[at : at + 6] = b"NEEDLE"
+            (tmp_path / "r.jsonl").write_bytes(bytes(data))
+            assert search_scan.holds(dir_fd, "r.jsonl", b"NEEDLE", False), at
+            assert search_scan.holds(dir_fd, "r.jsonl", b"needle", True), at
+            assert not search_scan.holds(dir_fd, "r.jsonl", b"needle", False), at
+        assert not search_scan.holds(dir_fd, "missing.jsonl", b"x", False)
+    finally:
+        os.close(dir_fd)
+
+
+def test_the_helper_knows_run_files_as_the_store_does() -> None:
+    from agentor.engine.store import RUN_ID_RE, SUFFIX
+    from agentor.ops import search_scan
+
+    assert search_scan.RUN_FILE.pattern == RUN_ID_RE.pattern + re.escape(SUFFIX)
+
+
+def test_symlinks_fifos_directories_and_sidecars_are_not_runs(tmp_path: Path) -> None:
     outside = tmp_path / "outside.jsonl"
     outside.write_text('{"type": "message", "text": "Oslo secret"}\n')
     runs = tmp_path / "runs"
