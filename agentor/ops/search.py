@@ -46,8 +46,9 @@ from agentor.engine.store import SUFFIX, FileStore, Store
 from .search_scan import CHUNK, FIRST, READ_FLAGS, run_files
 from .visible import visible_line
 
-# From this many run logs on, a second process scans half of them (a plain query only).
-PARALLEL_FROM = 2000
+# From this many run logs on (~50 MB), a second process scans half of them (a plain query only):
+# below, its start (~30 ms) costs more than it saves.
+PARALLEL_FROM = 5000
 _BEFORE, _AFTER = 40, 80  # characters of context around a match in a snippet
 # Characters every JSON writer writes as they are: printable ASCII but `"` and `\`.
 _RAW_SAFE = re.compile(r"[ !#-\[\]-~]+")
