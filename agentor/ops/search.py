@@ -17,8 +17,9 @@ Cost model (FileStore): a plain query is looked for in the raw bytes of each fil
 speed, like grep), and only the lines holding it are decoded and checked. The raw bytes hold
 the query when a JSON writer wrote its text as it is, which every writer does for printable
 ASCII; so the longest run of such characters in the query (`"` and `\\` excepted: JSON escapes
-them) is what is looked for. A query without one, and any regex (`regex=True`, matched against
-each decoded string), decode every line: slower, not wrong. A log is read with one system
+them) is what is looked for; for a regex (`regex=True`, matched against each decoded string),
+the longest run of plain characters every match holds. A query or regex without one decodes
+every line: slower, not wrong. A log is read with one system
 call up to 64 KiB and in pieces of whole lines beyond, so memory stays flat whatever its size.
 From PARALLEL_FROM logs on, a second process (agentor.ops.search_scan, a script started in its
 own interpreter) looks for the query in half of them meanwhile: a big directory is searched on
@@ -86,14 +87,41 @@ def _matcher(query: str, regex: bool, ignore_case: bool | None) -> _Matcher:
     flags = re.IGNORECASE if fold else 0
     if regex:
         try:
-            return _Matcher(re.compile(query, flags), None, fold)
+            pattern = re.compile(query, flags)
         except re.error as exc:
             raise ValueError(f"not a regular expression: {query!r}: {exc}") from None
-    runs = _RAW_SAFE.findall(query)
-    needle = max(runs, key=len).encode("ascii") if runs else None
-    if needle is not None and fold:
-        needle = needle.lower()
-    return _Matcher(re.compile(re.escape(query), flags), needle, fold)
+        fold = bool(pattern.flags & re.IGNORECASE)  # (?i) in the pattern says so too
+        return _Matcher(pattern, _needle(_required_literal(pattern), fold), fold)
+    return _Matcher(re.compile(re.escape(query), flags), _needle(query, fold), fold)
+
+
+def _needle(text: str, fold: bool) -> bytes | None:
+    """The longest run of characters of `text` that every JSON writer writes as they are."""
+    runs = _RAW_SAFE.findall(text)
+    if not runs:
+        return None
+    needle = max(runs, key=len).encode("ascii")
+    return needle.lower() if fold else needle
+
+
+def _required_literal(pattern: re.Pattern[str]) -> str:
+    """The longest run of plain characters that every match of `pattern` holds: consecutive
+    literals at its top level (a regex with none, or one the parser cannot take, has "": every
+    line is then decoded and matched)."""
+    try:
+        from re import _parser  # the standard parser: private, so any failure means "none"
+
+        items = list(_parser.parse(pattern.pattern, pattern.flags & ~re.IGNORECASE))
+    except Exception:
+        return ""
+    best, run = "", ""
+    for op, arg in items:
+        if str(op) == "LITERAL":
+            run += chr(arg)
+            best = max(best, run, key=len)
+        else:
+            run = ""
+    return best
 
 
 def search(
