@@ -18,6 +18,7 @@ The ratio on the last line is the exact-case query's.
 
 from __future__ import annotations
 
+import os
 import resource
 import shutil
 import subprocess
@@ -105,6 +106,7 @@ def main() -> None:
         size = make_logs(tmp, count)
         made = time.perf_counter() - t
         warm(tmp)
+        load = os.getloadavg()
         results = [
             case(tmp, "Reykjavik", ["-F"], reps, ignore_case=False),
             case(tmp, "reykjavik", ["-Fi"], reps),
@@ -115,7 +117,9 @@ def main() -> None:
         shutil.rmtree(tmp, ignore_errors=True)
     print(
         f"{NAME}: {count + PLANTED} run files, {harness.fmt_bytes(size)} "
-        f"(made in {made:.1f}s), {harness.machine()}"
+        f"(made in {made:.1f}s), {harness.machine()}, load average before/after "
+        f"{load[0]:.2f}/{os.getloadavg()[0]:.2f} (other work on the machine slows ours, on two "
+        "processes, more than grep's one)"
     )
     rows = []
     for r in results:

@@ -280,6 +280,18 @@ def test_symlinks_fifos_directories_and_sidecars_are_not_runs(tmp_path: Path) ->
     assert {h.run_id for h in search(runs, "Oslo")} == {"real"}
 
 
+def test_a_runs_directory_swapped_for_a_symlink_is_refused(tmp_path: Path) -> None:
+    runs, attacker = tmp_path / "runs", tmp_path / "attacker"
+    store = FileStore(runs)
+    weather_run(store, "r1", "Oslo", error=False)
+    attacker.mkdir()
+    (attacker / "r9.jsonl").write_text('{"type": "message", "text": "Oslo secret"}\n')
+    runs.rename(tmp_path / "moved")
+    runs.symlink_to(attacker)
+    with pytest.raises(OSError, match=r"refusing to search .*runs: it is no longer a directory"):
+        list(search(store, "Oslo"))
+
+
 def test_the_sample_runs_are_searchable() -> None:
     hits = list(search(ROOT / "runs", "weather"))
     assert len({h.run_id for h in hits}) == len(list((ROOT / "runs").glob("*.jsonl")))

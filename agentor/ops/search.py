@@ -28,6 +28,7 @@ two cores, as fast as `grep -c` or faster (bench/search.py).
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -44,7 +45,7 @@ import orjson
 
 from agentor.engine.store import SUFFIX, FileStore, Store
 
-from .search_scan import CHUNK, FIRST, READ_FLAGS, run_files
+from .search_scan import CHUNK, FIRST, READ_FLAGS, open_directory, run_files
 from .visible import visible_line
 
 # From this many run logs on (~50 MB), a second process scans half of them (a plain query only):
@@ -163,12 +164,21 @@ def _search_store(store: Store, matcher: _Matcher) -> Iterator[Hit]:
 
 
 def _search_directory(directory: Path, matcher: _Matcher) -> Iterator[Hit]:
-    dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        dir_fd = open_directory(str(directory))
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise OSError(
+                exc.errno,
+                f"refusing to search {directory}: it is no longer a directory (a symlink or a "
+                "file took its place)",
+            ) from None
+        raise
     helper: _Helper | None = None
     try:
         names = run_files(dir_fd)
         if matcher.needle is not None and len(names) >= PARALLEL_FROM:
-            helper = _Helper.start(directory, names[len(names) // 2], matcher)
+            helper = _Helper.start(directory, names[len(names) // 2 :], matcher)
         mine = names if helper is None else names[: len(names) // 2]
         yield from _scan(dir_fd, mine, matcher)
         if helper is not None:
@@ -241,38 +251,37 @@ class _Helper:
     """A second process scanning the names from `start` on (agentor.ops.search_scan) while this
     one scans the others: a big directory is searched on two cores."""
 
-    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], names: list[str]) -> None:
         self.proc = proc
         self.out = b""
-        # Its output is drained as it comes, so that many names found never stall it on a full
-        # pipe while this process is still busy with its own half.
-        self.reader = threading.Thread(target=self._drain, daemon=True)
+        # A thread hands it its names and drains what it finds as it comes: neither side ever
+        # waits on a full pipe while this process is busy with its own half.
+        self.reader = threading.Thread(target=self._talk, args=(names,), daemon=True)
         self.reader.start()
 
-    def _drain(self) -> None:
-        assert self.proc.stdout is not None
+    def _talk(self, names: list[str]) -> None:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        try:
+            self.proc.stdin.write("\n".join(names).encode("utf-8", "surrogateescape"))
+            self.proc.stdin.close()
+        except OSError:
+            return  # it died: `result` says so
         self.out = self.proc.stdout.read()
 
     @classmethod
-    def start(cls, directory: Path, start: str, matcher: _Matcher) -> _Helper | None:
+    def start(cls, directory: Path, names: list[str], matcher: _Matcher) -> _Helper | None:
         script = Path(__file__).with_name("search_scan.py")
         if not sys.executable or not script.is_file() or matcher.needle is None:
             return None
         fold = "1" if matcher.fold else "0"
-        argv = [
-            sys.executable,
-            "-I",
-            str(script),
-            str(directory),
-            start,
-            matcher.needle.hex(),
-            fold,
-        ]
+        argv = [sys.executable, "-I", str(script), str(directory), matcher.needle.hex(), fold]
         try:
-            proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            proc = subprocess.Popen(
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+            )
         except OSError:
             return None  # no second process here: this one scans everything
-        return cls(proc)
+        return cls(proc, names)
 
     def result(self) -> list[str] | None:
         """The names it found, or None if it failed (then this process scans its share)."""
@@ -286,8 +295,9 @@ class _Helper:
             self.proc.kill()
         self.proc.wait()
         self.reader.join()
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            if pipe is not None and not pipe.closed:
+                pipe.close()
 
 
 def _search_piece(run_id: str, data: bytes, lineno: int, matcher: _Matcher) -> Iterator[Hit]:

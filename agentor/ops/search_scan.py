@@ -2,11 +2,12 @@
 the second process that runs it over half of a big runs directory.
 
 A search over a big directory starts this file as a script, `python -I search_scan.py DIR
-FROM NEEDLE_HEX FOLD`, in a fresh interpreter: it lists the run logs named FROM or later,
-prints the name of each that holds the needle (lower-cased first when FOLD is 1), one a line,
-and exits. The searching process scans the names before FROM meanwhile, then decodes only the
-logs printed. Being a script with only the standard library, it starts in ~20 ms and imports
-nothing of the caller: not agentor, not the caller's main module (as multiprocessing would).
+NEEDLE_HEX FOLD`, in a fresh interpreter, and writes to its standard input the names of the
+logs it is to scan, one a line: it prints the name of each that holds the needle (lower-cased
+first when FOLD is 1), one a line, and exits. The searching process scans the other names
+meanwhile, then decodes only the logs printed. Being a script with only the standard library,
+it starts in ~20 ms and imports nothing of the caller: not agentor, not the caller's main
+module (as multiprocessing would).
 """
 
 from __future__ import annotations
@@ -23,10 +24,10 @@ CHUNK = 8 << 20  # longer logs are read on this many bytes at a time
 READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK  # a FIFO cannot hang us
 
 
-def run_files(dir_fd: int, start: str = "") -> list[str]:
-    """Names of the run logs (from `start` on), in order. No stat per name: what is not a
-    regular file is refused when opened or read (O_NOFOLLOW, a read error, a fstat)."""
-    return sorted(n for n in os.listdir(dir_fd) if n >= start and RUN_FILE.fullmatch(n))
+def run_files(dir_fd: int) -> list[str]:
+    """Names of the run logs, in order. No stat per name: what is not a regular file is
+    refused when opened or read (O_NOFOLLOW, a read error, a fstat)."""
+    return sorted(filter(RUN_FILE.fullmatch, os.listdir(dir_fd)))
 
 
 def holds(dir_fd: int, name: str, needle: bytes, fold: bool) -> bool:
@@ -56,13 +57,20 @@ def holds(dir_fd: int, name: str, needle: bytes, fold: bool) -> bool:
         os.close(fd)
 
 
+def open_directory(directory: str) -> int:
+    """A descriptor of the runs directory, refusing a symlink in its place (as FileStore does:
+    the path was resolved once, when the store or the search was made)."""
+    return os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+
+
 def main(argv: list[str]) -> int:
-    directory, start, needle_hex, fold = argv[1:5]
+    directory, needle_hex, fold = argv[1:4]
     needle = bytes.fromhex(needle_hex)
-    dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    names = sys.stdin.buffer.read().decode("utf-8", "surrogateescape").split("\n")
+    dir_fd = open_directory(directory)
     out = sys.stdout
-    for name in run_files(dir_fd, start):
-        if holds(dir_fd, name, needle, fold == "1"):
+    for name in names:
+        if RUN_FILE.fullmatch(name) and holds(dir_fd, name, needle, fold == "1"):
             out.write(name + "\n")
     out.flush()
     return 0
