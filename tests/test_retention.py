@@ -311,3 +311,22 @@ def test_a_store_that_cannot_delete_is_refused_unless_dry(tmp_path: Path) -> Non
     with pytest.raises(TypeError, match="keeps no pins"):
         pin(plain, "old")
     assert pinned(plain) == set() and Kept("x", PINNED, "pinned").reason == PINNED
+
+
+def test_prune_keeps_no_run_in_memory_once_it_has_read_it(tmp_path: Path) -> None:
+    """A FileStore reader of many runs (prune reads them all) keeps none of their requests."""
+    import tracemalloc
+
+    store = FileStore(tmp_path)
+    big = [{"role": "user", "content": "x" * 200_000}]
+    for i in range(30):
+        store.append_many(f"r{i}", [Event("generation", turn=1, messages=big, ts=NOW - 40 * DAY)])
+    reader = FileStore(tmp_path)  # a fresh store, as a prune command has
+    tracemalloc.start()
+    try:
+        report = prune(reader, older_than="30d", dry_run=True, now=NOW)
+        retained, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(report.removed) == 30
+    assert retained < 1_000_000, f"{retained:,} bytes kept after reading 6 MB of requests"

@@ -406,9 +406,12 @@ class FileStore:
                 encoder.follow(item)
         encoder.offset = len(data)
         with self._mutex:
-            # While we hold the run and have written to it, our encoder is the truth (the
-            # append fast path trusts its offset); this read may predate our latest append.
-            if run_id not in self._ready:
+            # Kept only for a run we hold (about to be appended to: a resume reads it under its
+            # lock): an encoder keeps the run's last request, and a reader of many runs (prune,
+            # export) must not keep them all. While we hold the run and have written to it, our
+            # encoder is the truth (the append fast path trusts its offset); this read may
+            # predate our latest append.
+            if run_id in self._held and run_id not in self._ready:
                 self._encoders[run_id] = encoder
         return events, bad
 
