@@ -83,6 +83,7 @@ OPS_MODULES = [
     "agentor.ops.export",
     "agentor.ops.run_document",
     "agentor.ops.search",
+    "agentor.ops.search_scan",
     "agentor.ops.visible",
 ]
 
