@@ -80,10 +80,11 @@ class PgStores:
 
     def terminate(self, role: str, pid: int | None = None) -> int:
         """Cut the connections of role `role` (`lock`, `store`, `feed`) of a process (default
-        this one), as a network failure or an administrator would; how many were cut."""
+        this one), as a network failure or an administrator would; how many were cut. Returns
+        once each is gone (its locks freed): without a timeout the server only signals it."""
         name = f"agentor pid={pid or os.getpid()} {role} %"
         rows = self.sql(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity"
             " WHERE application_name LIKE %s AND pid <> pg_backend_pid()",
             (name,),
         )

@@ -16,12 +16,12 @@ import pytest
 from agentor import Tool
 from agentor.engine.events import GENERATION, RUN_END, TEXT_DELTA, TOOL_CALL, TOOL_RESULT
 from agentor.engine.models import OpenAIModel
-from agentor.engine.replay import segments, status
+from agentor.engine.replay import segments, status, summarize
 from agentor.engine.statuses import INCOMPLETE
 from agentor.engine.store import FileStore
 from examples.demo_model import DemoModel, find_cities
 from examples.weather import build_agent, get_weather
-from tests.conftest import FULL_RUN, summarize
+from tests.conftest import FULL_RUN
 
 ROOT = Path(__file__).resolve().parent.parent
 LONDON = "The weather in London is sunny with a temperature of 22°C."

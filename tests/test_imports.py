@@ -199,3 +199,21 @@ def test_the_engine_imports_no_psycopg_until_a_postgres_store_is_named() -> None
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["False", "True", "True"]
+
+
+# Operating a store (retention, export, search, cost): engine-side, so no textual, no TUI, and
+# the price table (genai-prices, ~0.3 s to import) only when a price is asked for.
+OPS_MODULES = [
+    "agentor.ops.pricing",
+    "agentor.ops.retention",
+    "agentor.ops.export",
+    "agentor.ops.run_document",
+    "agentor.ops.search",
+    "agentor.ops.search_scan",
+]
+
+
+def test_the_ops_modules_import_no_tui_textual_openai_or_price_table() -> None:
+    loaded = tops(imported_after(OPS_MODULES))
+    assert "agentor" in loaded
+    assert not loaded & {"textual", "tui", "openai", "genai_prices"}

@@ -306,6 +306,11 @@ def event_time(e: Event) -> float | None:
     return e.ts or e.ended_at or e.started_at
 
 
+def summarize(run_id: str, events: Sequence[Event], bad_lines: int = 0) -> RunSummary:
+    """A run's summary from all of its events at once (exports, the `agentor` command)."""
+    return fold(RunSummary(run_id=run_id, bad_lines=bad_lines), events)
+
+
 def fold(s: RunSummary, events: Sequence[Event]) -> RunSummary:
     """Update a summary with events that follow the ones it was made from (for tailing)."""
     for e in events:
