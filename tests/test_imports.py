@@ -20,6 +20,8 @@ ENGINE_MODULES = [
     "agentor.engine.models",
     "agentor.engine.tools",
     "agentor.engine.runcopy",
+    "agentor.fleet.worker",
+    "agentor.fleet.submit",
 ]
 
 
