@@ -19,8 +19,14 @@ from agentor.engine.events import CLAIM, RELEASE, RUN_END, RUN_START, Event
 from agentor.engine.logformat import LogEncoder
 from agentor.engine.replay import RunSummary, fold, status
 from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED, FAILED, MAX_TURNS
-from agentor.engine.store import FileStore, MemoryStore, Store
-from agentor.fleet.claims import GAVE_UP, Wanted, attempts
+from agentor.engine.store import (
+    LOCK_PATIENCE,
+    FileStore,
+    MemoryStore,
+    RunLockedError,
+    Store,
+)
+from agentor.fleet.claims import GAVE_UP, ClaimingStore, Claims, Wanted, attempts
 from agentor.fleet.worker import CLAIMED, FINISHED, Report, Worker
 from agentor.testing import ScriptedModel
 from tests.approvalkit import TRAVEL_PROMPT, Travel
@@ -214,6 +220,23 @@ def test_a_worker_refuses_agents_of_one_name_no_agent_and_a_store_that_does_not_
 
     with pytest.raises(TypeError, match="a worker needs a store that locks runs"):
         Worker(Unlocked(), [agent])  # type: ignore[arg-type]
+
+
+def test_a_run_held_when_the_worker_reaches_for_it_is_refused_at_once_and_nothing_written(
+    store: Store, request: pytest.FixtureRequest
+) -> None:
+    run_id = Travel(store).agent.submit(TRAVEL_PROMPT)
+    if isinstance(store, FileStore):
+        other: Any = FileStore(store.directory)  # as another process opens it
+    else:
+        other = request.getfixturevalue("pg_stores")()
+    claiming = ClaimingStore(store, Claims(Wanted(frozenset({"Travel Agent"}))))
+    with other.lock(run_id):
+        started = time.monotonic()
+        with pytest.raises(RunLockedError), claiming.lock(run_id):
+            pass
+        assert time.monotonic() - started < LOCK_PATIENCE, "another worker was quicker: no wait"
+    assert [e.type for e in store.load(run_id)] == [RUN_START]
 
 
 # -- waking --------------------------------------------------------------------------------------
