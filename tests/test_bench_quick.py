@@ -24,6 +24,7 @@ BENCHES = {
     "big_run": "big-run",
     "startup": "startup",
     "pg_append": "pg-append",
+    "fleet": "fleet",
 }
 RESULT = re.compile(
     r"^(?P<name>\S+) ratio=(?P<ratio>\d+\.\d+|inf|nan) goal=\S+ ours=\S+ baseline=\S+$"
