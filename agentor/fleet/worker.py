@@ -232,10 +232,9 @@ class Worker:
         except asyncio.CancelledError:
             self._say(STOPPED, c.run_id, "stopped at once; left interrupted")
             raise
-        except NotClaimed as exc:
-            self._skip(c, exc.why)
-        except RunLockedError as exc:
-            self._skip(c, f"taken first: {exc}", quiet=True)
+        except (NotClaimed, RunLockedError) as exc:
+            # Another worker was first, or finished it, or it changed meanwhile: nothing to say.
+            self._skip(c, str(exc), quiet=True)
         except GaveUp as exc:
             self._say(GAVE_UP, c.run_id, exc.error)
         except RunLostError as exc:
@@ -307,11 +306,15 @@ async def _wait(event: asyncio.Event, timeout: float) -> None:
 
 def _ending(result: RunResult) -> str:
     if result.status == COMPLETED:
-        return COMPLETED
-    if result.status == AWAITING_APPROVAL:
+        said = COMPLETED
+    elif result.status == AWAITING_APPROVAL:
         n = len(result.pending)
-        return f"waiting for a decision on {n} call{'s' if n != 1 else ''}"
-    return f"{result.status}: {result.error or 'no error recorded'}"
+        said = f"waiting for a decision on {n} call{'s' if n != 1 else ''}"
+    else:
+        said = f"{result.status}: {result.error or 'no error recorded'}"
+    if result.save_failures:  # logged on the agentor logger, each one
+        said += f" ({result.save_failures} saves failed: the log may lack steps)"
+    return said
 
 
 def _one_line(exc: BaseException) -> str:
