@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -14,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from agentor import Agentor, approve
+from agentor import Agentor, approve, function_tool
 from agentor.engine.events import CLAIM, RELEASE, RUN_END, RUN_START, Event
 from agentor.engine.logformat import LogEncoder
 from agentor.engine.replay import RunSummary, fold, status
@@ -27,9 +28,10 @@ from agentor.engine.store import (
     Store,
 )
 from agentor.fleet.claims import GAVE_UP, ClaimingStore, Claims, Wanted, attempts
-from agentor.fleet.worker import CLAIMED, FINISHED, Report, Worker
+from agentor.fleet.worker import CLAIMED, FINISHED, LOST, Report, Worker
 from agentor.testing import ScriptedModel
 from tests.approvalkit import TRAVEL_PROMPT, Travel
+from tests.pg_support import PgStores
 
 SYSTEM = {"role": "system", "content": "You are a careful assistant."}
 
@@ -237,6 +239,40 @@ def test_a_run_held_when_the_worker_reaches_for_it_is_refused_at_once_and_nothin
             pass
         assert time.monotonic() - started < LOCK_PATIENCE, "another worker was quicker: no wait"
     assert [e.type for e in store.load(run_id)] == [RUN_START]
+
+
+async def test_a_worker_whose_database_session_is_cut_while_its_tool_runs_reports_the_run_lost(
+    pg_stores: PgStores,
+) -> None:
+    store = pg_stores()
+    started, go = threading.Event(), threading.Event()
+
+    @function_tool
+    def book_hotel(city: str, nights: int = 1) -> str:
+        """Book a hotel room."""
+        started.set()
+        go.wait(30)
+        return "booked"
+
+    travel = Travel(store, gate=False)
+    agent = travel.agent.clone(tools=[book_hotel, travel.agent.tools[1]])
+    run_id = agent.submit(TRAVEL_PROMPT)
+    async with serving(store, [agent]) as served:
+        await until(started.is_set, what="the tool to start")
+        assert pg_stores.terminate("lock") == 1  # the worker's hold ends with its session
+        other = pg_stores()
+        with other.lock(run_id):  # another process takes the run over at once
+            other.append(run_id, Event("message", text="the new holder's"))
+            go.set()
+            await until(lambda: served.of(LOST), what="the worker to report the run lost")
+            served.worker.stop()
+    events = store.load(run_id)
+    assert events[-1].text == "the new holder's", "the late result was refused: no interleaving"
+    assert [e.type for e in events].count("tool_result") == 1  # get_weather's, before the cut
+    assert next(r.text for r in served.reports if r.kind == LOST).startswith(
+        f"run {run_id} was lost by this process"
+    )
+    assert len(travel.model.requests) == 1, "the worker never asked the model again"
 
 
 # -- waking --------------------------------------------------------------------------------------
