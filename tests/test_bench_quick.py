@@ -25,6 +25,7 @@ BENCHES = {
     "startup": "startup",
     "pg_append": "pg-append",
     "search": "search",
+    "fleet": "fleet",
 }
 RESULT = re.compile(
     r"^(?P<name>\S+) ratio=(?P<ratio>\d+\.\d+|inf|nan) goal=\S+ ours=\S+ baseline=\S+$"

@@ -13,7 +13,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .events import GENERATION, RUN_END, RUN_START, TOOL_CALL, TOOL_RESULT, Event, Usage
+from .events import (
+    CLAIM,
+    GENERATION,
+    RELEASE,
+    RUN_END,
+    RUN_START,
+    TOOL_CALL,
+    TOOL_RESULT,
+    Event,
+    Usage,
+)
 from .statuses import COMPLETED, FAILED, INCOMPLETE
 
 
@@ -233,7 +243,8 @@ class RunSummary:
     `active_time()` is the time the run was worked on: the sum over segments of each
     segment's span (its `run_start` to its `run_end`, or to its last event if it has none),
     without the idle gaps between a crash and the resume, nor what was added after the end (a
-    `fork` marker). The fields after `bad_lines` are the tailing state behind these two.
+    `fork` marker), nor a fleet's `claim` and `release` markers. The fields after `bad_lines`
+    are the tailing state behind these two.
     """
 
     run_id: str
@@ -320,7 +331,8 @@ def fold(s: RunSummary, events: Sequence[Event]) -> RunSummary:
             s.last_event_at = t if s.last_event_at is None else max(s.last_event_at, t)
         if e.type == RUN_START:
             _new_segment(s, e.started_at or t)  # before its time extends the segment
-        _segment_time(s, t)
+        if e.type not in _BOOKKEEPING:
+            _segment_time(s, t)
         if e.type == RUN_START:
             s.segments += 1
             s.status = INCOMPLETE
@@ -351,6 +363,11 @@ def fold(s: RunSummary, events: Sequence[Event]) -> RunSummary:
                 s.final_output = e.text
         s.tool_calls = s.calls_before + s.calls_latest
     return s
+
+
+# A fleet's claims and releases are no work on the run: a claim comes long after the crash of
+# the segment before it, and must not stretch that segment over the idle time between.
+_BOOKKEEPING = frozenset({CLAIM, RELEASE})
 
 
 def _new_segment(s: RunSummary, start: float | None) -> None:
