@@ -25,13 +25,11 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agentor import Agentor, function_tool
-from agentor.engine.events import Event
 from agentor.engine.models import ModelResponse
 from agentor.engine.pgstore import PostgresStore
 from agentor.engine.store import Store
@@ -66,23 +64,13 @@ class Place:
         return crashkit.KillingStore(str(self.directory), kill_after)
 
 
-class KillingPgStore(PostgresStore):
-    """crashkit.KillingStore's twin on PostgreSQL: one event a write, SIGKILL after the
-    `kill_after`-th is committed."""
+class KillingPgStore(crashkit.KillsAfter, PostgresStore):
+    """crashkit.KillingStore's twin on PostgreSQL: SIGKILL after the `kill_after`-th event is
+    committed."""
 
     def __init__(self, dsn: str, schema: str | None, kill_after: int | None) -> None:
         super().__init__(dsn, schema=schema or "agentor")
         self.kill_after = kill_after
-        self.written = 0
-
-    def append_many(self, run_id: str, events: Iterable[Event]) -> None:
-        for event in events:
-            if event.transient:
-                continue
-            super().append_many(run_id, [event])
-            self.written += 1
-            if self.written == self.kill_after:
-                os.kill(os.getpid(), signal.SIGKILL)
 
 
 # -- the agents ------------------------------------------------------------------------------
