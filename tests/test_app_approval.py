@@ -23,16 +23,23 @@ from agentor.engine.events import APPROVAL, TOOL_RESULT, Event
 from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED
 from agentor.engine.store import FileStore
 from tests.app_support import (
+    NOW,
+    SAMPLE_MANIFEST,
     SIZE,
     OneAgent,
+    copy_samples,
     fixed_clock,
     notifications,
     screen_text,
+    terminal_output,
     wait_until,
+    write_log,
 )
 from tests.approvalkit import TRAVEL_PROMPT, Travel
 from tests.conftest import ROOT
+from tests.test_app_literal import CLEAR, NASTY
 from tui.app import RunsApp
+from tui.controllers.agents import AgentSet
 from tui.widgets.args_editor import ArgsEditor
 from tui.widgets.reason_screen import ReasonScreen
 
@@ -314,7 +321,7 @@ async def test_agentor_approve_from_a_shell_shows_live_in_the_tui(tmp_path: Path
         assert done.returncode == 0, done.stderr
         await wait_until(pilot, lambda: "approved by carol" in screen_text(app), what="live")
         shown = screen_text(app)
-        assert "every call decided: r resumes it" in shown
+        assert "no call waits: r resumes it" in shown
         assert "✓ approved by carol · book_hotel" in shown  # the timeline's row
         # Decided elsewhere: this app leaves the run to whoever decided (no resume here).
         assert not app.resumer.running and travel.executed("book_hotel") == []
@@ -344,10 +351,108 @@ async def test_a_run_that_starts_waiting_is_announced_once_with_the_bell(
         ]
         assert rings == [1]
         await wait_until(pilot, lambda: "Runs 2 · 2 awaiting approval" in screen_text(app))
-        # The same pause changing again (a decision recorded, still awaiting) is no news.
+        # The same pause changing again is no news: a decision recorded, still awaiting; a
+        # line that is no event (the row is read again and says so).
         approve(FileStore(runs), new, by="dave")
-        await wait_until(
-            pilot, lambda: app.source.get(new).summary.events == len(FileStore(runs).load(new))
-        )
+        with (runs / f"{new}.jsonl").open("a") as log:
+            log.write("not an event\n")
+        await wait_until(pilot, lambda: app.source.get(new).error, what="the bad line")
+        assert app.source.get(new).status == AWAITING_APPROVAL
         assert rings == [1] and len([n for n in notifications(app) if "awaits" in n]) == 1
         assert old not in " ".join(notifications(app))
+
+
+# -- make demo -----------------------------------------------------------------------------------
+
+
+async def test_the_demo_approves_the_sample_booking_and_the_run_goes_on_offline(
+    tmp_path: Path,
+) -> None:
+    """`make demo`: the samples, the weather agent of examples/weather.py on the offline model."""
+    runs = copy_samples(tmp_path / "runs")
+    run_id = SAMPLE_MANIFEST["awaiting_approval"]["run_id"]
+    agents = AgentSet.load([f"{ROOT / 'examples' / 'weather.py'}:agent"])
+    app = RunsApp(runs, agents=agents, watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        assert "1 awaiting approval" in screen_text(app)
+        await open_approvals(pilot, app, run_id)
+        assert 'book_hotel(city="Rome", nights=2)' in screen_text(app)
+        await pilot.press("e")
+        editor = await wait_until(pilot, lambda: isinstance(app.screen, ArgsEditor) and app.screen)
+        await edit_to(pilot, editor, '{"city": "Rome", "nights": 3}')
+        await pilot.press("ctrl+s")
+        done = await wait_until(
+            pilot, lambda: [n for n in notifications(app) if "completed" in n], what="the end"
+        )
+        assert "Booked a room in Rome for 3 nights." in done[0]
+        assert "The weather in Rome is sunny" in done[0]
+        await wait_until(pilot, lambda: app.source.get(run_id).status == COMPLETED)
+
+
+# -- deadlines and text from logs ----------------------------------------------------------------
+
+
+def crafted_gated_run(runs: Path, name: str, args: Any, deadline: float | None) -> str:
+    """A run paused at one gated call, written line by line (fixed times, any name and args)."""
+    run_id = "crafted-gated"
+    call = {"id": "c1", "type": "function", "function": {"name": name, "arguments": "{}"}}
+    user = [{"role": "user", "content": "go"}]
+    write_log(
+        runs,
+        run_id,
+        [
+            {"type": "run_start", "agent": "Travel Agent", "ts": NOW - 600, "messages": user},
+            {"type": "generation", "turn": 1, "calls": [call], "messages": user, "ts": NOW - 599},
+            {"type": "tool_call", "turn": 1, "name": name, "call_id": "c1", "args": args},
+            {
+                "type": "approval_request",
+                "turn": 1,
+                "name": name,
+                "call_id": "c1",
+                "args": args,
+                "deadline": deadline,
+                "ts": NOW - 599,
+            },
+            {"type": "run_end", "status": "awaiting_approval", "ts": NOW - 599},
+        ],
+    )
+    return run_id
+
+
+async def test_a_call_past_its_deadline_shows_it_counts_as_rejected_and_is_not_decided(
+    tmp_path: Path,
+) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    run_id = crafted_gated_run(runs, "book_hotel", {"city": "Rome"}, deadline=NOW - 60)
+    app = tui(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_approvals(pilot, app, run_id)
+        shown = screen_text(app)
+        assert '✗ book_hotel(city="Rome")  timed out at 11:59:00: counts as rejected' in shown
+        assert "no call waits: r resumes it" in shown
+        await pilot.press("a")
+        told = await wait_until(pilot, lambda: [n for n in notifications(app) if "does not" in n])
+        assert told == [
+            "book_hotel (c1) does not wait for a decision: its deadline passed: it counts as "
+            "rejected."
+        ]
+    assert approvals_in(runs, run_id) == []
+
+
+async def test_a_gated_calls_name_and_arguments_are_shown_literally(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    run_id = crafted_gated_run(runs, f"tool{CLEAR}", {"city": NASTY}, deadline=None)
+    app = tui(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_approvals(pilot, app, run_id)
+        shown = screen_text(app)
+        assert 'tool␛[2J(city="[bold red]x[/] \\u001b[2J' in shown  # JSON keeps them escaped
+        assert "tool␛[2J  c1" in shown  # the name beside the arguments
+        await pilot.press("e")  # the editor: escapes written as JSON escapes, inert
+        editor = await wait_until(pilot, lambda: isinstance(app.screen, ArgsEditor) and app.screen)
+        text = editor.query_one("#editor-text", TextArea).text
+        assert "\\u001b]52;c;Zm9v\\u0007" in text and "\x1b" not in text
+        out = terminal_output(app)
+        assert not any(raw in out for raw in ("\x1b[2J", "\x1b]52", "\x07"))

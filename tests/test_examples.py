@@ -399,6 +399,8 @@ def test_the_screenshot_script_draws_every_picture_of_the_readme(tmp_path: Path)
     )
     assert done.returncode == 0, done.stderr
     shots = {p.name: p.read_text() for p in out.glob("*.svg")}
-    assert sorted(shots) == ["detail.svg", "help.svg", "resume.svg", "runs.svg"]
-    assert "screenshots/detail.svg" in (ROOT / "README.md").read_text()
+    assert sorted(shots) == ["approval.svg", "detail.svg", "help.svg", "resume.svg", "runs.svg"]
+    readme = (ROOT / "README.md").read_text()
+    assert "screenshots/detail.svg" in readme and "screenshots/approval.svg" in readme
+    assert "book_hotel" in shots["approval.svg"] and "a&#160;approve" in shots["approval.svg"]
     assert "resuming" in shots["resume.svg"] and "~/runs" in shots["runs.svg"]

@@ -87,7 +87,9 @@ class RunsApp(CursorActions, App[str | None]):
             id="runs-pane",
         )
         approver = self.approver
-        yield ApprovalPane(approver.decide, approver.validator, self.tell_note, self.clock)
+        yield ApprovalPane(
+            approver.decide, approver.validator, self.tell_note, self.clock, id="approval-pane"
+        )
         with Horizontal(id="bottom"):
             yield TimelinePane(id="timeline-pane")
             yield EventDetail(id="detail")

@@ -16,7 +16,7 @@ from .widgets.run_list import RunList
 from .widgets.timeline import Timeline
 
 # What `m` maximizes: the pane holding the focus, with its title and bars.
-PANES = ("runs-pane", "timeline-pane", "detail")
+PANES = ("runs-pane", "approval-pane", "timeline-pane", "detail")
 
 
 if TYPE_CHECKING:  # to a type checker the mixin is the App it is mixed into

@@ -131,6 +131,8 @@ class ApprovalPane(Horizontal):
         otherwise. The cursor stays on its call, else goes to the first that waits."""
         awaiting = row is not None and log is not None and row.status == AWAITING_APPROVAL
         calls = gated_calls(log) if awaiting and log is not None else []
+        if not calls and not self.calls:
+            return  # hidden, and staying so (a live run's every event comes by here)
         before = self.current.call.call_id if self.current else None
         self.run_id = row.run_id if calls and row is not None else None
         self.calls = calls
@@ -160,7 +162,7 @@ class ApprovalPane(Horizontal):
         run = literal_line(short_id(self.run_id or ""))
         title = f"Approval · run {run} · {waiting} of {len(self.calls)} waiting"
         if waiting == 0 and self.calls:
-            title = f"Approval · run {run} · every call decided: r resumes it"
+            title = f"Approval · run {run} · no call waits: r resumes it"
         # The screen's focus, not `has_focus`: that is set after our focus handler has run.
         focused = self.is_mounted and self.screen.focused is self.call_list
         hint = HINT if focused else f"enter, then {HINT}"
