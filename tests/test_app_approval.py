@@ -100,7 +100,9 @@ async def test_a_approves_the_highlighted_call_and_without_an_agent_says_how_to_
         assert "Approval · run" in pane and "2 of 2 waiting" in pane
         assert "─ a approve · A all · e edit · n reject ─" in pane  # focused: its keys
         assert 'book_hotel(city="Rome", nights=2)' in pane and '"nights": 2' in pane
-        assert "a Approve" in pane and "n Reject" in pane  # the footer names the keys
+        footer = pane.splitlines()[-1]  # the footer names the pane's keys
+        for key in ("a Approve", "A Approve all", "e Edit & approve", "n Reject"):
+            assert key in footer
         await pilot.press("down", "a")  # Milan's call
         await wait_until(pilot, lambda: approvals_in(runs, run_id), what="the decision")
         (made,) = approvals_in(runs, run_id)
@@ -299,6 +301,8 @@ async def test_two_tuis_deciding_one_call_the_first_wins_and_the_second_is_told_
         )
         assert "call c1_0 (book_hotel) of run" in told[0]
         assert "was already approved by alice at" in told[0]
+        # Bob's pane reads the run again: it shows who decided (no watch needed).
+        await wait_until(two, lambda: "approved by alice" in screen_text(second), what="redraw")
     assert [(e.decision, e.by) for e in approvals_in(runs, run_id)] == [("approved", "alice")]
 
 
@@ -456,3 +460,17 @@ async def test_a_gated_calls_name_and_arguments_are_shown_literally(tmp_path: Pa
         assert "\\u001b]52;c;Zm9v\\u0007" in text and "\x1b" not in text
         out = terminal_output(app)
         assert not any(raw in out for raw in ("\x1b[2J", "\x1b]52", "\x07"))
+
+
+async def test_a_deadline_passing_while_the_tui_is_open_shows_at_once(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    run_id = crafted_gated_run(runs, "book_hotel", {"city": "Rome"}, deadline=NOW + 30)
+    now = [NOW]
+    app = RunsApp(runs, agents=OneAgent(None), watch=True, clock=lambda: now[0])
+    async with app.run_test(size=SIZE) as pilot:
+        await open_approvals(pilot, app, run_id)
+        assert "waiting · asked 11:50:01 (9m ago) · deadline 12:00:30 (in 30s)" in screen_text(app)
+        now[0] = NOW + 31  # the clock passes the deadline: the next tick shows it
+        await wait_until(pilot, lambda: "timed out at 12:00:30" in screen_text(app), what="tick")
+        assert "no call waits: r resumes it" in screen_text(app)

@@ -252,6 +252,7 @@ class RunsApp(CursorActions, App[str | None]):
             self.show_rows()
         else:
             self.run_list.clock_moved()
+        self.approval_pane.clock_moved()  # "asked 3m ago", a deadline passing
 
     @on(Watcher.Gone)
     @while_running

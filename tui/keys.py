@@ -400,6 +400,7 @@ FOOTER_PRIORITY = (
     "approve",
     "reject",
     "edit",
+    "approve_all",
     "drill",
     "back",
     "clear_search",  # the timeline's `esc`: back, once its search is cleared

@@ -51,7 +51,8 @@ REFUSALS = (ApprovalError, RunNotFoundError, RunLockedError, ValueError, OSError
 class Approver(Controller):
     @dataclass
     class Decided(Message):
-        """Decisions were recorded in the run's log: read it again."""
+        """The run's log holds decisions this app may not have read (recorded here, or by
+        whoever was first when one here was refused): read it again."""
 
         run_id: str
 
@@ -138,7 +139,12 @@ class Approver(Controller):
         try:
             made, left = await asyncio.to_thread(self._record, run_id, call_id, approve, args, note)
         except REFUSALS as exc:
+            self.report(self.Decided(run_id))
             self.say(notices.not_recorded(exc))
+            return
+        except Exception as exc:  # not a refusal: a failing store, say
+            self.report(self.Decided(run_id))
+            self.say(notices.deciding_failed(run_id, exc))
             return
         self.report(self.Decided(run_id))
         self.say(notices.decided(run_id, made, left, "" if left else self._go_on(run_id)))

@@ -295,6 +295,15 @@ def not_recorded(exc: BaseException) -> Note:
     return Note(text, title="Decision refused", severity="error", timeout=15)
 
 
+def deciding_failed(run_id: str, exc: BaseException) -> Note:
+    """Recording a decision failed for another reason than a refusal (a store error, say)."""
+    text = (
+        f"Deciding on run {short_id(run_id)} failed: {type(exc).__name__}: "
+        f"{literal_line(str(exc), 400)}. The run's log shows what was recorded."
+    )
+    return Note(text, title="Decision failed", severity="error", timeout=15)
+
+
 def not_waiting(name: str, call_id: str, why: str) -> Note:
     """`e` or `n` on a call that no longer waits (`why`: decided by whom, timed out)."""
     call = f"{literal_line(name, 60)} ({literal_line(call_id, 60)})"

@@ -145,6 +145,12 @@ class ApprovalPane(Horizontal):
         call_list.move_cursor(ids.index(before) if before in ids else first, notify=False)
         self.show_args()
 
+    def clock_moved(self) -> None:
+        """A second went by: "asked 3m ago" reads otherwise, a deadline may have passed."""
+        if self.display:
+            self.call_list.rows_changed()
+            self.show_args()
+
     @property
     def current(self) -> GatedCall | None:
         cursor = self.call_list.cursor
