@@ -73,7 +73,8 @@ class RunsApp(CursorActions, App[str | None]):
         self.watching = watch
         self.watcher = Watcher(self.source, live=watch)
         self.resumer = Resumer(self.source, agents if agents is not None else AgentSet())
-        self.approver = Approver(self.source, self.resumer.agents, self.resumer, by)  # by: who
+        # `by`: whom the decisions taken here are recorded as (None: user@host).
+        self.approver = Approver(self.source, self.resumer.agents, self.resumer, by)
         self.clock = clock
         self.source_label = literal_line(self.source.label)  # the list's title
 
@@ -188,8 +189,8 @@ class RunsApp(CursorActions, App[str | None]):
 
     def show_approvals(self) -> None:
         """The open run's gated calls while it awaits approval (the focus leaves them after)."""
-        timeline, pane = self.timeline, self.approval_pane
-        pane.show_run(timeline.run_id and self.source.get(timeline.run_id), timeline.run_log)
+        timeline, pane, run_id = self.timeline, self.approval_pane, self.timeline.run_id
+        pane.show_run(self.source.get(run_id) if run_id else None, timeline.run_log)
         if not pane.display and self.focused is pane.call_list:
             self.screen.set_focus(timeline)  # resumed, say: its events come in there
 
