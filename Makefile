@@ -49,7 +49,8 @@ samples: $(STAMP)
 	env -u OPENAI_API_KEY $(BIN)/python scripts/make_samples.py --out runs
 
 # Open a fresh scratch copy of the samples with the weather agent on the offline demo model,
-# so `r` resumes a crashed run without network; resumed runs are written to demo-runs/ too.
+# so `r` resumes a crashed run without network, and approving the run that waits for a person
+# (enter, then a, e or n) lets it go on at once; what they do is written to demo-runs/ too.
 demo: $(STAMP)
 	rm -rf demo-runs
 	cp -R runs demo-runs
