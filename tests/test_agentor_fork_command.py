@@ -5,6 +5,7 @@ comparison as text and as JSON, text from logs printed literally."""
 from __future__ import annotations
 
 import json
+import subprocess
 import textwrap
 from pathlib import Path
 from subprocess import CompletedProcess
@@ -13,9 +14,9 @@ from typing import Any
 import pytest
 
 from agentor.engine.store import FileStore
-from tests.conftest import WeatherAgents
+from tests.conftest import ROOT, WeatherAgents
 from tests.openai_server import FakeOpenAI, weather_script
-from tests.test_agentor_command import agentor, refused
+from tests.test_agentor_command import ENV, SCRIPT, agentor, refused
 
 AGENTS = textwrap.dedent(
     """
@@ -237,3 +238,27 @@ def test_diff_says_where_two_runs_part_as_text_and_as_json(shell: Shell) -> None
     assert refused(shell("diff", shell.parent, "nosuch", agent=None)).startswith(
         "agentor diff: no run nosuch in"
     )
+
+
+def test_a_result_or_an_input_of_dash_is_read_from_stdin(shell: Shell) -> None:
+    def fork(*args: str, stdin: str) -> CompletedProcess[str]:
+        argv = [str(SCRIPT), "fork", shell.parent, "--store", str(shell.runs), *args]
+        argv += ["--agent", f"{shell.spec}:weather"]
+        return subprocess.run(
+            argv,
+            cwd=ROOT,
+            env={**ENV, **shell.env},
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    edited = fork("--at", "4", "--result", "-", stdin="Fog\nover Lisbon.\n")
+    assert edited.returncode == 0, edited.stderr
+    assert shell.srv.requests[-1]["messages"][-1]["content"] == "Fog\nover Lisbon.\n"
+    added = fork("--input", "-", stdin="And in Faro?")
+    assert added.returncode == 0, added.stderr
+    assert shell.srv.requests[-2]["messages"][-1] == {"role": "user", "content": "And in Faro?"}
+    empty = fork("--input", "-", stdin="  \n")
+    assert refused(empty, 2) == "agentor fork: error: --input - read nothing from stdin"

@@ -191,8 +191,14 @@ def _add_fork_commands(sub: Any) -> None:
         "--at", type=_positive, metavar="N", help="the line to fork at (default: the whole run)"
     )
     edit = fork.add_mutually_exclusive_group()
-    edit.add_argument("--result", metavar="TEXT", help="at a tool_result: the result to use")
-    edit.add_argument("--input", metavar="TEXT", help="a user message to add (- reads stdin)")
+    edit.add_argument(
+        "--result", metavar="TEXT", help="at a tool_result: the result to use (- reads stdin)"
+    )
+    edit.add_argument(
+        "--input",
+        metavar="TEXT",
+        help="a user message to add; at the run_start, the new prompt (- reads stdin)",
+    )
     fork.add_argument("--model", metavar="M", help="the model the fork asks (default: the agent's)")
     fork.add_argument("--max-turns", type=_positive, metavar="N", help="at most N new turns")
     _fork_args(fork, "fork")
