@@ -1,23 +1,23 @@
-"""`Agentor`: run / arun / resume / aresume / stream_chat / submit / approve / reject."""
+"""`Agentor`: run / arun / resume / aresume / stream_chat / submit / fork / replay / approve /
+reject."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import copy
 import os
 import socket
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
+from .cloning import cloned
 from .engine import decisions
 from .engine.approvals import Decision, GatedTurn, gated_point, gated_turn
 from .engine.events import LOG_VERSION, RUN_START, Event
 from .engine.gating import Gate, check_globs, check_timeout
-from .engine.holding import holding, load_if_any, load_run
+from .engine.holding import NothingToResumeError, holding, load_if_any, load_run
 from .engine.inputs import (
     Input,
     check_input,
@@ -28,23 +28,16 @@ from .engine.inputs import (
 )
 from .engine.loop import Listener, Recorder, run_loop
 from .engine.models import Model, OpenAIModel
+from .engine.recording import Recording, recording_of
 from .engine.replay import ResumePoint, resume_point, total_usage
 from .engine.request import RequestConfig, request_config
 from .engine.statuses import AWAITING_APPROVAL
 from .engine.store import Store, validate_run_id
 from .engine.tools import Tool
 from .fleet.submit import submit_run
+from .forking import fork_run, replay_run
 from .result import RunResult, from_log, pending_now, settled
-
-
-class NothingToResumeError(ValueError):
-    """The run's log records no prompt (no `run_start` with messages): there is nothing to send
-    the model, so nothing to resume."""
-
-    def __init__(self, run_id: str, reason: str) -> None:
-        self.run_id = run_id
-        self.reason = reason
-        super().__init__(f"run {run_id}: nothing to resume: no prompt recorded ({reason})")
+from .running import in_own_loop, stream
 
 
 class Agentor:
@@ -92,36 +85,13 @@ class Agentor:
         A model given by name keeps this agent's endpoint, key and settings when this agent
         talks to an OpenAI-compatible server (`clone(model="gpt-4o")`).
         """
-        unknown = sorted(set(changes) - set(CLONABLE))
-        if unknown:
-            raise TypeError(f"clone() cannot change {', '.join(unknown)}; it changes {CLONABLE}")
-        twin = copy.copy(self)
-        twin.tools = tools_from(changes.get("tools", self.tools))
-        if "name" in changes:
-            twin.name = changes["name"]
-        if "instructions" in changes:
-            twin.instructions = changes["instructions"]
-        if "store" in changes:
-            twin.store = store_from(changes["store"])
-        if "max_turns" in changes:
-            twin.max_turns = check_max_turns(changes["max_turns"])
-        globs = check_globs(changes.get("needs_approval", self.gate.globs))
-        timeout = check_timeout(changes.get("approval_timeout", self.gate.timeout))
-        twin.gate = Gate(globs, timeout)
-        if "model" in changes:
-            model = changes["model"]
-            if isinstance(model, str):
-                old = self.model
-                model = old.renamed(model) if isinstance(old, OpenAIModel) else OpenAIModel(model)
-            twin.model = model
-        return twin
+        return cloned(self, changes)
 
     # -- starting a run ------------------------------------------------------------------------
 
     def run(self, input: Input, *, run_id: str | None = None) -> RunResult:
-        _refuse_inside_loop("run", "arun")
         check_input(input)
-        return asyncio.run(self._in_own_loop(self.arun(input, run_id=run_id)))
+        return in_own_loop(self.model, "run", lambda: self.arun(input, run_id=run_id))
 
     async def arun(self, input: Input, *, run_id: str | None = None) -> RunResult:
         """Run the agent on `input`.
@@ -144,7 +114,7 @@ class Agentor:
         call and nothing written.
         """
         messages = self._input_messages(input)  # a bad input is refused here, not when read
-        return self._stream(lambda listener: self._start(messages, listener, True, run_id))
+        return stream(lambda listener: self._start(messages, listener, True, run_id))
 
     def submit(self, input: Input, *, run_id: str | None = None) -> str:
         """Record a new run for a fleet of workers (`agentor worker`) without running it: its
@@ -162,8 +132,7 @@ class Agentor:
     # -- resuming ------------------------------------------------------------------------------
 
     def resume(self, run_id: str, listener: Listener | None = None) -> RunResult:
-        _refuse_inside_loop("resume", "aresume")
-        return asyncio.run(self._in_own_loop(self.aresume(run_id, listener)))
+        return in_own_loop(self.model, "resume", lambda: self.aresume(run_id, listener))
 
     async def aresume(self, run_id: str, listener: Listener | None = None) -> RunResult:
         """Finish a run from its log. A completed run is returned without a model call.
@@ -191,7 +160,68 @@ class Agentor:
     def stream_resume(self, run_id: str) -> AsyncIterator[Event]:
         """Like `stream_chat`, for `aresume`. The first turn's text deltas may come before the
         new segment's run_start, which is recorded with the segment's first step."""
-        return self._stream(lambda listener: self.aresume(run_id, listener))
+        return stream(lambda listener: self.aresume(run_id, listener))
+
+    # -- forks and replays (agentor/forking.py) -----------------------------------------------
+
+    def fork(self, run_id: str, input: Input | None = None, **options: Any) -> RunResult:
+        """`afork` (same arguments) in an event loop of its own."""
+        return in_own_loop(self.model, "fork", lambda: self.afork(run_id, input, **options))
+
+    async def afork(
+        self,
+        run_id: str,
+        input: Input | None = None,
+        *,
+        at: int | None = None,
+        result: Any = None,
+        model: str | Model | None = None,
+        fork_id: str | None = None,
+        max_turns: int | None = None,
+        listener: Listener | None = None,
+    ) -> RunResult:
+        """A new run (`fork_id`, default a fresh id) that copies run `run_id` up to a step and
+        goes on from there with this agent (`model=`, `max_turns=` changed when given). The
+        parent is never written to; tool calls recorded before the step never run again.
+
+        `at=N`, a line of the parent's log as the TUI numbers it: a `tool_result` with
+        `result=` (the value the model gets instead), a `generation` (asked again; `input=`
+        added as a user message) or the first `run_start` (from the start; `input=` replacing
+        the prompt). Without `at`, the whole run: continued with `input=` even if it completed,
+        else finished on the fork (copied as it is when it needs nothing). A `ValueError` says
+        what can be forked. `listener` is called with each event the fork records.
+        """
+        return await fork_run(
+            self,
+            run_id,
+            input,
+            at=at,
+            result=result,
+            model=model,
+            fork_id=fork_id,
+            max_turns=max_turns,
+            listener=listener,
+        )
+
+    def replay(self, run_id: str, **options: Any) -> RunResult:
+        """`areplay` (same arguments) in an event loop of its own."""
+        return in_own_loop(self.model, "replay", lambda: self.areplay(run_id, **options))
+
+    async def areplay(
+        self,
+        run_id: str,
+        *,
+        model: str | Model,
+        fork_id: str | None = None,
+        novel: str = "error",
+        listener: Listener | None = None,
+    ) -> RunResult:
+        """Ask `model` the recorded conversation of `run_id` again, from its prompt, in a fork:
+        a call equal to a recorded one (same tool, same arguments) gets the recorded result;
+        a novel call gets an error ("not in the recording"), or runs with `novel="run"`."""
+        return await replay_run(
+            self, run_id, model=model, fork_id=fork_id, novel=novel, listener=listener
+        )
 
     # -- deciding gated calls ------------------------------------------------------------------
 
@@ -222,37 +252,42 @@ class Agentor:
     # -- internals -----------------------------------------------------------------------------
 
     async def _continue(
-        self, store: Store, run_id: str, events: list[Event], listener: Listener | None
+        self,
+        store: Store,
+        run_id: str,
+        events: list[Event],
+        listener: Listener | None,
+        opening: tuple[Sequence[Event], Sequence[Event]] = ((), ()),
     ) -> RunResult:
-        """Finish a run from its events, read under its lock."""
+        """Finish a run from its events, read under its lock. `opening`: a new fork's first
+        events (agentor/forking.py), saved at once around its run_start, as a new run's are."""
         if settled(events):
             return from_log(run_id, events, listener)
-        gated = gated_turn(events)
-        point = resume_point(events) if gated is None else gated_point(events, gated)
+        before, after = opening
+        known = [*events, *before, *after]
+        gated = gated_turn(known)
+        point = resume_point(known) if gated is None else gated_point(known, gated)
         if not point.messages:
             # Killed between taking the lock and writing run_start, or written by hand.
-            started = any(e.type == RUN_START for e in events)
+            started = any(e.type == RUN_START for e in known)
             why = "its run_start holds no messages" if started else "its log has no run_start"
             raise NothingToResumeError(run_id, why)
         recorder = Recorder(run_id, store, events=list(events))
         if listener is not None:
             recorder.listeners.append(listener)
         try:
-            # Saved with the segment's first step: a resume stopped before it writes nothing.
             config = self._request_config()
-            recorder.hold(self._run_start(run_id, point.input_messages, config))
-            return await self._loop(recorder, point, listener is not None, config, gated)
+            run_start = self._run_start(run_id, point.input_messages, config)
+            if before or after:  # a new fork: its copies keep their times, so stamp run_start
+                run_start.ts = run_start.started_at
+                await recorder.emit(*before, run_start, *after, stamp=False)
+            else:  # with the segment's first step: a resume stopped before it writes nothing
+                recorder.hold(run_start)
+            return await self._loop(
+                recorder, point, listener is not None, config, gated, recording_of(known)
+            )
         finally:
             await recorder.drain()
-
-    async def _in_own_loop(self, work: Awaitable[RunResult]) -> RunResult:
-        """`work`, then close the model's connections: they die with the loop `run()` made."""
-        try:
-            return await work
-        finally:
-            close = getattr(self.model, "aclose", None)
-            if close is not None:
-                await close()
 
     def _require_store(self, what: str = "resume") -> Store:
         if self.store is None:
@@ -331,6 +366,7 @@ class Agentor:
         stream_text: bool,
         config: RequestConfig,
         gated: GatedTurn | None = None,
+        recording: Recording | None = None,
     ) -> RunResult:
         outcome = await run_loop(
             model=self.model,
@@ -342,6 +378,7 @@ class Agentor:
             config=config.digest,
             gate=self.gate,
             gated=gated,
+            recording=recording,
         )
         waiting = outcome.status == AWAITING_APPROVAL
         return RunResult(
@@ -355,42 +392,3 @@ class Agentor:
             save_failures=recorder.save_failures,
             pending=pending_now(recorder.events) if waiting else [],
         )
-
-    async def _stream(self, start: Callable[[Listener], Any]) -> AsyncIterator[Event]:
-        # Handed to the caller as is: closing it (aclose) cancels the run at once, so its
-        # lock is free then, not whenever the garbage collector gets to a wrapper.
-        queue: asyncio.Queue[Event | None] = asyncio.Queue()
-        task = asyncio.ensure_future(start(queue.put_nowait))
-        task.add_done_callback(lambda _: queue.put_nowait(None))
-        try:
-            while (event := await queue.get()) is not None:
-                yield event
-            task.result()  # re-raise what the run raised
-        finally:
-            if not task.done():
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-
-
-CLONABLE = (
-    "name",
-    "model",
-    "instructions",
-    "tools",
-    "store",
-    "max_turns",
-    "needs_approval",
-    "approval_timeout",
-)
-
-
-def _refuse_inside_loop(name: str, async_name: str) -> None:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return
-    raise RuntimeError(
-        f"Agentor.{name}() was called inside a running event loop; "
-        f"use `await agent.{async_name}(...)` there instead"
-    )

@@ -9,14 +9,17 @@ and the worker of a fleet.
     agentor submit PROMPT --agent SPEC [--run-id ID]
     agentor worker --agent SPEC [--agent SPEC]... [--concurrency N] [--retry-failed]
     agentor copy SRC DST [--run RUN]...
+    agentor fork RUN [--at N] [--result TEXT | --input TEXT] [--model M] --agent SPEC
+    agentor replay RUN --model M --agent SPEC [--novel error|run]
+    agentor diff RUN_A RUN_B [--json]
 
 Each takes `--store DIR|DSN` (a runs directory or a `postgresql://` URL, default `runs`) and
 `--schema NAME` (stores.py); those that took `--dir DIR` still do. Exit status: 0 done, 1
 refused (not found, already decided, locked, a run that failed), 2 a usage error; every
 refusal and usage error is one line on stderr. Each subcommand group is a module (runs_cmd:
 ls/show, decide_cmd: approve/reject, resume_cmd: resume, fleet_cmd: submit/worker, copy_cmd:
-copy), imported only when its command runs: `agentor --help` loads neither the engine nor the
-model client.
+copy, fork_cmd: fork/replay, diff_cmd: diff), imported only when its command runs: `agentor
+--help` loads neither the engine nor the model client.
 """
 
 from __future__ import annotations
@@ -66,8 +69,8 @@ def build_parser() -> Parser:
     p = Parser(
         prog="agentor",
         description=(
-            "List, show, approve, reject, resume, submit and copy durable agentor runs; "
-            "run a worker of a fleet."
+            "List, show, approve, reject, resume, submit, copy, fork, replay and diff durable "
+            "agentor runs; run a worker of a fleet."
         ),
         epilog=(
             "Exit status: 0 done, 1 refused, 2 usage error. The store (--store DIR|DSN) "
@@ -80,6 +83,7 @@ def build_parser() -> Parser:
 
     _add_run_commands(sub)
     _add_fleet_commands(sub)
+    _add_fork_commands(sub)
     return p
 
 
@@ -177,6 +181,62 @@ def _add_fleet_commands(sub: Any) -> None:
     copy.add_argument("--src-schema", metavar="NAME", help="SRC's schema (default: --schema)")
     copy.add_argument("--dst-schema", metavar="NAME", help="DST's schema (default: --schema)")
     copy.set_defaults(run="copy_cmd:copy")
+
+
+def _add_fork_commands(sub: Any) -> None:
+    """What if: fork, replay, diff (README: Forks, replays and comparisons)."""
+    fork = sub.add_parser("fork", help="a new run from a recorded one, changed at one step")
+    _run_args(fork)
+    fork.add_argument(
+        "--at", type=_positive, metavar="N", help="the line to fork at (default: the whole run)"
+    )
+    edit = fork.add_mutually_exclusive_group()
+    edit.add_argument(
+        "--result", metavar="TEXT", help="at a tool_result: the result to use (- reads stdin)"
+    )
+    edit.add_argument(
+        "--input",
+        metavar="TEXT",
+        help="a user message to add; at the run_start, the new prompt (- reads stdin)",
+    )
+    fork.add_argument("--model", metavar="M", help="the model the fork asks (default: the agent's)")
+    fork.add_argument("--max-turns", type=_positive, metavar="N", help="at most N new turns")
+    _fork_args(fork, "fork")
+    fork.set_defaults(run="fork_cmd:fork")
+
+    replay = sub.add_parser("replay", help="ask another model a run's conversation again")
+    _run_args(replay)
+    replay.add_argument("--model", required=True, metavar="M", help="the model to ask")
+    replay.add_argument(
+        "--novel",
+        choices=("error", "run"),
+        default="error",
+        help="a call the run did not make: answered with an error (default), or run",
+    )
+    _fork_args(replay, "replay")
+    replay.set_defaults(run="fork_cmd:replay")
+
+    diff = sub.add_parser("diff", help="how two runs differ: first divergence, differences")
+    diff.add_argument("run_a", metavar="RUN_A", help="a run id, a unique prefix, or its log")
+    diff.add_argument("run_b", metavar="RUN_B", help="the same, for the other run")
+    diff.add_argument("--json", action="store_true", help="a JSON object (README: agentor diff)")
+    _store_args(diff, dir_option=True)
+    diff.set_defaults(run="diff_cmd:diff")
+
+
+def _fork_args(p: argparse.ArgumentParser, verb: str) -> None:
+    p.add_argument(
+        "--agent",
+        required=True,
+        metavar="SPEC",
+        help=f"the agent to {verb} with: path/to/file.py:name or package.module:name",
+    )
+    p.add_argument("--fork-id", metavar="ID", help="the new run's id (default: a new uuid)")
+    p.add_argument(
+        "--any-agent",
+        action="store_true",
+        help=f"{verb} with the agent even if another agent name wrote the run",
+    )
 
 
 def _run_args(p: argparse.ArgumentParser, call: bool = False) -> None:

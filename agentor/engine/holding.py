@@ -1,4 +1,4 @@
-"""Taking a run from a store: its events, and its lock.
+"""Taking a run from a store: its events (or its lines), and its lock.
 
 Whoever changes a run holds its lock while it does (a `LockingStore`): a process running or
 resuming it for as long as that takes, a person's decision for the moment it takes to read the
@@ -9,15 +9,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import time
 from collections.abc import AsyncIterator, Iterator
 
 from .events import Event
+from .logformat import BadLine
 from .store import LockingStore, RunLockedError, RunNotFoundError, Store
 
 # How long a decision waits for a run held by someone else before it is refused: long enough
 # for other deciders (each holds the run for one read and one append), far shorter than a run.
 DECISION_PATIENCE = 2.0
+
+
+class NothingToResumeError(ValueError):
+    """The run's log records no prompt (no `run_start` with messages): there is nothing to send
+    the model, so nothing to resume."""
+
+    def __init__(self, run_id: str, reason: str) -> None:
+        self.run_id = run_id
+        self.reason = reason
+        super().__init__(f"run {run_id}: nothing to resume: no prompt recorded ({reason})")
 
 
 def load_run(store: Store, run_id: str) -> list[Event]:
@@ -86,3 +98,32 @@ def holding_briefly(store: Store, run_id: str, patience: float | None = None) ->
         yield
     finally:
         cm.__exit__(None, None, None)
+
+
+def load_lines(store: Store, run_id: str) -> list[Event | BadLine]:
+    """A run's lines in order, unreadable ones as `BadLine`s (line N is item N - 1: the
+    numbering the TUI shows). A store that keeps no unreadable lines gives its events."""
+    load_with_errors = getattr(store, "load_with_errors", None)  # FileStore
+    if callable(load_with_errors):
+        try:
+            events, bad = load_with_errors(run_id)
+        except RunNotFoundError:
+            raise
+        except KeyError:
+            raise RunNotFoundError(run_id, store) from None
+        return _merged(events, bad)
+    read_events = getattr(store, "read_events", None)  # PostgresStore
+    if callable(read_events):
+        return [item for _, item in read_events(run_id).entries]
+    return list(load_run(store, run_id))
+
+
+def _merged(events: list[Event], bad: list[BadLine]) -> list[Event | BadLine]:
+    """Events and bad lines back in the order of the file (bad lines know their number)."""
+    out: list[Event | BadLine] = []
+    rest = iter(events)
+    for line in sorted(bad, key=lambda b: b.lineno):
+        out.extend(itertools.islice(rest, max(0, line.lineno - 1 - len(out))))
+        out.append(line)
+    out.extend(rest)
+    return out

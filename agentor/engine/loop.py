@@ -34,6 +34,7 @@ from .events import (
 from .gating import Gate
 from .invoke import all_answered, invoke_tool
 from .models import Model, ModelError
+from .recording import Recording
 from .replay import (
     Recorded,
     ResumePoint,
@@ -71,9 +72,11 @@ class Recorder:
             event.ts = time.time()
         self._held = event
 
-    async def emit(self, *events: Event) -> None:
+    async def emit(self, *events: Event, stamp: bool = True) -> None:
+        """Save `events` (with what is held), then announce them. Each is given the time now
+        unless it has one, or unless `stamp` is False: copies (a fork's) keep what they had."""
         now = time.time()
-        for e in events:
+        for e in events if stamp else ():
             if e.ts is None:
                 e.ts = now
         durable = [e for e in events if not e.transient]
@@ -140,7 +143,7 @@ class _Call:
     raw: str  # the arguments it runs with: the model's, or an approver's edit
     record: Recorded | None = None  # an equal call's recorded result answers it
     result: Event | None = None  # its result is in the log already
-    rejection: str | None = None  # a person rejected it: this error answers it, nothing runs
+    rejection: str | None = None  # rejected (or novel in a replay): this error answers it
     awaiting: bool = False  # it waits for a person's decision: not answered in this segment
 
 
@@ -155,6 +158,7 @@ async def run_loop(
     config: str | None = None,
     gate: Gate | None = None,
     gated: GatedTurn | None = None,
+    recording: Recording | None = None,
 ) -> LoopOutcome:
     """Run turns from `point` until a final answer, an error, a call waiting for approval or
     `max_turns` new turns.
@@ -162,8 +166,9 @@ async def run_loop(
     `config` names the tools and settings recorded on the segment's run_start
     (engine/request.py); each generation carries it. `gate` says which calls wait for a
     person; `gated` is a turn that asked for approval, to finish (from `point`, the request
-    of that turn) before any new one."""
+    of that turn) before any new one. `recording`: a replay's, which answers equal calls."""
     loop = _Loop(model, tools, recorder, point, config, gate or Gate(), stream_text)
+    loop.recording = recording
     if point.final_text is not None:
         return await loop.finish(COMPLETED, point.final_text)
     if gated is not None:
@@ -203,6 +208,7 @@ class _Loop:
         self.config = config
         self.gate = gate
         self.on_text = self._streamed if stream_text else None
+        self.recording: Recording | None = None
 
     def _streamed(self, delta: str) -> None:
         for listener in self.recorder.listeners:
@@ -298,9 +304,14 @@ class _Loop:
         call = _Call(call_id, name, raw)
         key = canonical_args(raw)
         match = next((r for r in self.recorded if r.name == name and r.args_key == key), None)
+        served = None if match or not self.recording else self.recording.answer(name, key)
         if match is not None:
             self.recorded.remove(match)
             call.record = match  # nothing runs: no approval to ask for
+        elif served is not None:
+            call.record = Recorded(name, key, served)  # a replay's: nothing runs either
+        elif self.recording is not None and not self.recording.runs_novel:
+            call.rejection = self.recording.refusal(name)
         else:
             call.awaiting = self.gate.needs(self.by_name.get(name), name, raw)
         return call
@@ -349,6 +360,7 @@ class _Loop:
         )
         if call.record is not None:
             result.result = call.record.event.result
+            result.error = call.record.event.error  # a replay serves recorded errors too
             result.replayed_from = call.record.event.call_id
         elif call.rejection is not None:
             result.error = call.rejection

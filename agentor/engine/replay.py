@@ -7,6 +7,7 @@ Agentor 0.1.x.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Sequence
@@ -15,6 +16,7 @@ from typing import Any
 
 from .events import (
     CLAIM,
+    FORK,
     GENERATION,
     RELEASE,
     RUN_END,
@@ -24,6 +26,7 @@ from .events import (
     Event,
     Usage,
 )
+from .forkmark import fork_opening
 from .statuses import COMPLETED, FAILED, INCOMPLETE
 
 
@@ -137,13 +140,20 @@ class ResumePoint:
     input_messages: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _results_after(events: Sequence[Event], start: int) -> dict[str, Event]:
-    found: dict[str, Event] = {}
-    for e in events[start:]:
+def results_after(events: Sequence[Event], start: int) -> dict[str, Event]:
+    """The tool results from `start` to the next generation, by call id (the last one wins)."""
+    return {cid: events[i] for cid, i in result_positions(events, start).items()}
+
+
+def result_positions(events: Sequence[Event], start: int) -> dict[str, int]:
+    """Where `results_after` finds each result: its position in `events`, by call id."""
+    found: dict[str, int] = {}
+    for i in range(start, len(events)):
+        e = events[i]
         if e.type == GENERATION:
             break
         if e.type == TOOL_RESULT and e.call_id:
-            found[e.call_id] = e
+            found[e.call_id] = i
     return found
 
 
@@ -155,7 +165,7 @@ def _unspent_records(events: Sequence[Event], gens: list[int]) -> list[Recorded]
     """
     recorded: list[Recorded] = []
     for i in gens:
-        results = _results_after(events, i + 1)
+        results = results_after(events, i + 1)
         for r in results.values():
             if r.replayed_from:
                 key = canonical_args(r.args)
@@ -181,53 +191,50 @@ def _unspent_records(events: Sequence[Event], gens: list[int]) -> list[Recorded]
 
 
 def resume_point(events: Sequence[Event]) -> ResumePoint:
-    """What to send next to continue the run the log describes."""
-    input_messages: list[dict[str, Any]] = []
-    for e in events:
-        if e.type == RUN_START and e.messages is not None:
-            input_messages = e.messages
-            break
+    """What to send next to continue the run the log describes.
 
+    A fork that adds messages (engine/forkmark.py) and has not asked the model yet is asked
+    with them: its new prompt, or the conversation so far (its final answer included, when the
+    copied run had ended) followed by its input."""
+    mark = fork_opening(events)
+    if mark is None:
+        return _point(events)
+    point = _point(events[: mark.index], mark.prompt)
+    if mark.input is None:
+        return point
+    said = [] if point.final_text is None else [{"role": "assistant", "content": point.final_text}]
+    messages = [*point.messages, *said, *mark.input]
+    return dataclasses.replace(point, messages=messages, final_text=None, rewound=False)
+
+
+def _point(events: Sequence[Event], prompt: list[dict[str, Any]] | None = None) -> ResumePoint:
+    """`resume_point` of a log whose last fork (if any) is settled; `prompt` stands for the
+    input of a log with no run_start yet (a fork from the start)."""
+    first = next((e for e in events if e.type == RUN_START and e.messages is not None), None)
+    input_messages = first.messages if first is not None and first.messages else prompt or []
     gens = [i for i, e in enumerate(events) if e.type == GENERATION and e.messages is not None]
-    recorded = _unspent_records(events, gens)
-    last_gen = gens[-1] if gens else None
-    if last_gen is None:
-        return ResumePoint(
-            messages=list(input_messages),
-            turn=0,
-            recorded=recorded,
-            input_messages=input_messages,
-        )
-    gen = events[last_gen]
-    turn = gen.turn or 0
-    assert gen.messages is not None
-    if not gen.calls:
-        return ResumePoint(
-            messages=list(gen.messages),
-            turn=turn,
-            final_text=gen.text or "",
-            recorded=recorded,
-            input_messages=input_messages,
-        )
-    results = _results_after(events, last_gen + 1)
-    ids = [call_parts(c)[0] for c in gen.calls]
-    if all(cid in results for cid in ids):
-        messages = [*gen.messages, assistant_message(gen)]
-        messages += [tool_message(cid, results[cid]) for cid in ids]
-        return ResumePoint(
-            messages=messages,
-            turn=turn,
-            recorded=recorded,
-            input_messages=input_messages,
-        )
-    # Rewind: ask again with the request that produced the half-answered calls.
-    return ResumePoint(
-        messages=list(gen.messages),
-        turn=turn - 1 if turn else 0,
-        rewound=True,
-        recorded=recorded,
+    point = ResumePoint(
+        messages=list(input_messages),
+        turn=0,
+        recorded=_unspent_records(events, gens),
         input_messages=input_messages,
     )
+    if not gens:
+        return point
+    gen = events[gens[-1]]
+    assert gen.messages is not None
+    point.messages, point.turn = list(gen.messages), gen.turn or 0
+    if not gen.calls:
+        point.final_text = gen.text or ""
+        return point
+    results = results_after(events, gens[-1] + 1)
+    ids = [call_parts(c)[0] for c in gen.calls]
+    if all(cid in results for cid in ids):
+        point.messages += [assistant_message(gen), *(tool_message(c, results[c]) for c in ids)]
+        return point
+    # Rewind: ask again with the request that produced the half-answered calls.
+    point.turn, point.rewound = max(point.turn - 1, 0), True
+    return point
 
 
 @dataclass
@@ -242,8 +249,9 @@ class RunSummary:
 
     `active_time()` is the time the run was worked on: the sum over segments of each
     segment's span (its `run_start` to its `run_end`, or to its last event if it has none),
-    without the idle gaps between a crash and the resume, nor what was added after the end (a
-    `fork` marker), nor a fleet's `claim` and `release` markers. The fields after `bad_lines`
+    without the idle gaps between a crash and the resume, nor a fork's `fork` marker (written
+    when the fork was made, after the steps it copied), nor a fleet's `claim` and `release`
+    markers. The fields after `bad_lines`
     are the tailing state behind these two.
     """
 
@@ -366,8 +374,9 @@ def fold(s: RunSummary, events: Sequence[Event]) -> RunSummary:
 
 
 # A fleet's claims and releases are no work on the run: a claim comes long after the crash of
-# the segment before it, and must not stretch that segment over the idle time between.
-_BOOKKEEPING = frozenset({CLAIM, RELEASE})
+# the segment before it, and must not stretch that segment over the idle time between. Nor is
+# a fork's marker, written after a copy of its parent's steps (maybe days after them).
+_BOOKKEEPING = frozenset({CLAIM, RELEASE, FORK})
 
 
 def _new_segment(s: RunSummary, start: float | None) -> None:

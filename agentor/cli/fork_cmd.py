@@ -1,0 +1,143 @@
+"""`agentor fork RUN [--at N] [--result TEXT | --input TEXT] [--model M] --agent SPEC` and
+`agentor replay RUN --model M --agent SPEC [--novel error|run]`: a new run made from a recorded
+one, run in this process (agentor/forking.py).
+
+The fork is written into the store the run is in (`--store`, `--dir`; default `runs`). Its id
+comes first (`--fork-id` names it), then each event the fork records after its copy of the
+parent, as a line on stdout, then its answer, as `agentor resume` prints them. As for a
+resume, the agent must be of the name that wrote the run unless `--any-agent`. Exit status:
+0 when the fork completed or waits for approval, 1 when it was refused (a line that cannot be
+forked, an id in use) or ended failed / max_turns, 2 for a usage error, 130 on ^C (a fork
+whose first step was saved is left resumable).
+"""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from argparse import Namespace
+from collections.abc import Callable
+from typing import Any
+
+from ..agent import Agentor, NothingToResumeError
+from ..engine.events import FORK, TOOL_WAIT, Event
+from ..engine.holding import load_run
+from ..engine.replay import RunSummary, fold
+from ..engine.store import RUN_ID_RE, RUN_ID_RULE, FileStore, RunLockedError, Store
+from ..literal import literal_line
+from ..result import RunResult
+from .agent_spec import AgentSpecError, agent_mismatch, load_agent
+from .lines import Refusal, UsageError, event_line
+from .resume_cmd import _ending as ending
+from .stores import the_run
+
+
+def fork(args: Namespace) -> int:
+    if args.result is not None and args.at is None:
+        raise UsageError("--result replaces a tool result: give --at, the line of a tool_result")
+    store, run_id = the_run(args)
+    agent = agent_for(args, store, run_id, "fork")
+    fork_id = _fork_id(args)
+    where = f" at line {args.at}" if args.at is not None else ""
+    return _run(
+        run_id,
+        f"fork {fork_id} of run {run_id}{where}",
+        fork_id,
+        lambda listener: agent.fork(
+            run_id,
+            _text(args.input, "--input"),
+            at=args.at,
+            result=_text(args.result, "--result"),
+            model=args.model,
+            fork_id=fork_id,
+            max_turns=args.max_turns,
+            listener=listener,
+        ),
+    )
+
+
+def replay(args: Namespace) -> int:
+    store, run_id = the_run(args)
+    agent = agent_for(args, store, run_id, "replay")
+    fork_id = _fork_id(args)
+    return _run(
+        run_id,
+        f"replay {fork_id} of run {run_id} with {literal_line(args.model)}",
+        fork_id,
+        lambda listener: agent.replay(
+            run_id, model=args.model, fork_id=fork_id, novel=args.novel, listener=listener
+        ),
+    )
+
+
+def _run(
+    run_id: str, header: str, fork_id: str, go: Callable[[Callable[[Event], None]], RunResult]
+) -> int:
+    """Run the fork: `header` once it is recorded, then what it records after its copy of the
+    parent, then its ending."""
+    printed: list[Event] = []
+    own = False
+
+    def show(event: Event) -> None:
+        nonlocal own
+        if event.replayed or (event.transient and event.type != TOOL_WAIT):
+            return
+        if not own:  # the copy of the parent, up to this fork's own marker
+            own = event.type == FORK and event.forked_from == run_id
+            if own:
+                print(header, flush=True)
+            return
+        printed.append(event)
+        print(event_line(event), flush=True)
+
+    try:
+        result = go(show)
+    except KeyboardInterrupt:
+        print(f"interrupted; fork {fork_id} is left resumable if it was saved", file=sys.stderr)
+        return 130
+    except (ValueError, TypeError, RunLockedError, NothingToResumeError) as exc:
+        raise Refusal(str(exc).splitlines()[0]) from None
+    if not own:
+        print(header)
+        print(f"run {run_id} needs nothing more: fork {fork_id} is a copy of it")
+    return ending(fork_id, result, nothing_new=not printed)
+
+
+def agent_for(args: Namespace, store: Store, run_id: str, verb: str) -> Agentor:
+    """The `--agent` agent, writing into `store`; refused when another agent name wrote the
+    run, unless `--any-agent`."""
+    try:
+        agent = load_agent(args.agent)
+    except AgentSpecError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        events = load_run(store, run_id)
+    except OSError as exc:
+        raise Refusal(f"cannot read run {run_id}: {exc.strerror or exc}") from None
+    why = agent_mismatch(agent, fold(RunSummary(run_id=run_id), events).agent)
+    if why and not args.any_agent:
+        raise Refusal(f"{why} (add --any-agent to {verb} it with that agent anyway)")
+    mine = agent.store is store or (
+        isinstance(agent.store, FileStore)
+        and isinstance(store, FileStore)
+        and agent.store.directory == store.directory
+    )
+    return agent if mine else agent.clone(store=store)
+
+
+def _fork_id(args: Namespace) -> str:
+    if args.fork_id is None:
+        return uuid.uuid4().hex
+    if not RUN_ID_RE.fullmatch(args.fork_id):
+        raise UsageError(f"--fork-id {args.fork_id!r} is not a run id ({RUN_ID_RULE})")
+    return str(args.fork_id)
+
+
+def _text(value: str | None, flag: str) -> Any:
+    """A text option's value; `-` reads it from stdin."""
+    if value != "-":
+        return value
+    text = sys.stdin.read()
+    if not text.strip():
+        raise UsageError(f"{flag} - read nothing from stdin")
+    return text

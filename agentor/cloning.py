@@ -1,0 +1,54 @@
+"""`Agentor.clone`: the same agent with some settings changed, each checked as the constructor
+checks it; the original is untouched."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, TypeVar
+
+from .engine.gating import Gate, check_globs, check_timeout
+from .engine.inputs import check_max_turns, store_from, tools_from
+from .engine.models import OpenAIModel
+
+CLONABLE = (
+    "name",
+    "model",
+    "instructions",
+    "tools",
+    "store",
+    "max_turns",
+    "needs_approval",
+    "approval_timeout",
+)
+
+A = TypeVar("A")
+
+
+def cloned(agent: A, changes: dict[str, Any]) -> A:
+    """A copy of `agent` (an `Agentor`) with `changes` (of CLONABLE) made. A model given by
+    name keeps the agent's endpoint, key and settings when it talks to an OpenAI-compatible
+    server."""
+    unknown = sorted(set(changes) - set(CLONABLE))
+    if unknown:
+        raise TypeError(f"clone() cannot change {', '.join(unknown)}; it changes {CLONABLE}")
+    old: Any = agent
+    twin: Any = copy.copy(agent)
+    twin.tools = tools_from(changes.get("tools", old.tools))
+    if "name" in changes:
+        twin.name = changes["name"]
+    if "instructions" in changes:
+        twin.instructions = changes["instructions"]
+    if "store" in changes:
+        twin.store = store_from(changes["store"])
+    if "max_turns" in changes:
+        twin.max_turns = check_max_turns(changes["max_turns"])
+    globs = check_globs(changes.get("needs_approval", old.gate.globs))
+    timeout = check_timeout(changes.get("approval_timeout", old.gate.timeout))
+    twin.gate = Gate(globs, timeout)
+    if "model" in changes:
+        model = changes["model"]
+        if isinstance(model, str):
+            was = old.model
+            model = was.renamed(model) if isinstance(was, OpenAIModel) else OpenAIModel(model)
+        twin.model = model
+    return twin
