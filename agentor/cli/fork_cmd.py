@@ -19,16 +19,13 @@ from argparse import Namespace
 from collections.abc import Callable
 from typing import Any
 
-from ..agent import Agentor, NothingToResumeError
+from ..agent import NothingToResumeError
 from ..engine.events import FORK, TOOL_WAIT, Event
-from ..engine.holding import load_run
-from ..engine.replay import RunSummary, fold
-from ..engine.store import RUN_ID_RE, RUN_ID_RULE, FileStore, RunLockedError, Store
+from ..engine.store import RUN_ID_RE, RUN_ID_RULE, RunLockedError
 from ..literal import literal_line
 from ..result import RunResult
-from .agent_spec import AgentSpecError, agent_mismatch, load_agent
 from .lines import Refusal, UsageError, event_line
-from .resume_cmd import _ending as ending
+from .resume_cmd import agent_for, ending
 from .stores import the_run
 
 
@@ -101,28 +98,6 @@ def _run(
         print(header)
         print(f"run {run_id} needs nothing more: fork {fork_id} is a copy of it")
     return ending(fork_id, result, nothing_new=not printed)
-
-
-def agent_for(args: Namespace, store: Store, run_id: str, verb: str) -> Agentor:
-    """The `--agent` agent, writing into `store`; refused when another agent name wrote the
-    run, unless `--any-agent`."""
-    try:
-        agent = load_agent(args.agent)
-    except AgentSpecError as exc:
-        raise UsageError(str(exc)) from None
-    try:
-        events = load_run(store, run_id)
-    except OSError as exc:
-        raise Refusal(f"cannot read run {run_id}: {exc.strerror or exc}") from None
-    why = agent_mismatch(agent, fold(RunSummary(run_id=run_id), events).agent)
-    if why and not args.any_agent:
-        raise Refusal(f"{why} (add --any-agent to {verb} it with that agent anyway)")
-    mine = agent.store is store or (
-        isinstance(agent.store, FileStore)
-        and isinstance(store, FileStore)
-        and agent.store.directory == store.directory
-    )
-    return agent if mine else agent.clone(store=store)
 
 
 def _fork_id(args: Namespace) -> str:

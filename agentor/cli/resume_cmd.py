@@ -29,7 +29,7 @@ from .stores import the_run
 
 def resume(args: Namespace) -> int:
     store, run_id = the_run(args)
-    agent = _agent_for(args, store, run_id)
+    agent = agent_for(args, store, run_id, "resume")
     printed: list[Event] = []
 
     def show(event: Event) -> None:
@@ -45,10 +45,12 @@ def resume(args: Namespace) -> int:
         return 130
     except (RunLockedError, RunNotFoundError, NothingToResumeError) as exc:
         raise Refusal(str(exc)) from None
-    return _ending(run_id, result, nothing_new=not printed)
+    return ending(run_id, result, nothing_new=not printed)
 
 
-def _agent_for(args: Namespace, store: Store, run_id: str) -> Agentor:
+def agent_for(args: Namespace, store: Store, run_id: str, verb: str) -> Agentor:
+    """The `--agent` agent, writing into `store`; refused when another agent name wrote the
+    run, unless `--any-agent` (`verb`: what it would do to the run, for the refusal)."""
     try:
         agent = load_agent(args.agent)
     except AgentSpecError as exc:
@@ -57,10 +59,9 @@ def _agent_for(args: Namespace, store: Store, run_id: str) -> Agentor:
         events = load_run(store, run_id)
     except OSError as exc:
         raise Refusal(f"cannot read run {run_id}: {exc.strerror or exc}") from None
-    written_by = fold(RunSummary(run_id=run_id), events).agent
-    why = agent_mismatch(agent, written_by)
+    why = agent_mismatch(agent, fold(RunSummary(run_id=run_id), events).agent)
     if why and not args.any_agent:
-        raise Refusal(f"{why} (add --any-agent to resume it with that agent anyway)")
+        raise Refusal(f"{why} (add --any-agent to {verb} it with that agent anyway)")
     mine = agent.store is store or (
         isinstance(agent.store, FileStore)
         and isinstance(store, FileStore)
@@ -69,7 +70,7 @@ def _agent_for(args: Namespace, store: Store, run_id: str) -> Agentor:
     return agent if mine else agent.clone(store=store)
 
 
-def _ending(run_id: str, result: RunResult, nothing_new: bool) -> int:
+def ending(run_id: str, result: RunResult, nothing_new: bool) -> int:
     """What the resume came to, on stdout; a failed run is a refusal (exit status 1)."""
     already = " already" if nothing_new else ""
     if result.status == COMPLETED:

@@ -18,6 +18,8 @@ from argparse import Namespace
 from pathlib import Path
 from typing import Any
 
+from ..engine.events import Event
+from ..engine.holding import load_lines
 from ..engine.logformat import BadLine
 from ..engine.pg.dsn import is_dsn
 from ..engine.statuses import live_status
@@ -143,15 +145,11 @@ def _has(store: Store, run_id: str) -> bool:
     return run_id in store.list_runs()
 
 
-def load_with_errors(store: Store, run_id: str) -> tuple[list[Any], list[BadLine]]:
+def load_with_errors(store: Store, run_id: str) -> tuple[list[Event], list[BadLine]]:
     """A run's events and its unreadable lines (a store that keeps none: no bad lines)."""
-    if isinstance(store, FileStore):
-        return store.load_with_errors(run_id)
-    read = getattr(store, "read_events", None)
-    if read is not None:
-        chunk = read(run_id)
-        return chunk.events, [e for _, e in chunk.entries if isinstance(e, BadLine)]
-    return store.load(run_id), []
+    lines = load_lines(store, run_id)
+    events = [x for x in lines if isinstance(x, Event)]
+    return events, [x for x in lines if isinstance(x, BadLine)]
 
 
 def status_of(store: Store, run_id: str, log_status: str) -> str:
