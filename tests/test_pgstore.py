@@ -180,6 +180,21 @@ def test_reading_on_from_a_seq_gives_what_load_gives_from_there(pg_stores: PgSto
         store.read_events("nope")
 
 
+def test_lines_are_read_as_stored_from_a_seq_on(pg_stores: PgStores, tmp_path: Path) -> None:
+    events = [started(), gen(1, 2), Event("message", text="a"), gen(2, 4)]
+    pg_stores().append_many("r", events)
+    files = FileStore(tmp_path)
+    files.append_many("r", events)
+    store = pg_stores()
+    lines = store.read_lines("r")
+    assert [seq for seq, _ in lines] == [1, 2, 3, 4]
+    # As a FileStore writes them: the second generation as its delta, each with its newline.
+    assert b"".join(line for _, line in lines) == files.path("r").read_bytes()
+    assert store.read_lines("r", 2) == lines[2:] and store.read_lines("r", 4) == []
+    with pytest.raises(KeyError):
+        store.read_lines("nope")
+
+
 # -- the change feed -----------------------------------------------------------------------------
 
 

@@ -54,7 +54,8 @@ PANES = ("runs-pane", "timeline-pane", "detail")
 
 
 class RunsApp(App[str | None]):
-    """Browse, follow and resume the runs of one source (a FileStore directory)."""
+    """Browse, follow and resume the runs of one source (a FileStore directory, a schema of a
+    PostgreSQL database)."""
 
     CSS_PATH = "app.tcss"
     TITLE = "agentor-tui"
@@ -137,6 +138,7 @@ class RunsApp(App[str | None]):
 
     def on_unmount(self) -> None:
         gc.unfreeze()
+        self.source.close()  # a database source's connections
 
     # -- the run list --------------------------------------------------------------------------
 

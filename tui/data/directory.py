@@ -213,6 +213,9 @@ class DirectorySource:
     def identity(self) -> tuple[int, int] | None:
         return identity(self.directory)
 
+    def close(self) -> None:
+        """Nothing to let go of: files are opened only while they are read."""
+
     async def watch(self) -> AsyncIterator[Changes]:
         async with contextlib.aclosing(changed_paths(self.directory)) as batches:
             async for paths in batches:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 from agentor.engine.replay import RunSummary
-from agentor.engine.statuses import INCOMPLETE, UNREADABLE
+from agentor.engine.statuses import INCOMPLETE, INTERRUPTED, RUNNING, UNREADABLE
 
 
 @dataclass(slots=True, eq=False)
@@ -40,3 +40,16 @@ def may_be_live(row: RunRow) -> bool:
     """Whether the row's status depends on who holds the run (an incomplete or empty run)."""
     s = row.summary
     return s is not None and (s.events == 0 or s.status == INCOMPLETE)
+
+
+def note_holder(row: RunRow, before: str, now: float) -> None:
+    """Keep `held_since` as the row's status moves from `before` (every source does so after
+    it asked who holds the run, at `now`): a run seen free and then taken is marked held since
+    the last time it was seen free; it was taken after that, and a segment begun before it is
+    not the holder's."""
+    if row.status == INTERRUPTED:
+        row.held_since, row.seen_free_at = None, now
+    elif row.status != RUNNING:
+        row.held_since = row.seen_free_at = None
+    elif before == INTERRUPTED:
+        row.held_since = row.seen_free_at

@@ -7,7 +7,8 @@ uses the store's queries (`_q`), its pool (`_read`) and its DSN. The TUI's Postg
 - a list: `list_summaries()` (one query; each row's liveness from the server's lock table),
   then `list_summaries(run_ids=...)` for the runs a change named, `held_runs()` now and then
   (a holder that dies frees its runs without writing anything);
-- a live view: `changes()` (a feed of `run_id: seq`), then `read_events(run_id, seq, decoder)`;
+- a live view: `changes()` (a feed of `run_id: seq`), then `read_events(run_id, seq, decoder)`
+  (or `read_lines(run_id, seq)`: the lines as they are stored, for a reader that shows them);
 - a worker: `claimable()` then `Agentor.resume(run_id)`, whose `lock` is the claim.
 """
 
@@ -19,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ..statuses import INCOMPLETE
-from ..store import validate_run_id
+from ..store import RunNotFoundError, validate_run_id
 from .connections import T, connect
 from .feed import POLL_INTERVAL, ChangeFeed
 from .queries import Queries
@@ -54,6 +55,21 @@ class RunListings:
                 "cannot list the runs of",
                 lambda c: [listing_from_row(r) for r in c.execute(query, params, binary=True)],
             )
+
+    def read_lines(self, run_id: str, after_seq: int = 0) -> list[tuple[int, bytes]]:
+        """The run's events after `after_seq` as stored: (seq, line), in order, each line as a
+        FileStore writes it (a compact generation as its delta, the newline included).
+        `read_events` decodes them; a viewer that shows what was written reads these.
+        `RunNotFoundError` for an unknown run."""
+        validate_run_id(run_id)
+        query = self._q.lines_after
+        rows = self._read(
+            f"cannot read run {run_id} from",
+            lambda c: c.execute(query, (after_seq, run_id), binary=True).fetchall(),
+        )
+        if not rows:
+            raise RunNotFoundError(run_id, self)
+        return [(seq, bytes(line)) for seq, line in rows if line is not None]
 
     def held_runs(self) -> set[str]:
         """The runs some process holds right now (one scan of the server's lock table)."""
