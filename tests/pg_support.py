@@ -12,6 +12,7 @@ tests/conftest.py imports the fixtures, so every test module may use them.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -83,10 +84,17 @@ class PgStores:
         this one), as a network failure or an administrator would; how many were cut."""
         name = f"agentor pid={pid or os.getpid()} {role} %"
         rows = self.sql(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            "SELECT pid, pg_terminate_backend(pid) FROM pg_stat_activity"
             " WHERE application_name LIKE %s AND pid <> pg_backend_pid()",
             (name,),
         )
+        # pg_terminate_backend only signals: until the backend has exited, its session (and
+        # its locks) are still there. Cut is cut: wait for that.
+        backends = [r[0] for r in rows]
+        deadline = time.monotonic() + 10
+        while self.sql("SELECT 1 FROM pg_stat_activity WHERE pid = ANY(%s)", (backends,)):
+            assert time.monotonic() < deadline, f"backends {backends} did not exit"
+            time.sleep(0.005)
         return len(rows)
 
 

@@ -5,18 +5,22 @@ processes."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agentor.engine.events import Event
 from agentor.engine.runcopy import copy_runs
 from agentor.engine.store import FileStore
 from tests.app_support import (
@@ -81,6 +85,8 @@ async def everything_shown(app: RunsApp) -> dict[str, Any]:
     with the detail of that line (and the raw line: as the store keeps it)."""
     shown: dict[str, Any] = {}
     async with app.run_test(size=SIZE) as pilot:
+        # Listed briefly at first (a database's rows too), then filled in.
+        await wait_until(pilot, lambda: not app.source.incomplete, what="the rows filled")
         await pilot.pause()
         run_list, timeline = app.run_list, app.timeline
         width = run_list.size.width
@@ -362,3 +368,91 @@ async def test_four_processes_and_the_tuis_r_on_one_interrupted_run_only_one_pro
     # One new segment, written by one process: nothing interleaved, nothing twice.
     assert types[4:] == ["run_start", "generation", "message", "run_end"]
     assert not count.exists() and executed == []  # the recorded tool result was reused
+
+
+# -- a database that stops answering -------------------------------------------------------------
+
+
+class Proxy:
+    """A TCP relay on 127.0.0.1 to the test server; `cut()` drops every connection and
+    refuses new ones (as a server that went away, or a network down), `restore()` relays again."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.target = (host, port)
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.up = True
+        self.open: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return  # closed
+            if not self.up:
+                client.close()
+                continue
+            upstream = socket.create_connection(self.target)
+            self.open += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(src: socket.socket, dst: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := src.recv(65536):
+                dst.sendall(data)
+        for s in (src, dst):
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+
+    def cut(self) -> None:
+        self.up = False
+        for s in self.open:
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+        self.open.clear()
+
+    def restore(self) -> None:
+        self.up = True
+
+    def close(self) -> None:
+        self.cut()
+        self.listener.close()
+
+
+async def test_a_database_that_stops_answering_keeps_the_list_and_catches_up_when_back(
+    pg_stores: PgStores, pg_sources: Sources, tmp_path: Path
+) -> None:
+    copied(pg_stores, copy_fixtures(tmp_path / "runs"))
+    host, port = pg_stores.dsn.split("@", 1)[1].split("/", 1)[0].split(":")
+    proxy = Proxy(host, int(port))
+    relayed = pg_stores.dsn.replace(f"@{host}:{port}/", f"@127.0.0.1:{proxy.port}/")
+    source = PostgresSource(relayed, schema=pg_stores.schema, clock=fixed_clock)
+    app = RunsApp(source, watch=True, clock=fixed_clock)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: app.watcher.armed, what="the watch")
+            assert app.run_list.select(VIENNA)
+            proxy.cut()
+            said = await wait_until(
+                pilot,
+                lambda: [n for n in notifications(app) if n.startswith("Cannot read ")],
+                what="the notice",
+            )
+            assert "The list shows what was read until now" in said[0]
+            assert len(app.run_list.rows) == 8 and len(app.timeline.run_log) == 4  # kept
+            with pg_stores() as store:  # written meanwhile, by a process that can reach it
+                store.append(VIENNA, Event("message", text="While it was away.", turn=2))
+            proxy.restore()
+            await wait_until(
+                pilot,
+                lambda: any("answers again" in n for n in notifications(app)),
+                what="the second notice",
+            )
+            await wait_until(pilot, lambda: len(app.timeline.run_log) == 5, what="catching up")
+            assert "While it was away." in screen_text(app)
+    finally:
+        proxy.close()

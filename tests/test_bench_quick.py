@@ -24,6 +24,8 @@ BENCHES = {
     "big_run": "big-run",
     "startup": "startup",
     "pg_append": "pg-append",
+    "pg_list": "pg-list",
+    "pg_tail": "pg-tail",
 }
 RESULT = re.compile(
     r"^(?P<name>\S+) ratio=(?P<ratio>\d+\.\d+|inf|nan) goal=\S+ ours=\S+ baseline=\S+$"

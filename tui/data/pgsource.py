@@ -3,10 +3,12 @@
 
 Everything it shows is the store's, one query each (agentor/engine/pg/listings.py):
 
-- Rows: `list_summaries()` at scan, then `list_summaries(run_ids=...)` for the runs a change
-  names. The runs table holds each run's summary as the engine folds it, kept current by every
-  append in the same transaction, and whether a session holds the run now: rows are complete
-  at once (`fill()` has nothing to do) and 100,000 runs are one indexed query.
+- Rows: the runs table holds each run's summary as the engine folds it, kept current by every
+  append in the same transaction, and whether a session holds the run now. `scan()` lists
+  every run briefly (`list_summaries(brief=True)`: status, agent, model, times, prompt; one
+  indexed query, 100,000 runs in a quarter of the time of whole summaries), as the directory
+  source sketches rows; `fill()` reads the whole summaries (the counts) a page at a time
+  (`list_summaries(run_ids=...)`), newest first; a change reads its runs' whole summaries.
 - Changes: `changes()`, the store's feed of `run_id:seq` (LISTEN, with polling from the last
   horizon as its fallback), read in the watch's own thread. A take or a release is reported
   too, so a run a worker takes shows *running* at once.
@@ -25,24 +27,29 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Hashable, Iterable, Iterator
 from typing import TypeVar
 
+from agentor.engine.pg.dsn import scrub
 from agentor.engine.pg.errors import PostgresStoreError, StoreUnavailableError
 from agentor.engine.pg.feed import POLL_INTERVAL, ChangeFeed
 from agentor.engine.pg.rows import RunListing
 from agentor.engine.pg.store import PostgresStore
 from agentor.engine.replay import RunSummary
-from agentor.engine.statuses import INCOMPLETE, RUNNING, UNREADABLE, live_status
+from agentor.engine.statuses import INCOMPLETE, INTERRUPTED, RUNNING, UNREADABLE, live_status
 from agentor.engine.store import RUN_ID_RE
 
+from .logfile import gc_paused
 from .pglog import StoredLog
 from .runrow import RunRow, note_holder
 from .source import Changes
 
 T = TypeVar("T")
+BRIEF, FILL = 1, 2  # how rows were read (`_take`): brief summaries; the whole summaries of
+# rows listed briefly
 WAIT_S = 0.25  # the longest the watch's thread waits on the feed before it looks around again
 
 
@@ -93,6 +100,7 @@ class PostgresSource:
         poll_interval: float = POLL_INTERVAL,
     ) -> None:
         self.store = _TellingStore(dsn, schema=schema)
+        self._dsn = dsn  # only to keep its password out of what a lost connection says
         where = self.store.where
         self.where = f"{where} (schema {schema})"
         # A title names the database and the schema, without the DSN's options.
@@ -101,7 +109,11 @@ class PostgresSource:
         self.poll_interval = poll_interval
         self._clock = clock
         self._rows: dict[str, RunRow] = {}
-        self._seqs: dict[str, int] = {}  # each run's last seq, as last listed
+        # Each run's last seq: as the changes reported so far cover it (an open timeline reads
+        # on from there), and as the summary in its row was read.
+        self._seq_told: dict[str, int] = {}
+        self._seq_read: dict[str, int] = {}
+        self._sketches: dict[str, None] = {}  # rows `fill` completes, in this order
         self._live: dict[str, int] = {}  # rows whose status depends on who holds the run ->
         self._version = 0  # ... the version of the listing they were last read in
         self._sorted: list[RunRow] | None = None
@@ -114,21 +126,23 @@ class PostgresSource:
     # -- RunSource -----------------------------------------------------------------------------
 
     def scan(self) -> None:
-        listings = self._ask(self.store.list_summaries)
-        with self._lock:
-            self._rows.clear()
-            self._seqs.clear()
-            self._live.clear()
+        """List every run, briefly: status, agent, model, times, prompt (`fill` reads the
+        counts); one query."""
+        listings = self._ask(lambda: self.store.list_summaries(brief=True))
+        with self._lock, gc_paused():  # 100,000 rows make no cycles: no collection is of use
+            for table in (self._rows, self._seq_told, self._seq_read, self._sketches, self._live):
+                table.clear()
             self._sorted = None
             if listings is not None:
-                self._take(listings, None, scanning=True)
+                self._first_rows(listings)
 
     def rows(self) -> list[RunRow]:
         with self._lock:
             if self._sorted is None:
-                self._sorted = sorted(
-                    self._rows.values(), key=lambda r: (r.sort_key, r.run_id), reverse=True
-                )
+                with gc_paused():
+                    self._sorted = sorted(
+                        self._rows.values(), key=lambda r: (r.sort_key, r.run_id), reverse=True
+                    )
             return self._sorted
 
     def get(self, run_id: str) -> RunRow | None:
@@ -137,25 +151,37 @@ class PostgresSource:
 
     @property
     def incomplete(self) -> int:
-        return 0  # the runs table holds whole summaries
+        with self._lock:
+            return len(self._sketches)
 
     def fill(self, max_rows: int | None = None) -> list[str]:
-        return []
+        """Read the whole summaries of up to `max_rows` rows listed briefly (one query), in the
+        order they were listed (newest first)."""
+        with self._lock:
+            ids = list(itertools.islice(self._sketches, max_rows))
+        if not ids:
+            return []
+        listings = self._ask(lambda: self.store.list_summaries(run_ids=ids))
+        if listings is None:
+            return []
+        with self._lock, gc_paused():
+            self._take(listings, set(ids), FILL)
+        return ids
 
     def refresh(self, run_ids: Iterable[str] | None = None) -> Changes:
-        """Read these runs' rows again (None: every run, and which runs there are)."""
+        """Read these runs' rows again (None: every run, briefly, and which runs there are)."""
         if run_ids is None:
-            listings = self._ask(self.store.list_summaries)
-            asked = None
+            listings = self._ask(lambda: self.store.list_summaries(brief=True))
+            asked, how = None, BRIEF
         else:
-            asked = {r for r in run_ids if RUN_ID_RE.fullmatch(r)}
+            asked, how = {r for r in run_ids if RUN_ID_RE.fullmatch(r)}, 0
             if not asked:
                 return Changes()
             listings = self._ask(lambda: self.store.list_summaries(run_ids=sorted(asked)))
         if listings is None:
             return Changes()
-        with self._lock:
-            return self._take(listings, asked)
+        with self._lock, gc_paused():
+            return self._take(listings, asked, how)
 
     def refresh_liveness(self, budget: int | None = None) -> list[str]:
         """Ask the server which runs are held now (one query, whatever `budget` is); the ids
@@ -238,10 +264,27 @@ class PostgresSource:
             self.error = None
         return result
 
-    def _take(
-        self, listings: list[RunListing], asked: set[str] | None, scanning: bool = False
-    ) -> Changes:
-        """Take in rows read from the runs table (`asked`: the runs asked for, None: all)."""
+    def _first_rows(self, listings: list[RunListing]) -> None:
+        """The rows of the first listing, a brief one: what `_take` would make of it, in one
+        tight loop (it makes every row of a 100,000-run list)."""
+        now, version = self._clock(), self._version
+        rows, seqs, live = self._rows, self._seq_told, self._live
+        for listing in listings:
+            s = listing.summary
+            run_id = s.run_id
+            status, error = status_of(s, listing.held)
+            row = rows[run_id] = RunRow(run_id, s, status, error, False, s.last_event_at or 0.0)
+            if status == INTERRUPTED:
+                row.seen_free_at = now  # as `note_holder` keeps it
+            if s.events == 0 or s.status == INCOMPLETE:  # `may_be_held`
+                live[run_id] = version
+            seqs[run_id] = listing.last_seq
+        self._seq_read.update(seqs)
+        self._sketches.update(dict.fromkeys(seqs))
+
+    def _take(self, listings: list[RunListing], asked: set[str] | None, how: int) -> Changes:
+        """Take in rows read from the runs table (`asked`: the runs asked for, None: all;
+        `how`: BRIEF, FILL, what was read and why)."""
         changes = Changes()
         now = self._clock()
         self._version += 1
@@ -251,40 +294,59 @@ class PostgresSource:
             seen.add(run_id)
             row = rows.get(run_id)
             if row is None:
-                rows[run_id] = row = RunRow(run_id, complete=True)
+                if how & FILL:
+                    continue  # gone meanwhile: the watch tells
+                rows[run_id] = row = RunRow(run_id)
                 self._sorted = None
-                if not scanning:
-                    changes.added.add(run_id)
-            self._update(row, listing, now, changes)
-        for run_id in (rows.keys() if asked is None else asked & rows.keys()) - seen:
-            del rows[run_id]
-            self._seqs.pop(run_id, None)
-            self._live.pop(run_id, None)
-            self._sorted = None
-            changes.removed.add(run_id)
+                self._seq_told[run_id] = listing.last_seq
+                changes.added.add(run_id)
+            self._update(row, listing, now, how, changes)
+        if not how & FILL:
+            for run_id in (rows.keys() if asked is None else asked & rows.keys()) - seen:
+                for table in (rows, self._seq_told, self._seq_read, self._sketches, self._live):
+                    table.pop(run_id, None)
+                self._sorted = None
+                changes.removed.add(run_id)
+        for run_id in changes.added | changes.updated | changes.appended.keys():
+            if run_id in self._sketches:
+                changes.incomplete.add(run_id)  # `fill` has work again
         return changes
 
-    def _update(self, row: RunRow, listing: RunListing, now: float, changes: Changes) -> None:
-        run_id, summary = row.run_id, listing.summary
+    def _update(
+        self, row: RunRow, listing: RunListing, now: float, how: int, changes: Changes
+    ) -> None:
+        run_id, seq = row.run_id, listing.last_seq
+        read = self._seq_read.get(run_id)
+        if read is not None and seq < read:
+            return  # read before what the row shows (by another thread): older news
         before = (row.status, row.error, row.sort_key)
-        old_seq = self._seqs.get(run_id)
-        row.summary = summary
+        summary = row.summary
+        if not (how & BRIEF and row.complete and seq == read) or summary is None:
+            # A brief listing of a run that gained nothing keeps its whole summary.
+            summary = row.summary = listing.summary
+            row.complete = not how & BRIEF
+            self._seq_read[run_id] = seq
+            if row.complete:
+                self._sketches.pop(run_id, None)
+            else:
+                self._sketches[run_id] = None
         row.status, row.error = status_of(summary, listing.held)
         row.modified_at = summary.last_event_at or 0.0
         note_holder(row, before[0], now)
-        self._seqs[run_id] = listing.last_seq
         if may_be_held(summary):
             self._live[run_id] = self._version
         else:
             self._live.pop(run_id, None)
-        if old_seq is None:
-            return  # a new row: `added` (or the first listing)
-        if listing.last_seq > old_seq:
-            changes.appended[run_id] = listing.last_seq - old_seq
-        if (row.status, row.error, row.sort_key) != before or listing.last_seq < old_seq:
-            changes.updated.add(run_id)
         if row.sort_key != before[2]:
             self._sorted = None
+        if how & FILL:
+            return  # nothing to tell: rows filled (the app redraws them)
+        told = self._seq_told.get(run_id, seq)
+        self._seq_told[run_id] = seq
+        if seq > told:
+            changes.appended[run_id] = seq - told
+        if (row.status, row.error, row.sort_key) != before or seq < told:
+            changes.updated.add(run_id)
 
     # -- the feed ------------------------------------------------------------------------------
 
@@ -302,10 +364,12 @@ class PostgresSource:
             if self._feed is not feed:
                 return Changes()  # closed meanwhile
             seen = feed.wait(WAIT_S)
+            if not feed.connected:
+                seen.update(feed.wait(0))  # dropped: connect again at once, once
             connected, why = feed.connected, feed.error
         if not connected:
             self._unreachable = True
-            self.error = why or f"cannot reach {self.where}"
+            self.error = scrub(f"lost {self.where}: {why or 'no connection'}", self._dsn)
             return Changes()
         if self._unreachable:
             # Back: the feed polled from where it was; read every row again all the same (who

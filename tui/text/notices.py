@@ -229,3 +229,17 @@ def source_gone(where: str) -> Note:
 
 def source_back(where: str) -> Note:
     return Note(f"{literal_line(where)} is back.", timeout=4)
+
+
+def source_unreadable(where: str, error: str) -> Note:
+    """The source stopped answering while it exists (a database that cannot be reached): the
+    list keeps what it read until then."""
+    text = (
+        f"Cannot read {literal_line(where)}: {literal_line(error, 300)}. The list shows what "
+        "was read until now; it catches up once the store answers again."
+    )
+    return Note(text, severity="warning", timeout=10)
+
+
+def source_readable(where: str) -> Note:
+    return Note(f"{literal_line(where)} answers again: the list has caught up.", timeout=4)

@@ -24,7 +24,7 @@ from ..store import RunNotFoundError, validate_run_id
 from .connections import T, connect
 from .feed import POLL_INTERVAL, ChangeFeed
 from .queries import Queries
-from .rows import RunListing, listing_from_row
+from .rows import RunListing, brief_listing_from_row, listing_from_row
 
 
 class RunListings:
@@ -40,10 +40,29 @@ class RunListings:
         *,
         run_ids: Sequence[str] | None = None,
         statuses: Sequence[str] | None = None,
+        brief: bool = False,
     ) -> list[RunListing]:
         """The run list, newest first, from the runs table in one query: each run's summary,
         whether it is held now (and by whom), its pending approvals. `run_ids` or `statuses`
-        narrow it (a live list reads back just the runs a change named)."""
+        narrow it (a live list reads back just the runs a change named).
+
+        `brief` (every run, not narrowed): summaries with only what a list shows before its
+        counts (`rows.BRIEF_COLUMNS`: status, agent, model, times, prompt, error, events),
+        the rest left at the defaults; a quarter of the time of a whole listing, for a list
+        that fills in the counts afterwards (`list_summaries(run_ids=...)`, a page a time)."""
+        if brief:
+            if run_ids is not None or statuses is not None:
+                raise ValueError("a brief listing lists every run")
+            with _collector_paused():
+                return self._read(
+                    "cannot list the runs of",
+                    lambda c: list(
+                        map(
+                            brief_listing_from_row,
+                            c.execute(self._q.listing_brief, binary=True).fetchall(),
+                        )
+                    ),
+                )
         if run_ids is not None:
             query, params = self._q.listing_of, ([validate_run_id(r) for r in run_ids],)
         elif statuses is not None:
@@ -53,7 +72,10 @@ class RunListings:
         with _collector_paused():  # 100,000 rows of small objects: no use collecting them
             return self._read(
                 "cannot list the runs of",
-                lambda c: [listing_from_row(r) for r in c.execute(query, params, binary=True)],
+                # fetchall: the rows in one call (iterating calls the cursor once a row)
+                lambda c: list(
+                    map(listing_from_row, c.execute(query, params, binary=True).fetchall())
+                ),
             )
 
     def read_lines(self, run_id: str, after_seq: int = 0) -> list[tuple[int, bytes]]:
