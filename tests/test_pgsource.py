@@ -12,8 +12,10 @@ import pytest
 
 from agentor.engine.events import Event, Usage
 from agentor.engine.pgstore import PostgresStore
+from agentor.engine.replay import RunSummary
 from tests.pg_support import PgStores
-from tui.data.pgsource import PostgresSource
+from tui.data.pgsource import PostgresSource, newest_first
+from tui.data.runrow import RunRow
 
 
 @pytest.fixture
@@ -179,3 +181,14 @@ def test_while_the_database_cannot_be_reached_reads_return_at_once_and_say_why(
     assert source.refresh_liveness() == [] and asked == []  # nothing waits on the server
     with pytest.raises(OSError, match="cannot list the runs of"):
         source.open("a")
+
+
+def test_rows_are_newest_first_then_by_id_whatever_order_they_come_in() -> None:
+    def row(run_id: str, started: float | None, modified: float = 0.0) -> RunRow:
+        return RunRow(run_id, RunSummary(run_id, started_at=started), modified_at=modified)
+
+    expected = ["b", "c2", "c1", "a", "u", "d"]  # ties (c1, c2) by id, descending
+    made = {r.run_id: r for r in [row("a", 3.0), row("b", 9.0), row("c1", 5.0), row("c2", 5.0)]}
+    made |= {"u": row("u", None, modified=2.5), "d": row("d", 1.0)}  # not started: its mtime
+    for order in (list(made), sorted(made), sorted(made, reverse=True)):
+        assert [r.run_id for r in newest_first([made[k] for k in order])] == expected

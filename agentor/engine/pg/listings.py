@@ -54,15 +54,7 @@ class RunListings:
             if run_ids is not None or statuses is not None:
                 raise ValueError("a brief listing lists every run")
             with _collector_paused():
-                return self._read(
-                    "cannot list the runs of",
-                    lambda c: list(
-                        map(
-                            brief_listing_from_row,
-                            c.execute(self._q.listing_brief, binary=True).fetchall(),
-                        )
-                    ),
-                )
+                return list(map(brief_listing_from_row, self.brief_rows()))
         if run_ids is not None:
             query, params = self._q.listing_of, ([validate_run_id(r) for r in run_ids],)
         elif statuses is not None:
@@ -76,6 +68,17 @@ class RunListings:
                 lambda c: list(
                     map(listing_from_row, c.execute(query, params, binary=True).fetchall())
                 ),
+            )
+
+    def brief_rows(self) -> list[tuple[Any, ...]]:
+        """The brief listing as the server sends it, newest first: a tuple a run, its values
+        in the order of `rows.BRIEF_COLUMNS` then `rows.LISTING_EXTRA` (`BRIEF_HELD`,
+        `BRIEF_LAST_SEQ` index the two a live list needs; `rows.brief_from_row` makes the
+        summary). For a reader making its own objects of 100,000 runs, in one pass."""
+        with _collector_paused():
+            return self._read(
+                "cannot list the runs of",
+                lambda c: c.execute(self._q.listing_brief, binary=True).fetchall(),
             )
 
     def read_lines(self, run_id: str, after_seq: int = 0) -> list[tuple[int, bytes]]:

@@ -243,5 +243,10 @@ def listing_from_row(row: Sequence[Any]) -> RunListing:
     return RunListing(summary_from_row(row[:n]), *row[n:])
 
 
+# Where a brief row (`RunListings.brief_rows`) holds whether the run is held, and its last seq.
+BRIEF_HELD = len(BRIEF_COLUMNS) + LISTING_EXTRA.index("held")
+BRIEF_LAST_SEQ = len(BRIEF_COLUMNS) + LISTING_EXTRA.index("last_seq")
+
+
 def brief_listing_from_row(row: Sequence[Any]) -> RunListing:
     return RunListing(brief_from_row(row), row[11], row[12], row[13], row[14], row[15], row[16])
