@@ -14,6 +14,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -430,7 +431,7 @@ async def test_a_database_that_stops_answering_keeps_the_list_and_catches_up_whe
     host, port = pg_stores.dsn.split("@", 1)[1].split("/", 1)[0].split(":")
     proxy = Proxy(host, int(port))
     relayed = pg_stores.dsn.replace(f"@{host}:{port}/", f"@127.0.0.1:{proxy.port}/")
-    source = PostgresSource(relayed, schema=pg_stores.schema, clock=fixed_clock)
+    source = PostgresSource(relayed, schema=pg_stores.schema, clock=fixed_clock, read_timeout=0.5)
     app = RunsApp(source, watch=True, clock=fixed_clock)
     try:
         async with app.run_test(size=SIZE) as pilot:
@@ -454,5 +455,38 @@ async def test_a_database_that_stops_answering_keeps_the_list_and_catches_up_whe
             )
             await wait_until(pilot, lambda: len(app.timeline.run_log) == 5, what="catching up")
             assert "While it was away." in screen_text(app)
+    finally:
+        proxy.close()
+
+
+async def test_unwatched_ctrl_r_says_the_database_does_not_answer_and_reads_it_once_it_does(
+    pg_stores: PgStores, tmp_path: Path
+) -> None:
+    copied(pg_stores, copy_fixtures(tmp_path / "runs"))
+    host, port = pg_stores.dsn.split("@", 1)[1].split("/", 1)[0].split(":")
+    proxy = Proxy(host, int(port))
+    relayed = pg_stores.dsn.replace(f"@{host}:{port}/", f"@127.0.0.1:{proxy.port}/")
+    source = PostgresSource(relayed, schema=pg_stores.schema, read_timeout=0.5)
+    app = RunsApp(source, watch=False)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            proxy.cut()
+            await pilot.press("ctrl+r")
+            said = await wait_until(pilot, lambda: notifications(app), what="a notice")
+            assert said[-1].startswith("Cannot read postgresql://") and len(said) == 1
+            assert len(app.run_list.rows) == 8
+            with pg_stores() as store:
+                store.append("fresh-run", Event("message", text="new"))
+            await pilot.press("ctrl+r")  # still cut: said again
+            await wait_until(pilot, lambda: len(notifications(app)) == 2, what="again")
+            assert notifications(app)[-1].startswith("Cannot read ")
+            proxy.restore()
+            deadline = time.monotonic() + 20
+            while "fresh-run" not in row_statuses(app):  # as a user would: again, until read
+                assert time.monotonic() < deadline, notifications(app)
+                await pilot.press("ctrl+r")  # a reload tries again
+                await pilot.pause(0.2)
+            said = notifications(app)
+            assert "answers again" in said[-2] and said[-1].startswith("Reloaded ")
     finally:
         proxy.close()

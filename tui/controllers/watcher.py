@@ -159,6 +159,12 @@ class Watcher(Controller):
         """ctrl+r, for a source not watched: read it again, and say what that found."""
         changes = self.source.refresh()
         self.changed(changes, moved=bool(self.source.refresh_liveness()))
+        if self.source.error is not None and self.source.identity() is not None:
+            # There, but it did not answer (a database): say so, again.
+            self.said_error = None
+            self._tell_error()
+            return
+        self._tell_error()  # it answers again
         changed = len(changes.updated | changes.appended.keys())
         self.say(
             notices.reloaded(self.source.label, len(changes.added), changed, len(changes.removed))

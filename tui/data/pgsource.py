@@ -52,6 +52,9 @@ T = TypeVar("T")
 BRIEF, FILL = 1, 2  # how rows were read (`_take`): brief summaries; the whole summaries of
 # rows listed briefly
 _RUN_ID, _SORT_KEY = operator.attrgetter("run_id"), operator.attrgetter("sort_key")
+# The longest a read waits for a connection when the server is gone (the screen's thread may be
+# the one waiting; afterwards reads return at once until the server is back).
+READ_TIMEOUT_S = 3.0
 WAIT_S = 0.25  # the longest the watch's thread waits on the feed before it looks around again
 
 
@@ -116,8 +119,9 @@ class PostgresSource:
         schema: str = "agentor",
         clock: Callable[[], float] = time.time,
         poll_interval: float = POLL_INTERVAL,
+        read_timeout: float = READ_TIMEOUT_S,
     ) -> None:
-        self.store = _TellingStore(dsn, schema=schema)
+        self.store = _TellingStore(dsn, schema=schema, pool_timeout=read_timeout)
         self._dsn = dsn  # only to keep its password out of what a lost connection says
         where = self.store.where
         self.where = f"{where} (schema {schema})"
@@ -196,8 +200,10 @@ class PostgresSource:
         return ids
 
     def refresh(self, run_ids: Iterable[str] | None = None) -> Changes:
-        """Read these runs' rows again (None: every run, briefly, and which runs there are)."""
+        """Read these runs' rows again (None: every run, briefly, and which runs there are;
+        and a database that could not be reached is asked again: a reload tries)."""
         if run_ids is None:
+            self._unreachable = False
             listings = self._ask(lambda: self.store.list_summaries(brief=True))
             asked, how = None, BRIEF
         else:
