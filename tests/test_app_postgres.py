@@ -297,10 +297,15 @@ RESUMER = textwrap.dedent(
         outcome = "proceeded" if model.requests else "found it " + result.status
     except RunLockedError as exc:
         outcome = f"locked by {exc.pid}"
-    print(json.dumps({"outcome": outcome, "requests": len(model.requests)}), flush=True)
+    print(json.dumps({"outcome": outcome, "requests": len(model.requests), "pid": os.getpid()}),
+          flush=True)
     store.close()
     """
 )
+
+
+def winner(said: list[dict[str, Any]]) -> int:
+    return next(s["pid"] for s in said if s["outcome"] == "proceeded")
 
 
 @pytest.mark.parametrize("first", ["processes", "tui"])
@@ -308,7 +313,7 @@ async def test_four_processes_and_the_tuis_r_on_one_interrupted_run_only_one_pro
     pg_stores: PgStores, pg_sources: Sources, tmp_path: Path, first: str
 ) -> None:
     """Told to go at once; `first` is told a moment before the others (whoever wins, the
-    others are refused, by the lock or by the list showing the run running)."""
+    others are refused by the lock, told who holds the run)."""
     runs = copy_fixtures(tmp_path / "runs")
     copied(pg_stores, runs)
     count = tmp_path / "tool-runs.txt"
@@ -362,8 +367,9 @@ async def test_four_processes_and_the_tuis_r_on_one_interrupted_run_only_one_pro
     assert sum(s["requests"] for s in said) + len(model.requests) == 1  # one model call in all
     others = [s["outcome"] for s in said if s["outcome"] != "proceeded"]
     assert all(o.startswith(("locked by ", "found it completed")) for o in others), others
-    if not tui_proceeded:  # refused: the run was held (or already running on the screen)
-        assert any("locked by" in n or "running" in n for n in notifications(app))
+    if not tui_proceeded:  # refused by the lock, naming the holder and its host
+        holder = f"Run 2dfade51 is locked by process {winner(said)} on {socket.gethostname()}:"
+        assert any(n.startswith(holder) for n in notifications(app)), notifications(app)
     with pg_stores() as store:
         types = [e.type for e in store.load(VIENNA)]
     # One new segment, written by one process: nothing interleaved, nothing twice.

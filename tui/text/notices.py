@@ -174,8 +174,11 @@ def unsaved(run_id: str, status: str, failures: int) -> Note:
 UNSAVED_MARK = "⚠ unsaved"
 
 
-def locked(run_id: str, pid: int | None) -> Note:
+def locked(run_id: str, pid: int | None, host: str | None = None) -> Note:
+    """`r` on a run another process holds (`host`: where, when a database store says)."""
     holder = f"process {pid}" if pid else "another process"
+    if host:
+        holder += f" on {literal_line(host, 100)}"
     text = f"Run {short_id(run_id)} is locked by {holder}: it is being run or resumed there."
     return Note(text, severity="error", timeout=8)
 
