@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo lint screenshots bench bench-quick samples clean
+.PHONY: test demo lint screenshots bench bench-quick samples clean browser
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -12,9 +12,16 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
-test: $(STAMP)
+test: $(STAMP) browser
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
+
+# tests/test_export.py opens an exported page in a real headless browser: Debian's chromium,
+# installed here once when missing (about 30 s; needs root, as on every machine of this project).
+browser:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+		{ echo "installing chromium for tests/test_export.py (once)"; \
+		  apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
 
 # SVGs of the app for the README, from the sample runs in runs/.
 screenshots: $(STAMP)
@@ -26,7 +33,7 @@ lint: $(STAMP)
 
 # Each bench prints a table and, last, `NAME ratio=X goal=Y ours=... baseline=...`
 # (bench/README.md). `bench-quick` runs them on tiny inputs: it checks they run, not figures.
-BENCHES := append loop_overhead log_size index tail_latency big_run startup pg_append pg_list pg_tail
+BENCHES := append loop_overhead log_size index tail_latency big_run startup pg_append search fleet pg_list pg_tail
 
 bench: $(STAMP)
 	@for b in $(BENCHES); do echo "== $$b"; $(BIN)/python bench/$$b.py || exit 1; echo; done
@@ -42,7 +49,8 @@ samples: $(STAMP)
 	env -u OPENAI_API_KEY $(BIN)/python scripts/make_samples.py --out runs
 
 # Open a fresh scratch copy of the samples with the weather agent on the offline demo model,
-# so `r` resumes a crashed run without network; resumed runs are written to demo-runs/ too.
+# so `r` resumes a crashed run without network, and approving the run that waits for a person
+# (enter, then a, e or n) lets it go on at once; what they do is written to demo-runs/ too.
 demo: $(STAMP)
 	rm -rf demo-runs
 	cp -R runs demo-runs

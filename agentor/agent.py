@@ -1,4 +1,4 @@
-"""`Agentor`: run / arun / resume / aresume / stream_chat / approve / reject, and `RunResult`."""
+"""`Agentor`: run / arun / resume / aresume / stream_chat / submit / approve / reject."""
 
 from __future__ import annotations
 
@@ -33,6 +33,7 @@ from .engine.request import RequestConfig, request_config
 from .engine.statuses import AWAITING_APPROVAL
 from .engine.store import Store, validate_run_id
 from .engine.tools import Tool
+from .fleet.submit import submit_run
 from .result import RunResult, from_log, pending_now, settled
 
 
@@ -144,6 +145,19 @@ class Agentor:
         """
         messages = self._input_messages(input)  # a bad input is refused here, not when read
         return self._stream(lambda listener: self._start(messages, listener, True, run_id))
+
+    def submit(self, input: Input, *, run_id: str | None = None) -> str:
+        """Record a new run for a fleet of workers (`agentor worker`) without running it: its
+        `run_start` alone; returns the run id. The same input under an existing `run_id`
+        writes nothing; another input is a `ValueError`, as for `run(run_id=)`."""
+        messages = self._input_messages(input)
+        config = self._request_config()
+        return submit_run(
+            self._require_store("submit"),
+            messages,
+            lambda run_id: self._run_start(run_id, messages, config),
+            run_id,
+        )
 
     # -- resuming ------------------------------------------------------------------------------
 

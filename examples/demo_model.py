@@ -8,7 +8,10 @@ What it does with the latest user message:
 - it finds city names in it (capitalised words that are not common sentence words);
 - it calls every offered tool that takes a `city` for each of them: one tool per turn with all
   cities in parallel, or, when asked to go "one at a time" (also "one by one", "step by step"),
-  a single call per turn;
+  a single call per turn. A tool that acts rather than looks up (its name starts with a verb
+  such as `book_` or `send_`) is called only when the message uses that verb ("Book a hotel
+  in Rome"); a required whole-number argument is read from the message ("for 2 nights" gives
+  `nights=2`), else it is 1;
 - once every planned call has a result, it answers from the results, streaming the text word
   by word through `on_text` (with a small delay, so a live viewer sees it arrive).
 
@@ -32,7 +35,7 @@ Call = tuple[str, dict[str, Any]]
 
 # Capitalised words that start sentences or questions rather than name places.
 _SENTENCE_WORDS = """
-    a after also an and any are at be before but can check compare could day days did do does
+    a after also an and any are at be before book but can check compare could day days did do does
     each every find first for forecast from get give good great hello hey hi how i i'd i'll i'm
     if in is it it's its let let's lets look me monday tuesday wednesday thursday friday
     saturday sunday my next no now of ok okay on one or our please plan rail road should show
@@ -46,6 +49,10 @@ _ONE_AT_A_TIME = re.compile(
     r"\bone (?:\w+ )?at a time\b|\bone by one\b|\bstep by step\b", re.IGNORECASE
 )
 _SEED_WEATHER = re.compile(r"^The weather in (.+) is (.+) and (-?\d+)C\.$")
+# Verbs of tools that act: such a tool is only called when the message uses its verb.
+_ACTIONS = frozenset({"book", "buy", "cancel", "delete", "order", "pay", "reserve", "send"})
+_NUMBER_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+_NUMBERS = {word: n for n, word in enumerate(_NUMBER_WORDS, 1)}
 
 
 def find_cities(text: str) -> list[str]:
@@ -68,19 +75,26 @@ def find_cities(text: str) -> list[str]:
 def plan_calls(prompt: str, tools: Sequence[dict[str, Any]]) -> list[list[Call]]:
     """The tool calls the model will make for `prompt`, one list per turn."""
     cities = find_cities(prompt)
-    city_tools = [t["function"] for t in tools if "city" in _properties(t)]
+    words = set(re.findall(r"[a-z]+", prompt.lower()))
+    city_tools = [t["function"] for t in tools if "city" in _properties(t) and _wanted(t, words)]
     if not cities or not city_tools:
         return []
     if _ONE_AT_A_TIME.search(prompt):
-        return [[(t["name"], _arguments(t, city))] for city in cities for t in city_tools]
-    return [[(t["name"], _arguments(t, city)) for city in cities] for t in city_tools]
+        return [[(t["name"], _arguments(t, city, prompt))] for city in cities for t in city_tools]
+    return [[(t["name"], _arguments(t, city, prompt)) for city in cities] for t in city_tools]
+
+
+def _wanted(tool: dict[str, Any], words: set[str]) -> bool:
+    """A tool that acts (`book_hotel`) is wanted only when the message uses its verb."""
+    verb = str(tool.get("function", {}).get("name", "")).split("_")[0].lower()
+    return verb not in _ACTIONS or verb in words
 
 
 def _properties(tool: dict[str, Any]) -> dict[str, Any]:
     return tool.get("function", {}).get("parameters", {}).get("properties", {})
 
 
-def _arguments(fn: dict[str, Any], city: str) -> dict[str, Any]:
+def _arguments(fn: dict[str, Any], city: str, prompt: str = "") -> dict[str, Any]:
     args: dict[str, Any] = {"city": city}
     params = fn.get("parameters", {})
     placeholders = {"integer": 1, "number": 1, "boolean": False, "string": ""}
@@ -88,7 +102,18 @@ def _arguments(fn: dict[str, Any], city: str) -> dict[str, Any]:
         if name not in args:
             kind = params.get("properties", {}).get(name, {}).get("type")
             args[name] = placeholders.get(kind, "")
+            if kind == "integer" and (n := _count_of(name, prompt)) is not None:
+                args[name] = n
     return args
+
+
+def _count_of(name: str, prompt: str) -> int | None:
+    """`2` for "nights" in "... for 2 nights" (or "two nights")."""
+    found = re.search(rf"\b(\d+|{'|'.join(_NUMBERS)})\s+{re.escape(name)}\b", prompt, re.I)
+    if found is None:
+        return None
+    word = found.group(1).lower()
+    return int(word) if word.isdigit() else _NUMBERS[word]
 
 
 def describe_result(name: str, args: dict[str, Any], content: str) -> str:

@@ -1,6 +1,9 @@
-"""The weather agent of the durable-runs guide, ready to crash and resume.
+"""The weather agent of the durable-runs guide, ready to crash and resume, and to wait for a
+person: it can also book hotels, and each booking is approved first (`book_hotel` is gated).
 
     python examples/weather.py "What is the weather in London?"
+    python examples/weather.py "Book a hotel in Rome for 2 nights"   # ends awaiting approval
+    agentor approve RUN_ID   # or reject, or approve it in agentor-tui (a, e, n)
     python examples/weather.py --resume RUN_ID
     agentor-tui runs --agent examples/weather.py:agent
 
@@ -47,6 +50,19 @@ def get_weather(city: str) -> str:
     return f"The weather in {city} is sunny and 22C."
 
 
+@function_tool(needs_approval=True)
+def book_hotel(city: str, nights: int) -> str:
+    """Book a hotel room in a city. A person approves every booking before it is made.
+
+    Args:
+        city: The city to stay in.
+        nights: How many nights to stay.
+    """
+    if nights < 1:
+        raise ValueError(f"cannot book {nights} nights: at least one")
+    return f"Booked a room in {city} for {nights} night{'s' if nights != 1 else ''}."
+
+
 def default_model() -> str | Model:
     """gpt-4o-mini when an OpenAI key is set, else the offline demo model."""
     return "gpt-4o-mini" if os.environ.get("OPENAI_API_KEY") else DemoModel()
@@ -56,7 +72,7 @@ def build_agent(
     store: Store | None = None, model: str | Model | None = None, **options: Any
 ) -> Agentor:
     """The weather agent; `options` go to `Agentor` (e.g. `max_turns`, `tools`)."""
-    options.setdefault("tools", [get_weather])
+    options.setdefault("tools", [get_weather, book_hotel])
     return Agentor(
         name="Weather Agent",
         model=model if model is not None else default_model(),
@@ -100,14 +116,18 @@ def _report(status: str | None, text: str | None, error: str | None) -> int:
 
 async def ask(agent: Agentor, question: str) -> int:
     end: Event | None = None
+    run_id = None
     async for event in agent.stream_chat(question):
         if event.type == TEXT_DELTA:
             continue
         if event.type == "run_start":
-            print(f"RUN_ID {event.run_id}", flush=True)
+            run_id = event.run_id
+            print(f"RUN_ID {run_id}", flush=True)
         print(event_line(event), flush=True)
         end = event
     assert end is not None
+    if end.status == "awaiting_approval":
+        print(f"a person decides first: agentor approve {run_id} (or reject), then --resume it")
     return _report(end.status, end.text, end.error)
 
 

@@ -42,6 +42,8 @@ from scripts.sample_agents import (  # noqa: E402
     trip_planner,
 )
 
+# The run that waits for a person: the demo model looks the weather up, then asks to book.
+APPROVAL_PROMPT = "Book a hotel in Rome for two nights and check the weather there."
 # Run ids are uuid5 of the sample name, so a rerun rewrites the same files.
 ID_NAMESPACE = uuid.UUID("6f1d2a0e-5a0b-4c52-9f57-2d3c1f0b7a41")
 CRASH_TIMEOUT = 30.0  # seconds a child may take to reach its crash point
@@ -50,7 +52,7 @@ CRASH_TIMEOUT = 30.0  # seconds a child may take to reach its crash point
 @dataclass
 class Sample:
     name: str
-    expect: str  # what a reader shows: completed | interrupted | failed | max_turns
+    expect: str  # what a reader shows: completed | interrupted | failed | max_turns | ...
     what: str
     run_id: str = ""
 
@@ -73,6 +75,12 @@ SAMPLES = [
         "interrupted",
         "killed (SIGKILL) after the tool result was saved, while the model was answering: "
         "the guide's worked example",
+    ),
+    Sample(
+        "awaiting_approval",
+        "awaiting_approval",
+        "the weather looked up, then book_hotel (which needs a person's approval) waits: "
+        "approve it (a), edit it (e) or reject it (n) in the TUI, or with agentor approve",
     ),
 ]
 
@@ -194,6 +202,7 @@ def make(out: Path) -> dict[str, str]:
         lambda events: _count(events, TOOL_RESULT) == 1,
         hang_after=1,
     )
+    run("awaiting_approval", weather, APPROVAL_PROMPT)
     return ids
 
 
@@ -210,9 +219,13 @@ real crashes: a child process running the agent was killed with SIGKILL at the m
 {rows}
 
 Open them with `make demo` (a scratch copy, with the weather agent on the offline model) and
-press `r` on an interrupted, failed or max_turns run. Or, without the TUI:
+press `r` on an interrupted, failed or max_turns run; on the run awaiting approval press
+`enter`, then `a` to approve the booking (`e` edits its arguments first, `n` rejects it): the
+run goes on at once. Or, without the TUI:
 
     cp -r runs /tmp/runs && AGENTOR_RUNS=/tmp/runs python examples/weather.py --resume {example}
+    agentor approve {waiting} --dir /tmp/runs
+    AGENTOR_RUNS=/tmp/runs python examples/weather.py --resume {waiting}
 """
 
 
@@ -227,7 +240,11 @@ def publish(new: Path, out: Path, ids: dict[str, str]) -> None:
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     rows = "\n".join(f"| {s.name} | `{ids[s.name]}` | {s.expect} | {s.what} |" for s in SAMPLES)
     (out / "README.md").write_text(
-        README.format(rows=rows, example=ids["crashed_after_tool_result"])
+        README.format(
+            rows=rows,
+            example=ids["crashed_after_tool_result"],
+            waiting=ids["awaiting_approval"],
+        )
     )
 
 

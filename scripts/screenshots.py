@@ -144,6 +144,10 @@ async def main(source: Path, out: Path) -> None:
             # The last generation: its request as a conversation.
             await shoot(runs, out, "detail", clock, ["enter", "up", "up"], run_id=completed[0])
         await shoot(runs, out, "help", clock, ["question_mark"])
+        waiting = pick(runs, "awaiting_approval")
+        if waiting:
+            # Into the approvals pane: the gated call, its arguments, the keys that decide it.
+            await shoot(runs, out, "approval", clock, ["enter"], run_id=waiting[0])
 
         crashed = pick(runs, "interrupted")
         if crashed:

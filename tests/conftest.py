@@ -22,8 +22,6 @@ import pytest
 from hypothesis import settings
 
 from agentor import Agentor, function_tool
-from agentor.engine.events import Event
-from agentor.engine.replay import RunSummary, fold
 from tests.openai_server import FakeOpenAI
 from tests.pg_support import pg_dsn, pg_stores  # noqa: F401 (fixtures for every test module)
 
@@ -39,11 +37,6 @@ INSTRUCTIONS = "You are a helpful weather assistant."
 # with fresh seeds instead.
 settings.register_profile("agentor", derandomize=True, database=None)
 settings.load_profile("agentor")
-
-
-def summarize(run_id: str, events: Sequence[Event], bad_lines: int = 0) -> RunSummary:
-    """A run's summary from all of its events at once, folded as the TUI folds them."""
-    return fold(RunSummary(run_id=run_id, bad_lines=bad_lines), events)
 
 
 # The events of a finished one-tool run, in order.

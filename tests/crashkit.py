@@ -173,26 +173,32 @@ def build_agent(
     )
 
 
-class KillingStore(FileStore):
-    """A FileStore that writes one event at a time and SIGKILLs its own process right after
-    the `kill_after`-th event it wrote is durable (appended and fsynced).
+class KillsAfter:
+    """A store mixin that writes one event at a time and SIGKILLs its own process right after
+    the `kill_after`-th event it wrote is durable.
 
     One event per write makes every prefix of the log a crash point: a superset of what the
     engine's batched writes (a generation with its tool calls) can leave behind."""
 
-    def __init__(self, directory: str | os.PathLike[str], kill_after: int | None) -> None:
-        super().__init__(directory)
-        self.kill_after = kill_after
-        self.written = 0
+    kill_after: int | None = None
+    written = 0
 
     def append_many(self, run_id: str, events: Iterable[Event]) -> None:
         for event in events:
             if event.transient:
                 continue
-            super().append_many(run_id, [event])
+            super().append_many(run_id, [event])  # type: ignore[misc]
             self.written += 1
             if self.written == self.kill_after:
                 os.kill(os.getpid(), signal.SIGKILL)
+
+
+class KillingStore(KillsAfter, FileStore):
+    """A FileStore that dies after its `kill_after`-th event is appended and fsynced."""
+
+    def __init__(self, directory: str | os.PathLike[str], kill_after: int | None) -> None:
+        super().__init__(directory)
+        self.kill_after = kill_after
 
 
 def run_child(cfg: dict[str, Any]) -> None:

@@ -112,7 +112,10 @@ def drawn_hues(svg: str) -> dict[str, float]:
     for css, word in re.findall(
         r'<text class="(terminal-[\d-]*r\d+)"[^>]*>(\w+)(?:&#160;)*</text>', svg
     ):
-        if word in ("running", "stopping", "interrupted", "failed") and word not in hues:
+        if (
+            word in ("awaiting", "running", "stopping", "interrupted", "failed")
+            and word not in hues
+        ):
             r, g, b = (int(fills[css][i : i + 2], 16) / 255 for i in (1, 3, 5))
             hues[word] = colorsys.rgb_to_hls(r, g, b)[0] * 360
     return hues
@@ -126,10 +129,13 @@ async def test_status_colours_on_screen_are_those_the_readme_names(tmp_path: Pat
         app.run_list.show_status(VIENNA, "running")
         app.run_list.show_status(PRAGUE, "stopping")
         app.run_list.show_status(IDS["completed"], "interrupted")
+        app.run_list.show_status(IDS["failed"], "awaiting_approval")
+        app.run_list.show_status(IDS["max_turns"], "failed")
         await pilot.pause()
         hues = drawn_hues(app.export_screenshot())
     readme = (ROOT / "README.md").read_text()
-    assert "(running cyan, stopping violet, interrupted yellow,\n  failed" in readme
+    assert "status (awaiting approval pink, running cyan, stopping violet,\n  interrupted" in readme
+    assert 300 <= hues["awaiting"] <= 330, hues  # pink: neither violet nor red
     assert 170 <= hues["running"] <= 200, hues  # cyan
     assert 250 <= hues["stopping"] <= 290, hues  # violet
     assert 45 <= hues["interrupted"] <= 65, hues  # yellow, not orange (about 32)

@@ -114,3 +114,19 @@ async def test_the_cursor_row_stays_in_view_when_the_screen_shrinks(tmp_path: Pa
         top = round(timeline.scroll_y)
         shown = timeline.scrollable_content_region.height
         assert top <= timeline.cursor < top + shown, (top, timeline.cursor, shown)
+
+
+async def test_every_key_of_the_help_fits_a_160x45_screen_without_scrolling(
+    tmp_path: Path,
+) -> None:
+    from tui.widgets.help_screen import HelpScreen
+
+    app = app_for(copy_fixtures(tmp_path / "runs"))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        assert app.screen.query_one("#help").max_scroll_y == 0
+        shown = screen_text(app)
+        for words in ("copy its value", "Approval (in the approvals pane)", "unreadable"):
+            assert words in shown

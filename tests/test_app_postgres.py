@@ -21,8 +21,9 @@ from typing import Any
 
 import pytest
 
-from agentor.engine.events import Event
+from agentor.engine.events import APPROVAL, Event
 from agentor.engine.runcopy import copy_runs
+from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED
 from agentor.engine.store import FileStore
 from tests.app_support import (
     IDS,
@@ -40,6 +41,7 @@ from tests.app_support import (
     wait_until,
     weather_agent,
 )
+from tests.approvalkit import TRAVEL_PROMPT, Travel
 from tests.conftest import ROOT
 from tests.pg_support import PgStores
 from tui.app import RunsApp
@@ -121,10 +123,11 @@ async def test_the_database_shows_the_same_rows_timelines_and_details_as_the_dir
     else:  # by this engine (compact generations), crashes and resumes included
         copy_samples(directory)
     ids = copied(pg_stores, directory)
-    assert len(ids) == 8
+    runs_there = len(list(directory.glob("*.jsonl")))
+    assert len(ids) == runs_there >= 8
     from_files = await everything_shown(app_for(directory))
     from_db = await everything_shown(pg_sources.app())
-    assert from_db["list"] == from_files["list"] and len(from_db["list"]) == 8
+    assert from_db["list"] == from_files["list"] and len(from_db["list"]) == runs_there
     for run_id in ids:
         lines, errors, calls, found, raw = from_db[run_id]
         f_lines, f_errors, f_calls, f_found, f_raw = from_files[run_id]
@@ -134,7 +137,7 @@ async def test_the_database_shows_the_same_rows_timelines_and_details_as_the_dir
             assert raw == f_raw and found == f_found
     # The header names the database and schema.
     assert from_db["title"].startswith(
-        f"╭─ {pg_stores.dsn} · schema {pg_stores.schema} · Runs 8 · "
+        f"╭─ {pg_stores.dsn} · schema {pg_stores.schema} · Runs {runs_there} · "
     )
     counts = [
         t.split(" · Runs ")[1].split(" ─")[0] for t in (from_db["title"], from_files["title"])
@@ -147,7 +150,7 @@ async def test_the_database_shows_the_same_rows_timelines_and_details_as_the_dir
 APPEND = textwrap.dedent(
     """
     import sys, time
-    from agentor.engine.events import Event
+    from agentor.engine.events import APPROVAL, Event
     from agentor.engine.pgstore import PostgresStore
     dsn, schema, run_id, text = sys.argv[1:5]
     with PostgresStore(dsn, schema=schema) as store:
@@ -496,3 +499,30 @@ async def test_unwatched_ctrl_r_says_the_database_does_not_answer_and_reads_it_o
             assert "answers again" in said[-2] and said[-1].startswith("Reloaded ")
     finally:
         proxy.close()
+
+
+# -- approval ------------------------------------------------------------------------------------
+
+
+async def test_calls_awaiting_approval_are_decided_and_the_run_goes_on_in_the_database(
+    pg_stores: PgStores, pg_sources: Sources
+) -> None:
+    travel = Travel(pg_stores())
+    travel.asks = [("book_hotel", {"city": "Rome", "nights": 2}), ("get_weather", {"city": "Rome"})]
+    result = await travel.agent.arun(TRAVEL_PROMPT)
+    assert result.status == AWAITING_APPROVAL
+    run_id = result.run_id
+    app = pg_sources.app(agents=OneAgent(travel.agent), watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.watcher.armed, what="the watch")
+        assert row_statuses(app)[run_id] == AWAITING_APPROVAL
+        assert app.run_list.select(run_id)
+        await pilot.pause()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.focused is app.approval_pane.call_list, what="focus")
+        await pilot.press("a")  # recorded through the source's store, then resumed here
+        await wait_until(pilot, lambda: row_statuses(app)[run_id] == COMPLETED, what="done")
+    with pg_stores() as store:
+        decided = [(e.call_id, e.decision) for e in store.load(run_id) if e.type == APPROVAL]
+    assert decided == [("c1_0", "approved")]
+    assert travel.executed("book_hotel") == [("book_hotel", "Rome", 2)]  # once, after it

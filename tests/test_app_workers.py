@@ -14,6 +14,7 @@ from typing import Any
 
 from textual.worker import WorkerState
 
+from agentor.engine.replay import summarize
 from agentor.engine.store import FileStore
 from tests.app_support import (
     IDS,
@@ -26,7 +27,6 @@ from tests.app_support import (
     watcher_reports,
     write_log,
 )
-from tests.conftest import summarize
 from tests.test_app_live import FINISH_VIENNA, settle
 
 VIENNA = IDS["crash_after_tool_result"]

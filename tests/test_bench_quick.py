@@ -24,6 +24,8 @@ BENCHES = {
     "big_run": "big-run",
     "startup": "startup",
     "pg_append": "pg-append",
+    "search": "search",
+    "fleet": "fleet",
     "pg_list": "pg-list",
     "pg_tail": "pg-tail",
 }

@@ -65,8 +65,8 @@ def test_version_and_help_import_neither_openai_nor_textual_nor_the_engine() -> 
 def test_help_lists_the_options() -> None:
     proc = run_cli("--help")
     assert proc.returncode == 0
-    words = ("STORE", "--agent SPEC", "--any-agent", "--no-watch", "--version", "default: runs")
-    for word in words:
+    words = ("STORE", "--agent SPEC", "--any-agent", "--by NAME", "--no-watch", "--version")
+    for word in (*words, "default: runs"):
         assert word in proc.stdout
 
 
@@ -181,11 +181,20 @@ def test_good_arguments_start_the_app_with_the_directory_and_agents(
     assert main([str(tmp_path), "--no-watch"]) == 0
     spec = f"{tmp_path / 'my_agent_cli_x4.py'}:agent"
     assert main([str(tmp_path), "--agent", spec, "--any-agent"]) == 0
-    first, second, third = started
+    assert main([str(tmp_path), "--by", "alice"]) == 0
+    first, second, third, fourth = started
     assert first["source"] == tmp_path and first["watch"] is True
     assert first["agents"].names == ["Mine"] and first["agents"].any_agent is False
+    assert first["by"] is None  # decisions are recorded as user@host
     assert second["watch"] is False and len(second["agents"]) == 0
     assert third["agents"].any_agent is True
+    assert fourth["by"] == "alice"
+
+
+def test_a_blank_by_is_a_one_line_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([str(tmp_path), "--by", " "]) == 2
+    expected = "agentor-tui: error: --by names who decides; give a non-empty name or leave it out\n"
+    assert capsys.readouterr().err == expected
 
 
 def test_any_agent_needs_exactly_one_agent(

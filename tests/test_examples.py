@@ -13,15 +13,16 @@ from types import ModuleType
 
 import pytest
 
-from agentor import Tool
+from agentor import Tool, approve
+from agentor.engine.approvals import pending_calls
 from agentor.engine.events import GENERATION, RUN_END, TEXT_DELTA, TOOL_CALL, TOOL_RESULT
 from agentor.engine.models import OpenAIModel
-from agentor.engine.replay import segments, status
+from agentor.engine.replay import segments, status, summarize
 from agentor.engine.statuses import INCOMPLETE
 from agentor.engine.store import FileStore
 from examples.demo_model import DemoModel, find_cities
 from examples.weather import build_agent, get_weather
-from tests.conftest import FULL_RUN, summarize
+from tests.conftest import FULL_RUN
 
 ROOT = Path(__file__).resolve().parent.parent
 LONDON = "The weather in London is sunny with a temperature of 22°C."
@@ -93,6 +94,23 @@ async def test_one_at_a_time_makes_one_call_per_turn_with_every_city_tool(tmp_pa
     assert "It is noon in Lima." in result.final_output
 
 
+async def test_a_tool_that_acts_is_called_only_when_asked_to_with_the_nights_asked_for(
+    tmp_path: Path,
+) -> None:
+    agent = offline_agent(tmp_path)  # get_weather, and book_hotel (which waits for a person)
+    looked_up = await agent.arun("What is the weather in London?")
+    assert looked_up.status == "completed" and looked_up.final_output == LONDON
+
+    booking = await agent.arun("Book a hotel in Rome for two nights and check the weather.")
+    calls = [(e.name, e.args) for e in booking.events if e.type == TOOL_CALL]
+    assert calls == [
+        ("get_weather", {"city": "Rome"}),
+        ("book_hotel", {"city": "Rome", "nights": 2}),
+    ]
+    assert booking.status == "awaiting_approval"
+    assert [p.name for p in booking.pending] == ["book_hotel"]
+
+
 async def test_without_a_city_it_asks_for_one(tmp_path: Path) -> None:
     result = await offline_agent(tmp_path).arun("hello there")
     assert result.final_output.startswith("Which city")
@@ -139,7 +157,8 @@ def test_without_an_openai_key_the_weather_agent_is_offline(monkeypatch, tmp_pat
     agent = weather.agent
     assert agent.name == "Weather Agent"
     assert isinstance(agent.model, DemoModel)
-    assert [t.name for t in agent.tools] == ["get_weather"]
+    assert [t.name for t in agent.tools] == ["get_weather", "book_hotel"]
+    assert agent.tools[1].needs_approval is True  # every booking waits for a person
     assert agent.store is None  # agentor-tui gives it the directory it shows
     assert weather.script_agent().store.directory == tmp_path / "here"
 
@@ -253,7 +272,16 @@ def check_samples(runs: Path) -> None:
         "resumed": "completed",
         "crashed_inside_tool": "interrupted",
         "crashed_after_tool_result": "interrupted",
+        "awaiting_approval": "awaiting_approval",
     }
+
+    waiting = types_in_file(runs / f"{ids['awaiting_approval']}.jsonl")
+    assert waiting == [
+        *("run_start", "generation", "tool_call", "tool_result"),
+        *("generation", "tool_call", "approval_request", "run_end"),
+    ]
+    (call,) = pending_calls(store.load(ids["awaiting_approval"]))
+    assert (call.name, call.args) == ("book_hotel", {"city": "Rome", "nights": 2})
 
     after_result = types_in_file(runs / f"{ids['crashed_after_tool_result']}.jsonl")
     assert after_result == ["run_start", "generation", "tool_call", "tool_result"]
@@ -336,6 +364,28 @@ async def test_every_resumable_sample_completes_with_the_offline_weather_agent(
 
 
 @pytest.mark.slow
+async def test_the_sample_awaiting_approval_goes_on_once_approved_and_never_before(
+    samples: Path, tmp_path: Path
+) -> None:
+    run_id = copy_sample(samples, "awaiting_approval", tmp_path)
+    ran: list[tuple[str, int]] = []
+
+    def book_hotel(city: str, nights: int) -> str:
+        ran.append((city, nights))
+        return f"Booked a room in {city} for {nights} nights."
+
+    gated = Tool(book_hotel, needs_approval=True)
+    agent = offline_agent(tmp_path, tools=[get_weather, gated])
+    still = await agent.aresume(run_id)  # undecided: it waits, nothing runs
+    assert still.status == "awaiting_approval" and ran == []
+    approve(FileStore(tmp_path), run_id, args={"city": "Rome", "nights": 3}, by="alice")
+    result = await agent.aresume(run_id)
+    assert result.status == "completed", result.error
+    assert ran == [("Rome", 3)]
+    assert "Booked a room in Rome for 3 nights." in result.final_output
+
+
+@pytest.mark.slow
 def test_the_screenshot_script_draws_every_picture_of_the_readme(tmp_path: Path) -> None:
     # `make screenshots` is not run by CI: this keeps it from rotting (it did once).
     out = tmp_path / "shots"
@@ -349,6 +399,8 @@ def test_the_screenshot_script_draws_every_picture_of_the_readme(tmp_path: Path)
     )
     assert done.returncode == 0, done.stderr
     shots = {p.name: p.read_text() for p in out.glob("*.svg")}
-    assert sorted(shots) == ["detail.svg", "help.svg", "resume.svg", "runs.svg"]
-    assert "screenshots/detail.svg" in (ROOT / "README.md").read_text()
+    assert sorted(shots) == ["approval.svg", "detail.svg", "help.svg", "resume.svg", "runs.svg"]
+    readme = (ROOT / "README.md").read_text()
+    assert "screenshots/detail.svg" in readme and "screenshots/approval.svg" in readme
+    assert "book_hotel" in shots["approval.svg"] and "a&#160;approve" in shots["approval.svg"]
     assert "resuming" in shots["resume.svg"] and "~/runs" in shots["runs.svg"]

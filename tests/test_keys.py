@@ -9,10 +9,13 @@ import re
 from tests.conftest import ROOT
 from tui.app import RunsApp
 from tui.keys import HELP, palette
+from tui.widgets.approval_pane import ApprovalList
+from tui.widgets.args_editor import ArgsEditor
 from tui.widgets.cursor_list import CursorList
 from tui.widgets.filter_bar import FilterBar
 from tui.widgets.help_screen import HelpScreen
 from tui.widgets.raw_event import RawEventScreen
+from tui.widgets.reason_screen import ReasonScreen
 from tui.widgets.search_bar import SearchBar
 from tui.widgets.timeline import Timeline
 
@@ -28,11 +31,16 @@ SHOWN = {
 }
 # Moving the cursor is not looked for by name.
 NOT_IN_PALETTE = {"cursor_up", "cursor_down", "page_up", "page_down", "first", "last"}
+# Nor are the argument editor's own keys (ctrl+s approves, esc leaves): it is a modal.
+NOT_IN_PALETTE |= {"save", "cancel"}
 # Textual's own palette commands cover these.
 TEXTUAL_COMMANDS = {"quit": "Quit", "clear_search": "Back"}
 # Every class that binds keys, and its bindings as Textual sees them (a subclass's include
 # its base's: Timeline's include CursorList's).
-BINDERS = (RunsApp, CursorList, Timeline, FilterBar, SearchBar, HelpScreen, RawEventScreen)
+BINDERS = (
+    *(RunsApp, CursorList, Timeline, ApprovalList, FilterBar, SearchBar, HelpScreen),
+    *(RawEventScreen, ArgsEditor, ReasonScreen),
+)
 
 
 def keys_of(bindings) -> set[str]:
@@ -44,7 +52,13 @@ def keys_of(bindings) -> set[str]:
     return keys
 
 
-BOUND = [*RunsApp.BINDINGS, *Timeline.BINDINGS, *CursorList.BINDINGS]
+BOUND = [
+    *RunsApp.BINDINGS,
+    *Timeline.BINDINGS,
+    *CursorList.BINDINGS,
+    *ApprovalList.BINDINGS,
+    *ArgsEditor.BINDINGS,
+]
 
 
 def test_every_binding_is_made_from_the_keys_table() -> None:

@@ -10,12 +10,13 @@ from typing import Any
 
 import pytest
 
+from agentor import RunLockedError
 from agentor.engine.events import Event, Usage
 from agentor.engine.pgstore import PostgresStore
 from agentor.engine.replay import RunSummary
 from tests.pg_support import PgStores
-from tui.data.pgsource import PostgresSource, newest_first
-from tui.data.runrow import RunRow
+from tui.data.pgsource import PostgresSource
+from tui.data.runrow import RunRow, newest_first
 
 
 @pytest.fixture
@@ -192,3 +193,17 @@ def test_rows_are_newest_first_then_by_id_whatever_order_they_come_in() -> None:
     made |= {"u": row("u", None, modified=2.5), "d": row("d", 1.0)}  # not started: its mtime
     for order in (list(made), sorted(made), sorted(made, reverse=True)):
         assert [r.run_id for r in newest_first([made[k] for k in order])] == expected
+
+
+def test_every_caller_of_resume_store_is_told_when_a_run_is_taken_here(
+    pg_stores: PgStores, source: PostgresSource
+) -> None:
+    told: list[tuple[str, str]] = []
+    resumes = source.resume_store(lambda run_id: told.append(("resumer", run_id)))
+    decisions = source.resume_store(lambda run_id: told.append(("approver", run_id)))
+    assert resumes is decisions is source.store  # one pool, one lock session
+    with decisions.lock("a"):
+        assert told == [("resumer", "a"), ("approver", "a")]
+        # Taken here already: refused here too.
+        with pytest.raises(RunLockedError), resumes.lock("a"):
+            pass

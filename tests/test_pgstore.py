@@ -21,10 +21,11 @@ from agentor.engine.events import Event
 from agentor.engine.pg.errors import SchemaVersionError, StoreUnavailableError
 from agentor.engine.pg.rows import BRIEF_COLUMNS, ROW_COLUMNS, USAGE_COLUMNS
 from agentor.engine.pgstore import PostgresStore
+from agentor.engine.replay import summarize
 from agentor.engine.runcopy import copy_runs
 from agentor.engine.store import FileStore
 from agentor.testing import ScriptedModel
-from tests.conftest import FIXTURES, ROOT, summarize
+from tests.conftest import FIXTURES, ROOT
 from tests.pg_support import SCHEMA, PgStores
 
 

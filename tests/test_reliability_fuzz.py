@@ -46,12 +46,13 @@ from agentor.engine.replay import (
     resume_point,
     segments,
     status,
+    summarize,
     total_usage,
 )
 from agentor.engine.statuses import INCOMPLETE
 from agentor.engine.store import FileStore, MemoryStore
 from tests import crashkit
-from tests.conftest import FIXTURES, ROOT, summarize
+from tests.conftest import FIXTURES, ROOT
 
 UPSTREAM = FIXTURES
 TYPES = [RUN_START, GENERATION, TOOL_CALL, TOOL_RESULT, MESSAGE, RUN_END, FORK]

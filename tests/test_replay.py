@@ -14,11 +14,11 @@ from agentor.engine.replay import (
     resume_point,
     segments,
     status,
+    summarize,
     tool_message,
     total_usage,
 )
 from agentor.testing import tool_call
-from tests.conftest import summarize
 
 PROMPT = [{"role": "system", "content": "Be nice."}, {"role": "user", "content": "Oslo?"}]
 

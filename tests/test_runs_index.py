@@ -26,9 +26,8 @@ from agentor import Agentor, function_tool
 from agentor.engine.events import Event, Usage
 from agentor.engine.logformat import BadLine, LogDecoder
 from agentor.engine.models import ModelError, ModelResponse
-from agentor.engine.replay import event_time
+from agentor.engine.replay import event_time, summarize
 from agentor.engine.store import FileStore
-from tests.conftest import summarize
 from tui.data import directory as directory_source
 from tui.data.directory import DirectorySource
 from tui.data.runlog import RunLog

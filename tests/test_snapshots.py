@@ -7,6 +7,7 @@ and look at the SVGs before committing them.
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 
 import pytest
@@ -16,12 +17,14 @@ import agentor.engine.loop
 from agentor.testing import ScriptedModel
 from tests.app_support import (
     IDS,
+    NOW,
     SIZE,
     GatedModel,
     OneAgent,
     app_for,
     copy_fixtures,
     weather_agent,
+    write_log,
 )
 
 
@@ -128,4 +131,129 @@ def test_timeline_search(snap_compare, runs: Path) -> None:
         terminal_size=SIZE,
         run_before=open_run,
         press=["enter", "home", "n", "slash", "p", "o", "r", "t", "o"],
+    )
+
+
+def gated_run(runs: Path) -> str:
+    """A run paused at two gated calls, one decided (its arguments edited), with fixed times."""
+    t0 = NOW - 300
+    params = {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "nights": {"type": "integer"}},
+        "required": ["city", "nights"],
+    }
+    email = {
+        "type": "object",
+        "properties": {"to": {"type": "string"}, "subject": {"type": "string"}},
+        "required": ["to", "subject"],
+    }
+    tools = [
+        {"type": "function", "function": {"name": "book_hotel", "parameters": params}},
+        {"type": "function", "function": {"name": "send_email", "parameters": email}},
+    ]
+    hotel = {"city": "Rome", "nights": 2}
+    mail = {"to": "ana@example.com", "subject": "Rome"}
+    calls = [
+        {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(a)}}
+        for cid, name, a in (("call_1", "book_hotel", hotel), ("call_2", "send_email", mail))
+    ]
+    prompt = "Book a hotel in Rome for two nights and mail the plan to ana@example.com."
+    user = [{"role": "user", "content": prompt}]
+    run_id = "9dce9d32dbf04c5da96a08ce6cfb528b"
+    write_log(
+        runs,
+        run_id,
+        [
+            {
+                "type": "run_start",
+                "run_id": run_id,
+                "agent": "Travel Agent",
+                "model": "gpt-4o-mini",
+                "started_at": t0,
+                "ts": t0,
+                "messages": user,
+                "tools": tools,
+                "config": "c0ffee",
+            },
+            {
+                "type": "generation",
+                "turn": 1,
+                "calls": calls,
+                "messages": user,
+                "config": "c0ffee",
+                "ts": t0 + 1,
+                "usage": {"input_tokens": 80, "output_tokens": 30, "total_tokens": 110},
+            },
+            {
+                "type": "tool_call",
+                "turn": 1,
+                "name": "book_hotel",
+                "call_id": "call_1",
+                "args": hotel,
+                "ts": t0 + 1,
+            },
+            {
+                "type": "tool_call",
+                "turn": 1,
+                "name": "send_email",
+                "call_id": "call_2",
+                "args": mail,
+                "ts": t0 + 1,
+            },
+            {
+                "type": "approval_request",
+                "turn": 1,
+                "name": "book_hotel",
+                "call_id": "call_1",
+                "args": hotel,
+                "deadline": t0 + 3600,
+                "ts": t0 + 1,
+            },
+            {
+                "type": "approval_request",
+                "turn": 1,
+                "name": "send_email",
+                "call_id": "call_2",
+                "args": mail,
+                "ts": t0 + 1,
+            },
+            {"type": "run_end", "status": "awaiting_approval", "ts": t0 + 1},
+            {
+                "type": "approval",
+                "turn": 1,
+                "name": "send_email",
+                "call_id": "call_2",
+                "decision": "approved",
+                "by": "alice",
+                "note": "a clearer subject",
+                "args": {**mail, "subject": "Your trip to Rome"},
+                "ts": t0 + 120,
+            },
+        ],
+    )
+    return run_id
+
+
+def test_approval_pane(snap_compare, runs: Path) -> None:
+    run_id = gated_run(runs)
+
+    async def open_run(pilot) -> None:
+        pilot.app.run_list.select(run_id)
+        await pilot.pause()
+
+    # Into the approvals pane: the waiting call highlighted, its arguments beside it; the
+    # decided call says who approved it; the timeline's rows for the request and decision.
+    assert snap_compare(app_for(runs), terminal_size=SIZE, run_before=open_run, press=["enter"])
+
+
+def test_argument_editor_with_a_bad_edit(snap_compare, runs: Path) -> None:
+    run_id = gated_run(runs)
+
+    async def open_run(pilot) -> None:
+        pilot.app.run_list.select(run_id)
+        await pilot.pause()
+
+    # `e`, then a stray character: what is wrong is shown under the editor.
+    assert snap_compare(
+        app_for(runs), terminal_size=SIZE, run_before=open_run, press=["enter", "e", "x"]
     )

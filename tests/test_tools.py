@@ -185,3 +185,27 @@ async def test_non_string_results_are_logged_as_json_or_text() -> None:
     assert results == {"data": {"n": 1}, "thing": "a thing"}
     tool_msgs = [m["content"] for m in model.requests[1] if m["role"] == "tool"]
     assert tool_msgs == ['{"n": 1}', "a thing"]
+
+
+def test_a_tools_schema_is_built_once_and_each_caller_gets_its_own_copy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    @function_tool
+    def get_weather(city: str) -> str:
+        """Get the weather.
+
+        Args:
+            city: The city.
+        """
+        return city
+
+    built = []
+    real = get_weather._model.model_json_schema
+    monkeypatch.setattr(get_weather._model, "model_json_schema", lambda: built.append(1) or real())
+    first = get_weather.schema
+    first["function"]["parameters"]["properties"]["city"]["description"] = "changed"
+    second = get_weather.schema
+    assert len(built) == 1, "pydantic builds it once per tool, not once per segment"
+    assert second["function"]["parameters"]["properties"]["city"]["description"] == "The city."
+    get_weather.name = "weather"
+    assert get_weather.schema["function"]["name"] == "weather"

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from agentor.engine import replay
+from agentor.engine.replay import summarize
 from agentor.engine.store import FileStore
 from tests.conftest import (
     FIXTURES,
     FULL_RUN,
     WeatherAgents,
     log_lines,
-    summarize,
     weather_text,
 )
 from tests.openai_server import FakeOpenAI

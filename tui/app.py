@@ -2,9 +2,10 @@
 
 Wiring only. The runs come from a `RunSource` (`tui.data.source`; a FileStore directory is
 `tui.data.directory.DirectorySource`), never re-derived here; what the screen says comes from
-`tui.text`, drawing from `tui.widgets`. Two controllers work beside the widgets and report by
+`tui.text`, drawing from `tui.widgets`. Three controllers work beside the widgets and report by
 messages: `Watcher` keeps the screen in step with the source, `Resumer` resumes a run in this
-process. Attributes down, messages up: the app calls into widgets and controllers; they post.
+process, `Approver` records decisions on gated calls. Attributes down, messages up: the app
+calls into widgets and controllers; they post.
 """
 
 from __future__ import annotations
@@ -19,10 +20,8 @@ from textual import on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import BindingType
 from textual.containers import Horizontal
-from textual.dom import DOMNode
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
-from textual.widget import Widget
 from textual.widgets import Input
 
 from agentor.engine.events import GENERATION, RUN_START, TEXT_DELTA
@@ -30,30 +29,28 @@ from agentor.engine.statuses import STOPPING, UNREADABLE
 from agentor.literal import literal_line
 
 from .controllers.agents import AgentSet
+from .controllers.approver import Approver
 from .controllers.controller import Controller, while_running
 from .controllers.resumer import Resumer
 from .controllers.watcher import Watcher
+from .cursor_actions import CursorActions
 from .data.directory import DirectorySource
-from .data.source import Changes, RunEvents, RunSource
+from .data.source import Changes, RunSource
 from .keys import APP, bindings, palette
 from .text import notices
-from .text.event_value import copy_value
 from .text.notices import Note
+from .widgets.approval_pane import ApprovalPane
 from .widgets.event_detail import EventDetail
 from .widgets.help_screen import HelpScreen
 from .widgets.keys_footer import KeysFooter
-from .widgets.raw_event import RawEventScreen
 from .widgets.run_list import RunList
 from .widgets.runs_pane import RunsPane
 from .widgets.stream_line import StreamLine
 from .widgets.timeline import Timeline
 from .widgets.timeline_pane import TimelinePane
 
-# What `m` maximizes: the pane holding the focus, with its title and bars.
-PANES = ("runs-pane", "timeline-pane", "detail")
 
-
-class RunsApp(App[str | None]):
+class RunsApp(CursorActions, App[str | None]):
     """Browse, follow and resume the runs of one source (a FileStore directory, a schema of a
     PostgreSQL database)."""
 
@@ -68,6 +65,7 @@ class RunsApp(App[str | None]):
         watch: bool = True,
         clock: Callable[[], float] = time.time,
         run_id: str | None = None,
+        by: str | None = None,
     ) -> None:
         super().__init__()
         self.first_run_id = run_id  # `agentor-tui path/to/<run id>.jsonl`: open that run
@@ -76,6 +74,8 @@ class RunsApp(App[str | None]):
         self.watching = watch
         self.watcher = Watcher(self.source, live=watch)
         self.resumer = Resumer(self.source, agents if agents is not None else AgentSet())
+        # `by`: whom the decisions taken here are recorded as (None: user@host).
+        self.approver = Approver(self.source, self.resumer.agents, self.resumer, by)
         self.clock = clock
         self.source_label = literal_line(self.source.label)  # the list's title
 
@@ -88,12 +88,17 @@ class RunsApp(App[str | None]):
             self.clock,
             id="runs-pane",
         )
+        approver = self.approver
+        yield ApprovalPane(
+            approver.decide, approver.validator, self.tell_note, self.clock, id="approval-pane"
+        )
         with Horizontal(id="bottom"):
             yield TimelinePane(id="timeline-pane")
             yield EventDetail(id="detail")
         yield KeysFooter()
         yield self.watcher
         yield self.resumer
+        yield self.approver
 
     # -- children ------------------------------------------------------------------------------
 
@@ -117,6 +122,10 @@ class RunsApp(App[str | None]):
     def runs_pane(self) -> RunsPane:
         return self.query_one("#runs-pane", RunsPane)
 
+    @property
+    def approval_pane(self) -> ApprovalPane:
+        return self.query_one(ApprovalPane)
+
     # -- start ---------------------------------------------------------------------------------
 
     def on_mount(self) -> None:
@@ -135,6 +144,7 @@ class RunsApp(App[str | None]):
         # them, and one no longer lands between an append and its line on screen.
         gc.freeze()
         self.watcher.start()
+        self.approver.start()
 
     def on_unmount(self) -> None:
         gc.unfreeze()
@@ -158,6 +168,10 @@ class RunsApp(App[str | None]):
         self.open_run(message.run_id)
 
     def open_run(self, run_id: str | None) -> None:
+        self._open_run(run_id)
+        self.show_approvals()
+
+    def _open_run(self, run_id: str | None) -> None:
         timeline = self.timeline
         if run_id is None:
             timeline.clear("No run selected.")
@@ -174,6 +188,13 @@ class RunsApp(App[str | None]):
             timeline.clear(f"Run {run_id} cannot be opened: {exc}")
             return
         timeline.show(run_id, log)
+
+    def show_approvals(self) -> None:
+        """The open run's gated calls while it awaits approval (the focus leaves them after)."""
+        timeline, pane, run_id = self.timeline, self.approval_pane, self.timeline.run_id
+        pane.show_run(self.source.get(run_id) if run_id else None, timeline.run_log)
+        if not pane.display and self.focused is pane.call_list:
+            self.screen.set_focus(timeline)  # resumed, say: its events come in there
 
     # -- timeline and detail -------------------------------------------------------------------
 
@@ -202,6 +223,7 @@ class RunsApp(App[str | None]):
         """Show what the source found: rows in the list, new lines in the open run."""
         if not changes:
             return
+        self.approver.runs_changed(changes)
         open_id = self.timeline.run_id
         if changes.added or changes.updated or changes.removed:
             self.show_rows()
@@ -219,6 +241,7 @@ class RunsApp(App[str | None]):
             self.timeline.clear(f"Run {open_id} was deleted.")
         elif open_id in changes.updated or open_id in changes.appended:
             self.timeline.grow()
+            self.show_approvals()
 
     @on(Watcher.Filled)
     @while_running
@@ -232,6 +255,7 @@ class RunsApp(App[str | None]):
             self.show_rows()
         else:
             self.run_list.clock_moved()
+        self.approval_pane.clock_moved()  # "asked 3m ago", a deadline passing
 
     @on(Watcher.Gone)
     @while_running
@@ -258,6 +282,11 @@ class RunsApp(App[str | None]):
     def _notice(self, message: Controller.Notice) -> None:
         self.tell_note(message.note)
 
+    @on(Approver.Decided)
+    @while_running
+    def _decided(self, message: Approver.Decided) -> None:
+        self.watcher.refresh_run(message.run_id)  # the decision shows without a watch too
+
     def action_reload(self) -> None:
         self.watcher.reload()
 
@@ -275,12 +304,15 @@ class RunsApp(App[str | None]):
     # `enter` or `esc` already land in the pane they were meant for.
 
     def action_drill(self) -> None:
-        focused = self.focused
+        focused, approvals = self.focused, self.approval_pane
         if focused is self.run_list:
             row = self.run_list.current
             if row is not None:
                 self.open_run(row.run_id)
-                self.screen.set_focus(self.timeline)
+                into = approvals.call_list if approvals.display else self.timeline
+                self.screen.set_focus(into)
+        elif focused is approvals.call_list:
+            self.screen.set_focus(self.timeline)
         elif focused is self.timeline:
             self.screen.set_focus(self.event_detail)
 
@@ -288,7 +320,7 @@ class RunsApp(App[str | None]):
         focused = self.focused
         if focused is self.event_detail:
             self.screen.set_focus(self.timeline)
-        elif focused is self.timeline:
+        elif focused in (self.timeline, self.approval_pane.call_list):
             self.screen.set_focus(self.run_list)
         else:
             self.runs_pane.clear_filter()
@@ -296,46 +328,6 @@ class RunsApp(App[str | None]):
     def action_follow(self) -> None:
         on_now = self.timeline.toggle_follow()
         self.tell("Following the newest event." if on_now else "Follow off.", timeout=2)
-
-    def action_copy_id(self) -> None:
-        row = self.run_list.current
-        if row is None:
-            self.tell("No run selected.", severity="warning")
-            return
-        self.copy_to_clipboard(row.run_id)
-        # The whole id, alone: to copy by hand where the terminal ignores the clipboard.
-        self.tell(row.run_id, title="Copied run id", timeout=8)
-
-    def action_toggle_maximize(self) -> None:
-        """The focused pane (with its title and bars) fills the screen, or all panes come
-        back (`esc` does that too, Textual's own rule)."""
-        screen = self.screen
-        if screen.maximized is not None:
-            screen.minimize()
-            return
-        pane: DOMNode | None = screen.focused
-        while pane is not None and pane.id not in PANES:
-            pane = pane.parent
-        if isinstance(pane, Widget):
-            screen.maximized = pane
-
-    def action_view_raw(self) -> None:
-        if (at := self._event_at_cursor()) is not None:
-            self.push_screen(RawEventScreen(self.timeline.run_id or "", *at))
-
-    def action_copy_value(self) -> None:
-        if (at := self._event_at_cursor()) is not None:
-            copied = copy_value(*at)
-            self.copy_to_clipboard(copied.clipboard)
-            self.tell(copied.notice, timeout=4)
-
-    def _event_at_cursor(self) -> tuple[RunEvents, int] | None:
-        """The open run and the line its timeline highlights (else why there is none)."""
-        timeline = self.timeline
-        if timeline.run_log is None or timeline.cursor < 0:
-            self.tell("No event highlighted: select a run with events first.", severity="warning")
-            return None
-        return timeline.run_log, timeline.cursor
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
@@ -425,6 +417,8 @@ class RunsApp(App[str | None]):
 
     def tell_note(self, note: Note) -> None:
         self.tell(note.text, title=note.title, severity=note.severity, timeout=note.timeout)
+        if note.bell:
+            self.bell()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "filter" and isinstance(self.focused, Input):

@@ -1,5 +1,5 @@
 """`agentor-tui [DIR | RUN.jsonl | postgresql://... [--schema NAME]] [--agent SPEC]...
-[--any-agent] [--no-watch]`: arguments and `main()`.
+[--any-agent] [--by NAME] [--no-watch]`: the arguments and `main()`.
 
 Imports stay lazy: `--version` and `--help` load neither the engine nor textual, and openai is
 imported only when a resume makes a request.
@@ -75,6 +75,11 @@ def build_parser() -> argparse.ArgumentParser:
         "run is resumed only by an agent of the name that wrote it)",
     )
     p.add_argument(
+        "--by",
+        metavar="NAME",
+        help="who the decisions on gated calls are recorded as (default: user@host)",
+    )
+    p.add_argument(
         "--no-watch",
         action="store_true",
         help="do not watch the store (ctrl+r reloads it)",
@@ -108,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as exc:
             return fail(f"not a run log: {args.dir}: {exc}")
 
+    if args.by is not None and not args.by.strip():
+        return fail("--by names who decides; give a non-empty name or leave it out")
     if args.any_agent and len(args.agent) != 1:
         return fail("--any-agent needs exactly one --agent (the agent to resume every run with)")
 
@@ -129,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from .app import RunsApp  # textual loads only now
 
-    app = RunsApp(source=source, agents=agents, watch=not args.no_watch, run_id=run_id)
+    app = RunsApp(source=source, agents=agents, watch=not args.no_watch, run_id=run_id, by=args.by)
     return run_app(app)
 
 

@@ -17,6 +17,9 @@ FILTER_BAR = "filter_bar"
 SEARCH_BAR = "search_bar"
 HELP_SCREEN = "help_screen"
 RAW_SCREEN = "raw_screen"
+APPROVALS = "approvals"  # the approvals pane's list of gated calls
+ARGS_EDITOR = "args_editor"
+REASON_SCREEN = "reason_screen"
 
 
 @dataclass(frozen=True)
@@ -88,7 +91,7 @@ HELP: tuple[tuple[str, tuple[Key, ...]], ...] = (
             ),
             Key(
                 "enter, tab",
-                "into the timeline, then the detail",
+                "into the approvals, the timeline, then the detail",
                 Bind(
                     APP,
                     "enter",
@@ -282,6 +285,54 @@ HELP: tuple[tuple[str, tuple[Key, ...]], ...] = (
         ),
     ),
     (
+        "Approval (in the approvals pane)",
+        (
+            Key(
+                "a  A",
+                "approve the highlighted call / every call that waits",
+                Bind(
+                    APPROVALS,
+                    "a",
+                    "approve",
+                    "Approve",
+                    palette=("Approve call", "Approve the highlighted call waiting for approval"),
+                ),
+                Bind(
+                    APPROVALS,
+                    "A,shift+a",
+                    "approve_all",
+                    "Approve all",
+                    palette=("Approve all calls", "Approve every call of the run that waits"),
+                ),
+            ),
+            Key(
+                "e, ctrl+s",
+                "edit its arguments, then approve (a bad edit never is)",
+                Bind(
+                    APPROVALS,
+                    "e",
+                    "edit",
+                    "Edit & approve",
+                    palette=("Edit and approve", "Edit the call's arguments, then approve"),
+                ),
+                Bind(ARGS_EDITOR, "ctrl+s", "save", "Approve"),
+                Bind(ARGS_EDITOR, "escape", "cancel", "Cancel"),
+            ),
+            Key(
+                "n",
+                "reject it, with a reason (the model is told it)",
+                Bind(
+                    APPROVALS,
+                    "n",
+                    "reject",
+                    "Reject",
+                    palette=("Reject call", "Reject the highlighted call, with a reason"),
+                ),
+                Bind(REASON_SCREEN, "escape", "cancel", "Cancel"),
+            ),
+        ),
+    ),
+    (
         "App",
         (
             Key(
@@ -319,6 +370,10 @@ HELP: tuple[tuple[str, tuple[Key, ...]], ...] = (
 # The order of the keys in the footer (Textual shows a widget's bindings in the order they are
 # given); keys not named here come after these.
 FOOTER_ORDER = (
+    "approve",
+    "approve_all",
+    "edit",
+    "reject",
     "drill",
     "back",
     "filter",
@@ -342,6 +397,10 @@ FOOTER_ORDER = (
 FOOTER_PRIORITY = (
     "help",
     "quit",
+    "approve",
+    "reject",
+    "edit",
+    "approve_all",
     "drill",
     "back",
     "clear_search",  # the timeline's `esc`: back, once its search is cleared

@@ -1,15 +1,22 @@
-"""`agentor`: the scriptable twin of the TUI's actions, for shells, CI jobs and chat-ops bots.
+"""`agentor`: the scriptable twin of the TUI's actions, for shells, CI jobs and chat-ops bots,
+and the worker of a fleet.
 
-    agentor ls [DIR] [--status S] [--json]
-    agentor show RUN [--dir DIR] [--json]
-    agentor approve RUN [CALL] [--args JSON] [--note TEXT] [--by NAME] [--dir DIR]
-    agentor reject RUN [CALL] --reason TEXT [--by NAME] [--dir DIR]
-    agentor resume RUN --agent SPEC [--dir DIR] [--any-agent]
+    agentor ls [DIR|DSN] [--status S] [--json]
+    agentor show RUN [--json]
+    agentor approve RUN [CALL] [--args JSON] [--note TEXT] [--by NAME]
+    agentor reject RUN [CALL] --reason TEXT [--by NAME]
+    agentor resume RUN --agent SPEC [--any-agent]
+    agentor submit PROMPT --agent SPEC [--run-id ID]
+    agentor worker --agent SPEC [--agent SPEC]... [--concurrency N] [--retry-failed]
+    agentor copy SRC DST [--run RUN]...
 
-Exit status: 0 done, 1 refused (not found, already decided, locked, a run that failed), 2 a
-usage error; every refusal and usage error is one line on stderr. Each subcommand group is a
-module (runs_cmd: ls/show, decide_cmd: approve/reject, resume_cmd: resume), imported only when
-its command runs: `agentor --help` loads neither the engine nor the model client.
+Each takes `--store DIR|DSN` (a runs directory or a `postgresql://` URL, default `runs`) and
+`--schema NAME` (stores.py); those that took `--dir DIR` still do. Exit status: 0 done, 1
+refused (not found, already decided, locked, a run that failed), 2 a usage error; every
+refusal and usage error is one line on stderr. Each subcommand group is a module (runs_cmd:
+ls/show, decide_cmd: approve/reject, resume_cmd: resume, fleet_cmd: submit/worker, copy_cmd:
+copy), imported only when its command runs: `agentor --help` loads neither the engine nor the
+model client.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from ..engine.statuses import (  # a module of names only: --help stays fast
     AWAITING_APPROVAL,
@@ -28,6 +35,10 @@ from ..engine.statuses import (  # a module of names only: --help stays fast
     RUNNING,
     UNREADABLE,
 )
+
+# What the store arguments say (cli/stores.py has the rest: it imports the engine).
+STORE_HELP = "a runs directory or a postgresql:// URL (default: runs)"
+SCHEMA_HELP = "the schema of a PostgreSQL store (default: agentor)"
 
 # What `agentor ls --status` takes: the statuses a listed run can have.
 STATUSES = (COMPLETED, FAILED, MAX_TURNS, AWAITING_APPROVAL, RUNNING, INTERRUPTED, UNREADABLE)
@@ -54,15 +65,30 @@ def _version() -> str:
 def build_parser() -> Parser:
     p = Parser(
         prog="agentor",
-        description="List, show, approve, reject and resume durable agentor runs.",
-        epilog="Exit status: 0 done, 1 refused, 2 usage error. DIR defaults to runs.",
+        description=(
+            "List, show, approve, reject, resume, submit and copy durable agentor runs; "
+            "run a worker of a fleet."
+        ),
+        epilog=(
+            "Exit status: 0 done, 1 refused, 2 usage error. The store (--store DIR|DSN) "
+            "defaults to the directory runs."
+        ),
     )
     p.add_argument("--version", action="version", version=f"agentor {_version()}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
 
+    _add_run_commands(sub)
+    _add_fleet_commands(sub)
+    return p
+
+
+def _add_run_commands(sub: Any) -> None:
+    """What the TUI does, from a shell: ls, show, approve, reject, resume."""
     ls = sub.add_parser("ls", help="list runs: status, agent, model, age, pending approvals")
-    ls.add_argument("dir", nargs="?", default="runs", metavar="DIR", help="default: runs")
+    ls.add_argument("dir_arg", nargs="?", metavar="DIR|DSN", help=STORE_HELP)
+    ls.add_argument("--store", metavar="DIR|DSN", help="the same as DIR|DSN")
+    ls.add_argument("--schema", metavar="NAME", help=SCHEMA_HELP)
     ls.add_argument("--status", choices=STATUSES, metavar="S", help=", ".join(STATUSES))
     ls.add_argument("--json", action="store_true", help="a JSON array (README: agentor ls)")
     ls.set_defaults(run="runs_cmd:ls")
@@ -99,26 +125,110 @@ def build_parser() -> Parser:
         help="resume with the agent even if another agent name wrote the run",
     )
     resume.set_defaults(run="resume_cmd:resume")
-    return p
+
+
+def _add_fleet_commands(sub: Any) -> None:
+    """Runs for workers: submit, worker, copy."""
+    submit = sub.add_parser("submit", help="record a new run for the workers, not run here")
+    submit.add_argument("prompt", metavar="PROMPT", help="the user's message (- reads stdin)")
+    _agent_arg(submit, "the agent whose run it is (its name picks the workers)")
+    submit.add_argument("--run-id", metavar="ID", help="name the run (default: a new uuid)")
+    _store_args(submit)
+    submit.set_defaults(run="fleet_cmd:submit")
+
+    worker = sub.add_parser("worker", help="finish free incomplete runs until SIGTERM")
+    _agent_arg(worker, "an agent to run its runs with (repeat: runs are matched by name)")
+    worker.add_argument(
+        "--concurrency", type=_positive, default=4, metavar="N", help="runs at once (default 4)"
+    )
+    worker.add_argument(
+        "--retry-failed", action="store_true", help="take failed and max_turns runs too"
+    )
+    worker.add_argument(
+        "--max-attempts",
+        type=_positive,
+        default=3,
+        metavar="K",
+        help="end a run as failed once K attempts died with their worker (default 3)",
+    )
+    worker.add_argument(
+        "--poll",
+        type=float,
+        default=1.0,
+        metavar="SECONDS",
+        help="look for runs freed by a dead worker this often (default 1)",
+    )
+    worker.add_argument("--name", metavar="NAME", help="sign claims with this (default host:pid)")
+    _store_args(worker)
+    worker.set_defaults(run="fleet_cmd:worker")
+
+    copy = sub.add_parser("copy", help="copy runs between stores (a directory, a database)")
+    copy.add_argument("src", metavar="SRC", help="a runs directory or a postgresql:// URL")
+    copy.add_argument("dst", metavar="DST", help="the same; a missing directory is made")
+    copy.add_argument(
+        "--run",
+        dest="run_ids",
+        action="append",
+        default=[],
+        metavar="RUN",
+        help="copy this run (repeat; default: every run)",
+    )
+    copy.add_argument("--schema", metavar="NAME", help=SCHEMA_HELP + ", for both")
+    copy.add_argument("--src-schema", metavar="NAME", help="SRC's schema (default: --schema)")
+    copy.add_argument("--dst-schema", metavar="NAME", help="DST's schema (default: --schema)")
+    copy.set_defaults(run="copy_cmd:copy")
 
 
 def _run_args(p: argparse.ArgumentParser, call: bool = False) -> None:
     p.add_argument("run_id", metavar="RUN", help="a run id, a unique prefix of one, or its log")
     if call:
         p.add_argument("call_id", nargs="?", metavar="CALL", help="a call id (default: all)")
-    p.add_argument("--dir", metavar="DIR", help="the runs directory (default: runs)")
+    _store_args(p, dir_option=True)
+
+
+def _store_args(p: argparse.ArgumentParser, dir_option: bool = False) -> None:
+    p.add_argument("--store", metavar="DIR|DSN", help=STORE_HELP)
+    if dir_option:
+        p.add_argument("--dir", metavar="DIR", help="the runs directory (as --store DIR)")
+    p.add_argument("--schema", metavar="NAME", help=SCHEMA_HELP)
+
+
+def _agent_arg(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument(
+        "--agent",
+        required=True,
+        action="append",
+        metavar="SPEC",
+        help=f"{what}: path/to/file.py:name or package.module:name",
+    )
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {value}")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     module, _, name = args.run.partition(":")
     command = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    from ..engine.pg.errors import PostgresStoreError
     from .lines import Refusal, say
+    from .stores import close_all
 
     try:
         return int(command(args))
     except Refusal as exc:
         return say(args.command, exc)
+    except PostgresStoreError as exc:  # one line, never the password
+        return say(args.command, Refusal(str(exc)))
     except BrokenPipeError:  # `agentor ls | head`: the reader left, nothing is wrong
         sys.stderr.close()
         return 0
+    finally:
+        close_all()

@@ -20,10 +20,10 @@ from ..engine.decisions import ApprovalError, InvalidArgsError
 from ..engine.decisions import approve as approve_call
 from ..engine.decisions import reject as reject_call
 from ..engine.holding import load_run
-from ..engine.store import FileStore, RunLockedError, RunNotFoundError
+from ..engine.store import RunLockedError, RunNotFoundError, Store
 from ..literal import literal_line
 from .lines import Refusal, UsageError, compact, plural
-from .rundir import the_run
+from .stores import the_run
 
 
 def approve(args: Namespace) -> int:
@@ -70,7 +70,7 @@ def _deciding(decide: Callable[[], list[Decision]]) -> list[Decision]:
         raise UsageError(str(exc)) from None
 
 
-def _report(store: FileStore, run_id: str, made: list[Decision]) -> None:
+def _report(store: Store, run_id: str, made: list[Decision]) -> None:
     for d in made:
         line = f"{d.decision} {d.call_id} ({d.name}) of run {run_id} as {d.by}"
         if d.edited:

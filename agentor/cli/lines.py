@@ -17,8 +17,10 @@ from typing import Any
 from ..engine.events import (
     APPROVAL,
     APPROVAL_REQUEST,
+    CLAIM,
     GENERATION,
     MESSAGE,
+    RELEASE,
     RUN_END,
     RUN_START,
     TOOL_CALL,
@@ -139,6 +141,11 @@ def _what(e: Event) -> str:
         return line
     if e.type == TOOL_WAIT:
         return f"waiting for {e.name} to finish"
+    if e.type in (CLAIM, RELEASE):
+        line = f"by {e.by} (process {e.pid} on {e.host})"
+        if e.type == CLAIM:
+            return f"{line}, attempt {e.extra.get('attempt')}"
+        return f"{line}: {e.note}" if e.note else line
     if e.type in (MESSAGE, RUN_END):
         parts = [e.status or ""] if e.type == RUN_END else []
         parts += [x for x in (e.error, e.text if e.type == MESSAGE else None) if x]

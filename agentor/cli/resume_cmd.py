@@ -1,7 +1,8 @@
-"""`agentor resume RUN --agent SPEC [--dir DIR] [--any-agent]`: finish a run in this process,
-each event printed as a line on stdout as it is recorded.
+"""`agentor resume RUN --agent SPEC [--store DIR|DSN] [--any-agent]`: finish a run in this
+process, each event printed as a line on stdout as it is recorded.
 
-The new segment is written into DIR, whatever store the agent module was built with. A run is
+The new segment is written into the store named (`--store`, `--dir`; default `runs`), whatever
+store the agent module was built with. A run is
 resumed only by an agent of the name that wrote it (its segment would be recorded under the
 resuming agent's name, model and tools) unless `--any-agent` is given. Exit status: 0 when
 the run completed or waits for approval, 1 when it was refused or ended failed / max_turns,
@@ -18,12 +19,12 @@ from ..engine.events import TOOL_WAIT, Event
 from ..engine.holding import load_run
 from ..engine.replay import RunSummary, fold
 from ..engine.statuses import AWAITING_APPROVAL, COMPLETED
-from ..engine.store import FileStore, RunLockedError, RunNotFoundError
+from ..engine.store import FileStore, RunLockedError, RunNotFoundError, Store
 from ..literal import literal, literal_line
 from ..result import RunResult
 from .agent_spec import AgentSpecError, agent_mismatch, load_agent
 from .lines import Refusal, UsageError, compact, event_line, plural
-from .rundir import the_run
+from .stores import the_run
 
 
 def resume(args: Namespace) -> int:
@@ -47,7 +48,7 @@ def resume(args: Namespace) -> int:
     return _ending(run_id, result, nothing_new=not printed)
 
 
-def _agent_for(args: Namespace, store: FileStore, run_id: str) -> Agentor:
+def _agent_for(args: Namespace, store: Store, run_id: str) -> Agentor:
     try:
         agent = load_agent(args.agent)
     except AgentSpecError as exc:
@@ -60,7 +61,11 @@ def _agent_for(args: Namespace, store: FileStore, run_id: str) -> Agentor:
     why = agent_mismatch(agent, written_by)
     if why and not args.any_agent:
         raise Refusal(f"{why} (add --any-agent to resume it with that agent anyway)")
-    mine = isinstance(agent.store, FileStore) and agent.store.directory == store.directory
+    mine = agent.store is store or (
+        isinstance(agent.store, FileStore)
+        and isinstance(store, FileStore)
+        and agent.store.directory == store.directory
+    )
     return agent if mine else agent.clone(store=store)
 
 

@@ -1,8 +1,8 @@
-"""`agentor ls [DIR] [--status S] [--json]` and `agentor show RUN [--dir DIR] [--json]`.
+"""`agentor ls [DIR|DSN] [--status S] [--json]` and `agentor show RUN [--store S] [--json]`.
 
 Both read logs and locks only: they write nothing, take no lock and never call a model. The
 JSON they print is documented in the README ("The agentor command"); fields are only ever
-added to it.
+added to it. A PostgreSQL store is listed from its runs table (one query), not run by run.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from ..engine.approvals import Decision, PendingCall, approval_history, pending_
 from ..engine.events import Event
 from ..engine.logformat import BadLine
 from ..engine.replay import RunSummary, fold
-from ..engine.statuses import RUNNING, UNREADABLE
-from ..engine.store import FileStore
+from ..engine.statuses import INCOMPLETE, RUNNING, UNREADABLE
+from ..engine.store import Store
 from ..literal import literal, literal_line
 from .lines import compact, event_line, finite, plural, print_json, span, stamp
-from .rundir import open_dir, status_of, the_run
+from .stores import load_with_errors, status_of, store_of, the_run, where
 
 
 @dataclass
@@ -35,16 +35,21 @@ class Run:
     bad: list[BadLine] = field(default_factory=list)
     pending: list[PendingCall] = field(default_factory=list)
     error: str | None = None
+    waiting: int = 0  # calls waiting for a decision, when `pending` was not read (a listing)
+
+    @property
+    def n_pending(self) -> int:
+        return len(self.pending) or self.waiting
 
 
-def read_run(store: FileStore, run_id: str, now: float) -> Run:
+def read_run(store: Store, run_id: str, now: float) -> Run:
     summary = RunSummary(run_id=run_id, status=UNREADABLE)
     try:
-        events, bad = store.load_with_errors(run_id)
+        events, bad = load_with_errors(store, run_id)
     except OSError as exc:
         return Run(run_id, UNREADABLE, summary, error=f"cannot read: {exc.strerror or exc}")
     if not events:
-        if store.is_locked(run_id):
+        if status_of(store, run_id, INCOMPLETE) == RUNNING:
             return Run(run_id, RUNNING, summary, bad=bad)  # created by a run starting now
         why = f"no events ({bad[0]})" if bad else "no events"
         return Run(run_id, UNREADABLE, summary, bad=bad, error=why)
@@ -69,7 +74,7 @@ def run_json(run: Run, now: float) -> dict[str, Any]:
         "started_at": started,
         "last_event_at": finite(s.last_event_at),
         "age": None if started is None else round(now - started, 3),
-        "pending": len(run.pending),
+        "pending": run.n_pending,
         "turns": s.turns,
         "tool_calls": s.tool_calls,
         "total_tokens": s.usage.total_tokens,
@@ -79,9 +84,9 @@ def run_json(run: Run, now: float) -> dict[str, Any]:
 
 
 def ls(args: Namespace) -> int:
-    store = open_dir(args.dir)
+    store = store_of(args)
     now = time.time()
-    runs = [read_run(store, run_id, now) for run_id in store.list_runs()]
+    runs = _listed(store, now)
     runs.sort(key=lambda r: (finite(r.summary.started_at) or 0.0, r.run_id), reverse=True)
     if args.status:
         runs = [r for r in runs if r.status == args.status]
@@ -90,10 +95,22 @@ def ls(args: Namespace) -> int:
         return 0
     if not runs:
         which = f" {args.status}" if args.status else ""
-        print(f"no{which} runs in {literal_line(str(store.directory))}")
+        print(f"no{which} runs in {literal_line(where(store))}")
         return 0
     _print_table(runs, now)
     return 0
+
+
+def _listed(store: Store, now: float) -> list[Run]:
+    listing = getattr(store, "list_summaries", None)
+    if listing is None:
+        return [read_run(store, run_id, now) for run_id in store.list_runs()]
+    runs = []
+    for row in listing():
+        s = row.summary
+        error = s.error or (f"{plural(s.bad_lines, 'bad line')}" if s.bad_lines else None)
+        runs.append(Run(row.run_id, row.status, s, error=error, waiting=row.pending_approvals))
+    return runs
 
 
 def _print_table(runs: list[Run], now: float) -> None:
@@ -109,7 +126,7 @@ def _print_table(runs: list[Run], now: float) -> None:
                 literal_line(s.agent or "-", 24),
                 literal_line(s.model or "-", 24),
                 "-" if started is None else span(now - started),
-                str(len(r.pending)) if r.pending else "-",
+                str(r.n_pending) if r.n_pending else "-",
                 literal_line(s.first_prompt or r.error or "", 60),
             )
         )

@@ -33,6 +33,12 @@ APPROVAL_REQUEST = "approval_request"
 # A person's decision on a requested call (`call_id`, `name`, `turn`, `decision`: "approved" or
 # "rejected", `by`, `note`; `args` only when the approver edited the arguments).
 APPROVAL = "approval"
+# A worker of a fleet took the run (`by`: the worker, `pid`, `host`; `attempt`: how many
+# attempts since the run last ended a segment, this one included), and let it go without a
+# `run_end` (`note` says why: it was stopping, it lost the run...). A claim with neither after
+# it is an attempt whose worker died (agentor/fleet/claims.py).
+CLAIM = "claim"
+RELEASE = "release"
 TEXT_DELTA = "text_delta"
 # Transient too: a cancelled run is waiting for a tool thread to end (`name`, `call_id`, `turn`)
 # before it records the result and lets the run go (a running thread cannot be interrupted).

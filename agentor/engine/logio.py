@@ -120,3 +120,32 @@ def repair_tail(fd: int, path: Path, dir_fd: int) -> None:
         len(fragment),
         aside,
     )
+
+
+def same_file(fd: int, dir_fd: int, name: str) -> bool:
+    """Whether `name` in the directory still names the file open as `fd` (not removed, not
+    replaced by another file since it was opened)."""
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (st.st_dev, st.st_ino) == (held.st_dev, held.st_ino)
+
+
+def remove_log(fd: int, dir_fd: int, path: Path) -> int:
+    """Remove a run's log, open (and locked) as `fd`, and its `.torn` leftovers; return the bytes
+    freed. The `.torn` file goes first: a crash in between leaves the run whole, to be removed
+    again, rather than a log without a run."""
+    if not same_file(fd, dir_fd, path.name):
+        raise OSError(errno.ESTALE, f"{path} was replaced while it was being deleted; kept")
+    freed = os.fstat(fd).st_size
+    aside = path.name + ".torn"
+    try:
+        st = os.stat(aside, dir_fd=dir_fd, follow_symlinks=False)
+        os.unlink(aside, dir_fd=dir_fd)  # a symlink planted there is removed, never followed
+        freed += st.st_size if stat.S_ISREG(st.st_mode) else 0
+    except FileNotFoundError:
+        pass
+    os.unlink(path.name, dir_fd=dir_fd)
+    return freed

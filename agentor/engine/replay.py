@@ -13,7 +13,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .events import GENERATION, RUN_END, RUN_START, TOOL_CALL, TOOL_RESULT, Event, Usage
+from .events import (
+    CLAIM,
+    GENERATION,
+    RELEASE,
+    RUN_END,
+    RUN_START,
+    TOOL_CALL,
+    TOOL_RESULT,
+    Event,
+    Usage,
+)
 from .statuses import COMPLETED, FAILED, INCOMPLETE
 
 
@@ -233,7 +243,8 @@ class RunSummary:
     `active_time()` is the time the run was worked on: the sum over segments of each
     segment's span (its `run_start` to its `run_end`, or to its last event if it has none),
     without the idle gaps between a crash and the resume, nor what was added after the end (a
-    `fork` marker). The fields after `bad_lines` are the tailing state behind these two.
+    `fork` marker), nor a fleet's `claim` and `release` markers. The fields after `bad_lines`
+    are the tailing state behind these two.
     """
 
     run_id: str
@@ -306,6 +317,11 @@ def event_time(e: Event) -> float | None:
     return e.ts or e.ended_at or e.started_at
 
 
+def summarize(run_id: str, events: Sequence[Event], bad_lines: int = 0) -> RunSummary:
+    """A run's summary from all of its events at once (exports, the `agentor` command)."""
+    return fold(RunSummary(run_id=run_id, bad_lines=bad_lines), events)
+
+
 def fold(s: RunSummary, events: Sequence[Event]) -> RunSummary:
     """Update a summary with events that follow the ones it was made from (for tailing)."""
     for e in events:
@@ -315,7 +331,8 @@ def fold(s: RunSummary, events: Sequence[Event]) -> RunSummary:
             s.last_event_at = t if s.last_event_at is None else max(s.last_event_at, t)
         if e.type == RUN_START:
             _new_segment(s, e.started_at or t)  # before its time extends the segment
-        _segment_time(s, t)
+        if e.type not in _BOOKKEEPING:
+            _segment_time(s, t)
         if e.type == RUN_START:
             s.segments += 1
             s.status = INCOMPLETE
@@ -346,6 +363,11 @@ def fold(s: RunSummary, events: Sequence[Event]) -> RunSummary:
                 s.final_output = e.text
         s.tool_calls = s.calls_before + s.calls_latest
     return s
+
+
+# A fleet's claims and releases are no work on the run: a claim comes long after the crash of
+# the segment before it, and must not stretch that segment over the idle time between.
+_BOOKKEEPING = frozenset({CLAIM, RELEASE})
 
 
 def _new_segment(s: RunSummary, start: float | None) -> None:

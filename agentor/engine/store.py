@@ -1,8 +1,7 @@
-"""Where runs are saved: the `Store` protocol, `FileStore` and `MemoryStore`.
+"""Where runs are saved: `FileStore`, one append-only JSONL file per run.
 
-A store is any object with `append`, `load` and `list_runs`. The engine also uses, when a store
-offers them, `append_many` (one durable write for several events) and `lock` (exclusive
-ownership of a run while a process runs or resumes it).
+The store interface (its protocols and errors) is `store_api`, run ids are `run_ids`, and
+`MemoryStore` is `memstore`; all are importable from here too, as they always were.
 """
 
 from __future__ import annotations
@@ -12,172 +11,60 @@ import errno
 import fcntl
 import logging
 import os
-import re
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Protocol, runtime_checkable
 
-from . import flock
+from . import flock, pins
 from .events import TRANSIENT_TYPES, Event
 from .logformat import BadLine, LogDecoder, LogEncoder, split_lines
-from .logio import encoder_for, open_log, open_to_read, repair_tail, require_regular, write_all
+from .logio import (
+    encoder_for,
+    open_log,
+    open_to_read,
+    remove_log,
+    repair_tail,
+    require_regular,
+    same_file,
+    write_all,
+)
+from .memstore import MemoryStore
+from .run_ids import RUN_ID_RE, RUN_ID_RULE, SUFFIX, run_id_of, validate_run_id
+from .store_api import (
+    BatchStore,
+    DeletingStore,
+    LockingStore,
+    PinningStore,
+    RunLockedError,
+    RunLostError,
+    RunNotFoundError,
+    Store,
+)
+
+__all__ = [
+    "RUN_ID_RE",
+    "RUN_ID_RULE",
+    "SUFFIX",
+    "BatchStore",
+    "DeletingStore",
+    "FileStore",
+    "LockingStore",
+    "MemoryStore",
+    "PinningStore",
+    "RunLockedError",
+    "RunLostError",
+    "RunNotFoundError",
+    "Store",
+    "run_id_of",
+    "validate_run_id",
+]
 
 log = logging.getLogger("agentor")
 
-RUN_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,128}")
-RUN_ID_RULE = "use 1 to 128 characters from A-Z, a-z, 0-9, '_' and '-'"
-SUFFIX = ".jsonl"
 # How long a lock attempt retries before refusing: long enough to ride over a reader's
 # momentary probe (see `FileStore.is_locked`), far shorter than any real run.
 LOCK_PATIENCE = 0.2
 _DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-
-
-def run_id_of(file_name: str) -> str | None:
-    """The run a file name in a runs directory is the log of (`<run id>.jsonl`), else None."""
-    if not file_name.endswith(SUFFIX):
-        return None
-    stem = file_name[: -len(SUFFIX)]
-    return stem if RUN_ID_RE.fullmatch(stem) else None
-
-
-def validate_run_id(run_id: object) -> str:
-    """Return `run_id` if it is a safe run id, else raise `ValueError` (before any file access)."""
-    if not isinstance(run_id, str) or not RUN_ID_RE.fullmatch(run_id):
-        raise ValueError(f"invalid run id {run_id!r}: {RUN_ID_RULE}")
-    return run_id
-
-
-class RunLockedError(RuntimeError):
-    """Another process (or task) is already running or resuming this run."""
-
-    def __init__(self, run_id: str, pid: int | None, host: str | None = None) -> None:
-        self.run_id = run_id
-        self.pid = pid
-        self.host = host  # named when the holder may be on another machine (a database store)
-        holder = f"process {pid}" if pid else "another process"
-        if host:
-            holder += f" on {host}"
-        super().__init__(f"run {run_id} is locked by {holder}: it is being run or resumed there")
-
-
-class RunLostError(RuntimeError):
-    """A writer that held a run lost it (its database session ended, or another process took
-    the run since): the write was refused and nothing of it was written. Whoever holds the run
-    now goes on from what is in the store."""
-
-    def __init__(self, run_id: str, why: str) -> None:
-        self.run_id = run_id
-        super().__init__(f"run {run_id} was lost by this process ({why}): nothing was written")
-
-
-class RunNotFoundError(KeyError):
-    """The store holds no run with this id. A `KeyError`, so `except KeyError` still works;
-    its message names the id and the store."""
-
-    def __init__(self, run_id: str, store: object = None) -> None:
-        super().__init__(run_id)
-        self.run_id = run_id
-        self.store = store
-
-    def __str__(self) -> str:  # KeyError's own would print only the quoted id
-        where = f" in {self.store!r}" if self.store is not None else ""
-        return f"no run {self.run_id!r}{where}"
-
-
-@runtime_checkable
-class Store(Protocol):
-    def append(self, run_id: str, event: Event) -> None:
-        """Save one event. Called once per step, off the event loop."""
-
-    def load(self, run_id: str) -> list[Event]:
-        """Return every event for a run, in order. Unknown run id: `KeyError` (best:
-        `RunNotFoundError`, which names the store too)."""
-        ...
-
-    def list_runs(self) -> list[str]:
-        """Return every known run id."""
-        ...
-
-
-@runtime_checkable
-class BatchStore(Protocol):
-    """A store that can save several events with one durable write (the engine saves a
-    generation and its tool calls together, when the store offers this)."""
-
-    def append_many(self, run_id: str, events: Iterable[Event]) -> None: ...
-
-
-@runtime_checkable
-class LockingStore(Protocol):
-    """A store that gives one process (or task) at a time a run: the engine holds `lock` while
-    it runs or resumes the run; a second taker gets `RunLockedError` naming the holder. The
-    lock dies with its holder (a killed process frees the run)."""
-
-    def lock(self, run_id: str) -> contextlib.AbstractContextManager[None]: ...
-
-    def is_locked(self, run_id: str) -> bool:
-        """Whether someone holds the run right now."""
-        ...
-
-    def lock_holder(self, run_id: str) -> int | None:
-        """The pid holding the run, when it can be told."""
-        ...
-
-
-class MemoryStore:
-    """Runs kept in a dictionary for the life of the process. Locks are in-process."""
-
-    def __init__(self) -> None:
-        self._runs: dict[str, list[Event]] = {}
-        self._locked: set[str] = set()
-        self._mutex = threading.Lock()
-
-    def __repr__(self) -> str:
-        return "MemoryStore()"
-
-    def append(self, run_id: str, event: Event) -> None:
-        self.append_many(run_id, (event,))
-
-    def append_many(self, run_id: str, events: Iterable[Event]) -> None:
-        validate_run_id(run_id)
-        durable = [e for e in events if not e.transient]  # shown live, never stored
-        with self._mutex:
-            self._runs.setdefault(run_id, []).extend(durable)
-
-    def load(self, run_id: str) -> list[Event]:
-        validate_run_id(run_id)
-        with self._mutex:
-            if run_id not in self._runs:
-                raise RunNotFoundError(run_id, self)
-            return list(self._runs[run_id])
-
-    def list_runs(self) -> list[str]:
-        with self._mutex:
-            return sorted(self._runs)  # in the order every store lists them
-
-    @contextlib.contextmanager
-    def lock(self, run_id: str) -> Iterator[None]:
-        validate_run_id(run_id)
-        with self._mutex:
-            if run_id in self._locked:
-                raise RunLockedError(run_id, os.getpid())
-            self._locked.add(run_id)
-        try:
-            yield
-        finally:
-            with self._mutex:
-                self._locked.discard(run_id)
-
-    def is_locked(self, run_id: str) -> bool:
-        validate_run_id(run_id)
-        with self._mutex:
-            return run_id in self._locked
-
-    def lock_holder(self, run_id: str) -> int | None:
-        """This process, while one of its tasks holds the run (a MemoryStore is per process)."""
-        return os.getpid() if self.is_locked(run_id) else None
 
 
 class FileStore:
@@ -327,8 +214,12 @@ class FileStore:
                 fd = open_to_read(dir_fd, path)
         except FileNotFoundError:
             raise RunNotFoundError(run_id, self) from None
+        try:
+            require_regular(fd, path)  # before fdopen, which names a directory by its fd
+        except OSError:
+            os.close(fd)
+            raise
         with os.fdopen(fd, "rb") as f:
-            require_regular(fd, path)
             data = f.read()
         lines, rest = split_lines(data)
         if rest:
@@ -346,9 +237,12 @@ class FileStore:
                 encoder.follow(item)
         encoder.offset = len(data)
         with self._mutex:
-            # While we hold the run and have written to it, our encoder is the truth (the
-            # append fast path trusts its offset); this read may predate our latest append.
-            if run_id not in self._ready:
+            # Kept only for a run we hold (about to be appended to: a resume reads it under its
+            # lock): an encoder keeps the run's last request, and a reader of many runs (prune,
+            # export) must not keep them all. While we hold the run and have written to it, our
+            # encoder is the truth (the append fast path trusts its offset); this read may
+            # predate our latest append.
+            if run_id in self._held and run_id not in self._ready:
                 self._encoders[run_id] = encoder
         return events, bad
 
@@ -371,12 +265,7 @@ class FileStore:
         with self._mutex:
             if run_id in self._held:
                 raise RunLockedError(run_id, os.getpid())
-        fd = self._open_log(run_id)
-        try:
-            _flock_patiently(fd, run_id)
-        except BaseException:
-            os.close(fd)
-            raise
+        fd = self._take(run_id)
         with self._mutex:
             self._held[run_id] = fd
         try:
@@ -386,6 +275,22 @@ class FileStore:
                 del self._held[run_id]
                 self._ready.pop(run_id, None)
             os.close(fd)  # closing the only descriptor releases the flock
+
+    def _take(self, run_id: str) -> int:
+        """The run's log, open and locked. A log deleted (or replaced) while we waited for its
+        lock is opened again: writing into a removed file would lose the run."""
+        path = self.path(run_id)
+        while True:
+            fd = self._open_log(run_id)
+            try:
+                _flock_patiently(fd, run_id)
+                with self._in_directory() as dir_fd:
+                    if same_file(fd, dir_fd, path.name):
+                        return fd
+            except BaseException:
+                os.close(fd)
+                raise
+            os.close(fd)
 
     def is_locked(self, run_id: str) -> bool:
         """Whether some process holds the run (is running or resuming it) right now."""
@@ -420,6 +325,54 @@ class FileStore:
         except OSError:
             return None
         return flock.holder(st)
+
+    # -- deleting and pinning ------------------------------------------------------------------
+
+    def delete(self, run_id: str, check: Callable[[list[Event]], None] | None = None) -> int:
+        """Remove the run's log, its `.torn` leftovers and its pin; return the bytes freed.
+
+        Held while it deletes (a run another process holds is a `RunLockedError`); an unknown
+        run is a `RunNotFoundError`; `check` as in `DeletingStore`.
+        """
+        path = self.path(run_id)
+        with self._mutex:
+            if run_id in self._held:
+                raise RunLockedError(run_id, os.getpid())
+        with self._in_directory() as dir_fd:
+            try:
+                fd = open_to_read(dir_fd, path)
+            except FileNotFoundError:
+                raise RunNotFoundError(run_id, self) from None
+            try:
+                require_regular(fd, path)
+                _flock_patiently(fd, run_id)  # a shared-lock reader probe is ridden over
+                if check is not None:
+                    check(self.load_with_errors(run_id)[0])
+                freed = remove_log(fd, dir_fd, path)
+            finally:
+                os.close(fd)
+            pins.remove(dir_fd, run_id)
+        with self._mutex:
+            self._forget(run_id)
+        return freed
+
+    def pin(self, run_id: str) -> bool:
+        path = self.path(run_id)
+        with self._in_directory() as dir_fd:
+            try:
+                os.stat(path.name, dir_fd=dir_fd, follow_symlinks=False)
+            except FileNotFoundError:
+                raise RunNotFoundError(run_id, self) from None
+            return pins.add(dir_fd, run_id)
+
+    def unpin(self, run_id: str) -> bool:
+        validate_run_id(run_id)
+        with self._in_directory() as dir_fd:
+            return pins.remove(dir_fd, run_id)
+
+    def pinned(self) -> set[str]:
+        with self._in_directory() as dir_fd:
+            return {name for name in pins.names(dir_fd) if RUN_ID_RE.fullmatch(name)}
 
 
 def _flock_patiently(fd: int, run_id: str) -> None:

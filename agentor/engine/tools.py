@@ -9,6 +9,7 @@ approval (engine/gating.py).
 from __future__ import annotations
 
 import asyncio
+import copy
 import inspect
 import json
 import re
@@ -41,18 +42,28 @@ class Tool:
         summary, arg_docs = _parse_docstring(inspect.getdoc(fn) or "")
         self.description = description if description is not None else summary
         self._model = _params_model(fn, arg_docs)
+        self._params: dict[str, Any] | None = None
         self.is_async = inspect.iscoroutinefunction(fn)
 
     @property
     def schema(self) -> dict[str, Any]:
-        """The tool in the chat-completions `tools` shape."""
-        params = self._model.model_json_schema()
-        params.pop("title", None)
-        for prop in params.get("properties", {}).values():
-            prop.pop("title", None)
+        """The tool in the chat-completions `tools` shape (a copy of its own: callers may keep
+        or change it)."""
+        if self._params is None:
+            # pydantic builds the JSON schema anew at each call, about a millisecond: every
+            # segment of every run asks for it twice (a fleet's worker, thousands of times).
+            params = self._model.model_json_schema()
+            params.pop("title", None)
+            for prop in params.get("properties", {}).values():
+                prop.pop("title", None)
+            self._params = params
         return {
             "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": params},
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": copy.deepcopy(self._params),
+            },
         }
 
     def parse_args(self, raw: str | dict[str, Any] | None) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import time
 from dataclasses import dataclass
 
 from textual import work
@@ -25,8 +26,10 @@ from textual.worker import Worker
 
 from agentor import Agentor, NothingToResumeError, RunLockedError, RunResult
 from agentor.engine.events import TOOL_RESULT, TOOL_WAIT, Event
+from agentor.engine.statuses import AWAITING_APPROVAL
 from agentor.engine.store import Store
 
+from ..data.gated import waiting_calls
 from ..data.runrow import RunRow
 from ..data.source import RunSource
 from ..text import notices
@@ -122,6 +125,11 @@ class Resumer(Controller):
             reason = notices.stopping_reason(list(self.waiting_for.values()))
             stopping = reason if self.stopping else None
             return notices.one_at_a_time(row.run_id, self.run_id or "", stopping)
+        if row is not None and row.status == AWAITING_APPROVAL:
+            # A resume would only find the calls undecided and pause again.
+            waiting = waiting_calls(self.source, row.run_id, time.time())
+            if waiting:
+                return notices.waits_for_approval(row.run_id, (g.call.name for g in waiting))
         return notices.cannot_resume(row)
 
     @work(group="resume", exclusive=True, exit_on_error=False)
@@ -153,7 +161,9 @@ class Resumer(Controller):
                 self.say(notices.unsaved(run_id, result.status, result.save_failures))
             else:
                 output, error = result.final_output, result.error
-                self.say(notices.finished(run_id, result.status, output, error))
+                note = notices.finished(run_id, result.status, output, error)
+                if note is not None:
+                    self.say(note)
         finally:
             self._ended(run_id, unsaved=bool(result is not None and result.save_failures))
 

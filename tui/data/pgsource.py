@@ -28,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import operator
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Hashable, Iterable, Iterator
@@ -45,13 +44,12 @@ from agentor.engine.store import RUN_ID_RE
 
 from .logfile import gc_paused
 from .pglog import StoredLog
-from .runrow import RunRow, note_holder
+from .runrow import RunRow, may_be_live, newest_first, note_holder
 from .source import Changes
 
 T = TypeVar("T")
 BRIEF, FILL = 1, 2  # how rows were read (`_take`): brief summaries; the whole summaries of
 # rows listed briefly
-_RUN_ID, _SORT_KEY = operator.attrgetter("run_id"), operator.attrgetter("sort_key")
 # The longest a read waits for a connection when the server is gone (the screen's thread may be
 # the one waiting; afterwards reads return at once until the server is back).
 READ_TIMEOUT_S = 3.0
@@ -59,15 +57,18 @@ WAIT_S = 0.25  # the longest the watch's thread waits on the feed before it look
 
 
 class _TellingStore(PostgresStore):
-    """The schema's store, saying when a resume here has taken a run (`resume_store`)."""
+    """The schema's store, telling each `resume_store` caller when this process has taken a
+    run. One store serves the list, the resumes and the decisions of this app (one pool, one
+    lock session): a run it holds is refused to a second taker here too (`RunLockedError`)."""
 
-    held_hook: Callable[[str], None] | None = None
+    def __init__(self, dsn: str, **kwargs: Any) -> None:
+        super().__init__(dsn, **kwargs)
+        self.held_hooks: list[Callable[[str], None]] = []
 
     @contextlib.contextmanager
     def lock(self, run_id: str) -> Iterator[None]:
         with super().lock(run_id):
-            hook = self.held_hook
-            if hook is not None:
+            for hook in list(self.held_hooks):
                 hook(run_id)  # from the thread taking the run
             yield
 
@@ -81,27 +82,6 @@ def status_of(summary: RunSummary, held: bool) -> tuple[str, str | None]:
             return RUNNING, None  # taken by a starting run before its first event
         return UNREADABLE, "no events" + (f": {bad}" if bad else "")
     return live_status(summary.status, held), bad
-
-
-def may_be_held(summary: RunSummary) -> bool:
-    """Whether the row's status depends on who holds the run (see `runrow.may_be_live`)."""
-    return summary.events == 0 or summary.status == INCOMPLETE
-
-
-def newest_first(rows: list[RunRow]) -> list[RunRow]:
-    """`rows` newest first, then by id (descending), as the directory's are, sorted in place.
-
-    Rows come in listing order (newest first, ids ascending among equal starts): reversed,
-    they are nearly in order, and one stable sort by start puts them in order, unless two rows
-    start at the same time and came in some other order; then they are sorted by id, then by
-    start. (A tuple key a row takes three times as long over 100,000 rows.)"""
-    rows.reverse()
-    rows.sort(key=_SORT_KEY, reverse=True)
-    keys = list(map(_SORT_KEY, rows))
-    if len(set(keys)) < len(keys):  # equal starts: by id among them, whatever their order
-        rows.sort(key=_RUN_ID, reverse=True)
-        rows.sort(key=_SORT_KEY, reverse=True)
-    return rows
 
 
 class PostgresSource:
@@ -267,7 +247,8 @@ class PostgresSource:
             threading.Thread(target=self._close_feed, args=(feed,), daemon=True).start()
 
     def resume_store(self, held: Callable[[str], None]) -> PostgresStore:
-        self.store.held_hook = held
+        """The source's own store (see `_TellingStore`), calling `held` too from now on."""
+        self.store.held_hooks.append(held)
         return self.store
 
     def close(self) -> None:
@@ -310,7 +291,7 @@ class PostgresSource:
             row = rows[run_id] = RunRow(run_id, s, status, error, False, s.last_event_at or 0.0)
             if status == INTERRUPTED:
                 row.seen_free_at = now  # as `note_holder` keeps it
-            if s.events == 0 or s.status == INCOMPLETE:  # `may_be_held`
+            if s.events == 0 or s.status == INCOMPLETE:  # `runrow.may_be_live`
                 live[run_id] = version
             seqs[run_id] = values[BRIEF_LAST_SEQ]
         self._seq_read.update(seqs)
@@ -367,7 +348,7 @@ class PostgresSource:
         row.status, row.error = status_of(summary, listing.held)
         row.modified_at = summary.last_event_at or 0.0
         note_holder(row, before[0], now)
-        if may_be_held(summary):
+        if may_be_live(row):
             self._live[run_id] = self._version
         else:
             self._live.pop(run_id, None)

@@ -26,7 +26,7 @@ from agentor.engine.replay import RunSummary, call_parts, event_time
 from agentor.literal import literal, literal_line
 
 from .formatting import clock_time, duration, offset
-from .styles import ERROR_STYLE, ROLE_STYLES, STATUS_STYLES, TYPE_STYLES
+from .styles import DECISION_STYLES, ERROR_STYLE, ROLE_STYLES, STATUS_STYLES, TYPE_STYLES
 from .timeline_line import call_line, content_text
 
 if TYPE_CHECKING:
@@ -49,6 +49,9 @@ FIELDS = (
     "forked_from",
     "replayed_from",
     "config",
+    "decision",
+    "by",
+    "note",
 )
 
 _json = JSONHighlighter()
@@ -150,7 +153,7 @@ def _field_grid(rows: list[Field]) -> Table:
     return grid
 
 
-def _append_value(out: DetailText, value: Any, indent: int = 2) -> None:
+def append_value(out: DetailText, value: Any, indent: int = 2) -> None:
     """A value, pretty: strings as text (JSON inside a string is pretty-printed too)."""
     if isinstance(value, str):
         value = _maybe_json(value)
@@ -171,7 +174,7 @@ def _maybe_json(text: str) -> Any:
     return text
 
 
-def _heading(out: DetailText, title: str) -> None:
+def heading(out: DetailText, title: str) -> None:
     out.append("\n")
     out.append(title, "bold underline")
     out.append("\n")
@@ -204,7 +207,7 @@ def detail(
     out.append("\n")
     out.fields(_event_fields(e, run_id, start, run if e.type == RUN_START else None))
     if e.error is not None:
-        _heading(out, "Error")
+        heading(out, "Error")
         out.long_block(e.error, style=ERROR_STYLE)
     _messages(out, e, request)
     if e.type == GENERATION:
@@ -225,9 +228,9 @@ def _unreadable(out: DetailText, item: BadLine, run_id: str) -> None:
             ("reason", literal_line(item.reason), ""),
         ]
     )
-    _heading(out, "Raw line")
+    heading(out, "Raw line")
     raw = item.raw.decode("utf-8", errors="replace")
-    _append_value(out, raw.rstrip("\n"))
+    append_value(out, raw.rstrip("\n"))
 
 
 def _messages(out: DetailText, e: Event, request: list[dict[str, Any]] | None) -> None:
@@ -235,23 +238,23 @@ def _messages(out: DetailText, e: Event, request: list[dict[str, Any]] | None) -
     messages = request if e.type == GENERATION else e.messages
     if messages is not None:
         label = "Request" if e.type == GENERATION else "Input"
-        _heading(out, f"{label} ({len(messages)} message{'s' if len(messages) != 1 else ''})")
+        heading(out, f"{label} ({len(messages)} message{'s' if len(messages) != 1 else ''})")
         conversation(out, messages)
     elif e.type == GENERATION:
-        _heading(out, "Request")
+        heading(out, "Request")
         out.block(Text("(not recorded in full: the line it extends is unreadable)", "dim"))
 
 
 def _response(out: DetailText, e: Event, setup: Event | None) -> None:
     """What a generation answered (its text, its tool calls) and what it was offered."""
-    _heading(out, "Response")
+    heading(out, "Response")
     if e.text is not None:
-        _append_value(out, e.text)
+        append_value(out, e.text)
     for cid, name, raw in (call_parts(c) for c in e.calls or []):
         call = Text.assemble(("→ ", "dim"), (literal_line(name, 200), "bold"))
         call.append(f"  {literal_line(cid, 80)}", "dim")
         out.block(call)
-        _append_value(out, raw, 4)
+        append_value(out, raw, 4)
     if e.config is not None:
         _request_config(out, e.config, setup)
 
@@ -259,20 +262,20 @@ def _response(out: DetailText, e: Event, setup: Event | None) -> None:
 def _values(out: DetailText, e: Event) -> None:
     """A tool's arguments and result, an event's text, the fields this version does not know."""
     if e.args is not None and e.type in (TOOL_CALL, TOOL_RESULT):
-        _heading(out, "Arguments")
-        _append_value(out, e.args)
+        heading(out, "Arguments")
+        append_value(out, e.args)
     # A tool result shows its result even when it is None; other events only when they have one.
     if (e.type == TOOL_RESULT and e.error is None) or (
         e.result is not None and e.type != TOOL_RESULT
     ):
-        _heading(out, "Result")
-        _append_value(out, e.result)
+        heading(out, "Result")
+        append_value(out, e.result)
     if e.text is not None and e.type != GENERATION:
-        _heading(out, "Text")
-        _append_value(out, e.text)
+        heading(out, "Text")
+        append_value(out, e.text)
     if e.extra:
-        _heading(out, "Other fields")
-        _append_value(out, e.extra)
+        heading(out, "Other fields")
+        append_value(out, e.extra)
 
 
 def segment_start(log: RunEvents, index: int) -> Event | None:
@@ -287,24 +290,24 @@ def segment_start(log: RunEvents, index: int) -> Event | None:
 def _request_config(out: DetailText, config: str | None, setup: Event | None) -> None:
     """The tools offered and the model's settings, as the segment's run_start records them."""
     if setup is None or setup.config != config:
-        _heading(out, "Tools offered")
+        heading(out, "Tools offered")
         out.block(Text("(not found: this segment's run_start does not record them)", "dim"))
         return
     tools = setup.tools or []
-    _heading(out, f"Tools offered ({len(tools)})")
+    heading(out, f"Tools offered ({len(tools)})")
     if not tools:
         out.block(Text("none", "dim"))
     for schema in tools:
         fn = schema.get("function")
         if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
-            _append_value(out, schema)  # not a function schema: shown as it is
+            append_value(out, schema)  # not a function schema: shown as it is
             continue
         out.block(Text(literal_line(fn["name"], 200), "bold"))
         if isinstance(fn.get("description"), str):
             out.long_block(fn["description"], 4)
         if "parameters" in fn:
-            _append_value(out, fn["parameters"], 4)
-    _heading(out, "Settings")
+            append_value(out, fn["parameters"], 4)
+    heading(out, "Settings")
     if setup.settings is None:
         out.block(Text("(none recorded: the model exposes no settings)", "dim"))
     elif not setup.settings:
@@ -332,8 +335,10 @@ def _event_fields(
         value = getattr(e, name)
         if value is not None:
             text = str(value)
-            style = STATUS_STYLES.get(text, "") if name == "status" else ""
-            rows.append((name, literal_line(text, 200), style))
+            styles = {"status": STATUS_STYLES, "decision": DECISION_STYLES}.get(name, {})
+            rows.append((name, literal_line(text, 200), styles.get(text, "")))
+    if e.deadline is not None:
+        rows.append(("deadline", clock_time(e.deadline), ""))
     if e.usage is not None:
         u = e.usage
         usage = f"in {u.input_tokens:,} · out {u.output_tokens:,} · total {u.total_tokens:,}"

@@ -9,7 +9,8 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from agentor.engine.statuses import COMPLETED, STOPPING, UNREADABLE
+from agentor.engine.approvals import Decision
+from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED, STOPPING, UNREADABLE
 from agentor.literal import literal_line
 
 from ..data.runrow import RunRow
@@ -24,6 +25,7 @@ class Note:
     title: str = ""
     severity: Severity = "information"
     timeout: float | None = None
+    bell: bool = False  # ring the terminal's bell too (a person is needed)
 
 
 def tool_names(names: Iterable[str]) -> str:
@@ -141,9 +143,12 @@ def stopped(run_id: str, waiting_for: Mapping[str, str], recorded: Collection[st
     return Note(text, severity="warning", timeout=10)
 
 
-def finished(run_id: str, status: str, output: str | None, error: str | None) -> Note:
-    """The resume ran to an end and recorded it."""
+def finished(run_id: str, status: str, output: str | None, error: str | None) -> Note | None:
+    """The resume ran to an end and recorded it (None: it paused awaiting approval, which the
+    app announces for every run that starts waiting, `awaiting`)."""
     short = short_id(run_id)
+    if status == AWAITING_APPROVAL:
+        return None
     if status == COMPLETED:
         text = f"Run {short} completed: {literal_line(output or '', 300)}"
         return Note(text, title="Resumed", timeout=8)
@@ -246,3 +251,77 @@ def source_unreadable(where: str, error: str) -> Note:
 
 def source_readable(where: str) -> Note:
     return Note(f"{literal_line(where)} answers again: the list has caught up.", timeout=4)
+
+
+# -- approval ----------------------------------------------------------------------------------
+
+HOW_TO_DECIDE = "select it and press enter: a approves, e edits, n rejects"
+
+
+def awaiting(run_id: str, names: Iterable[str]) -> Note:
+    """A run has just started waiting for a person (said once per pause, with the bell)."""
+    text = f"Run {short_id(run_id)} awaits approval of {tool_names(names)}: {HOW_TO_DECIDE}."
+    return Note(text, title="Approval needed", severity="warning", timeout=20, bell=True)
+
+
+def waits_for_approval(run_id: str, names: Iterable[str]) -> Note:
+    """`r` on a run whose calls still wait for a decision: a resume would only pause again."""
+    text = (
+        f"Run {short_id(run_id)} cannot go on yet: {tool_names(names)} waits for approval; "
+        f"{HOW_TO_DECIDE}."
+    )
+    return Note(text, severity="warning", timeout=10)
+
+
+def decided(run_id: str, made: list[Decision], left: int, then: str) -> Note:
+    """Decisions recorded: what they were, what still waits or what happens next (`then`)."""
+    first = made[0]
+    verb = first.decision.capitalize()
+    if len(made) == 1:
+        what = f"{literal_line(first.name, 60)} ({literal_line(first.call_id, 60)})"
+    else:
+        what = f"{len(made)} calls ({tool_names(d.name for d in made)})"
+    text = f"{verb} {what} of run {short_id(run_id)} as {literal_line(first.by, 60)}"
+    if first.edited:
+        text += ", with the edited arguments"
+    if first.note and not first.approved:
+        text += f": {literal_line(first.note, 200)}"
+    if left:
+        text += f". {left} call{'s' if left != 1 else ''} still wait{'s' if left == 1 else ''}."
+    else:
+        text += f". {then}"
+    return Note(text, title="Decision recorded", timeout=12 if left else 20)
+
+
+def resuming_after_approval() -> str:
+    return "Every call is decided: resuming the run here."
+
+
+def continue_elsewhere(run_id: str, why: str) -> str:
+    """Every call is decided, but this app cannot resume the run (`why`): how to go on."""
+    return (
+        f"Every call is decided, and recorded; {why}. To continue: r with an --agent for it "
+        f"(start agentor-tui with --agent SPEC), agentor resume {run_id} --agent SPEC, or a "
+        "worker."
+    )
+
+
+def not_recorded(exc: BaseException) -> Note:
+    """A decision refused (already decided, timed out, locked, gone): the error, quoted."""
+    text = f"Not recorded: {literal_line(str(exc), 500)}"
+    return Note(text, title="Decision refused", severity="error", timeout=15)
+
+
+def deciding_failed(run_id: str, exc: BaseException) -> Note:
+    """Recording a decision failed for another reason than a refusal (a store error, say)."""
+    text = (
+        f"Deciding on run {short_id(run_id)} failed: {type(exc).__name__}: "
+        f"{literal_line(str(exc), 400)}. The run's log shows what was recorded."
+    )
+    return Note(text, title="Decision failed", severity="error", timeout=15)
+
+
+def not_waiting(name: str, call_id: str, why: str) -> Note:
+    """`e` or `n` on a call that no longer waits (`why`: decided by whom, timed out)."""
+    call = f"{literal_line(name, 60)} ({literal_line(call_id, 60)})"
+    return Note(f"{call} does not wait for a decision: {why}.", severity="warning", timeout=10)

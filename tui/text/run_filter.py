@@ -7,6 +7,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from agentor.engine.statuses import (
+    AWAITING_APPROVAL,
     COMPLETED,
     FAILED,
     INTERRUPTED,
@@ -19,15 +20,18 @@ from agentor.literal import literal_line
 
 from ..data.runrow import RunRow
 
+NEEDS_ATTENTION = "needs attention"
 # `s` cycles through these; each names the statuses it shows (None: all).
 STATUS_FILTERS: tuple[tuple[str, frozenset[str] | None], ...] = (
     ("all", None),
-    ("needs attention", frozenset({INTERRUPTED, FAILED, MAX_TURNS, UNREADABLE})),
+    (NEEDS_ATTENTION, frozenset({AWAITING_APPROVAL, INTERRUPTED, FAILED, MAX_TURNS, UNREADABLE})),
     ("failed", frozenset({FAILED, MAX_TURNS})),
     ("completed", frozenset({COMPLETED})),
 )
-# What the run list's title counts, in this order, when there are any.
+# What the run list's title counts, in this order, when there are any: a run waiting for a
+# person first (nothing else moves it on).
 TITLE_COUNTS = (
+    ("awaiting approval", (AWAITING_APPROVAL,)),
     ("running", (RUNNING,)),
     ("stopping", (STOPPING,)),
     ("interrupted", (INTERRUPTED,)),
@@ -55,12 +59,17 @@ class RunFilter:
         self.status = (self.status + 1) % len(STATUS_FILTERS)
 
     def apply(self, rows: list[RunRow], keep: Collection[str] = ()) -> list[RunRow]:
-        """The rows the filter admits, and those whose run id is in `keep` whatever they say."""
-        wanted = STATUS_FILTERS[self.status][1]
+        """The rows the filter admits, and those whose run id is in `keep` whatever they say.
+        "needs attention" shows the runs awaiting approval first (each part newest first):
+        they wait for a person, the others for a resume."""
+        name, wanted = STATUS_FILTERS[self.status]
         words = self.text.lower().split()
         if wanted is None and not words:
             return rows
-        return [r for r in rows if r.run_id in keep or self._admits(r, wanted, words)]
+        shown = [r for r in rows if r.run_id in keep or self._admits(r, wanted, words)]
+        if name == NEEDS_ATTENTION:
+            shown.sort(key=lambda r: r.status != AWAITING_APPROVAL)  # stable: newest first
+        return shown
 
     def admits(self, row: RunRow) -> bool:
         return self._admits(row, STATUS_FILTERS[self.status][1], self.text.lower().split())

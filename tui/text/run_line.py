@@ -8,7 +8,14 @@ from collections.abc import Sequence
 from rich.cells import cell_len, set_cell_size
 from rich.text import Text
 
-from agentor.engine.statuses import COMPLETED, FAILED, MAX_TURNS, RUNNING, UNREADABLE
+from agentor.engine.statuses import (
+    AWAITING_APPROVAL,
+    COMPLETED,
+    FAILED,
+    MAX_TURNS,
+    RUNNING,
+    UNREADABLE,
+)
 from agentor.literal import literal_line
 
 from ..data.runrow import RunRow
@@ -30,6 +37,9 @@ COLUMNS: tuple[Column, ...] = (
     ("tools", 5, True),
     ("tokens", 7, True),
 )
+# How the status column writes a status whose name does not fit it (the title, the help and the
+# detail say it whole).
+STATUS_WORDS = {AWAITING_APPROVAL: "awaiting"}
 DROP = ("model", "took", "tools", "turns", "started", "tokens", "agent")
 PROMPT_MIN = 30
 GAP = "  "
@@ -44,6 +54,11 @@ def columns_for(width: int, id_width: int = 8) -> tuple[Column, ...]:
             break
         shown = [c for c in shown if c[0] != title]
     return tuple(shown)
+
+
+def status_word(status: str) -> str:
+    """A status as the run list's status column writes it."""
+    return STATUS_WORDS.get(status) or literal_line(status, 20)
 
 
 def fit(text: str, width: int, right: bool = False) -> str:
@@ -87,7 +102,7 @@ def cells(row: RunRow, now: float, status: str | None = None) -> dict[str, tuple
     status = status or row.status
     out = {
         # A `run_end` may name any status: it is text from the log like the rest.
-        "status": (literal_line(status, 20), STATUS_STYLES.get(status, "")),
+        "status": (status_word(status), STATUS_STYLES.get(status, "")),
         "id": (literal_line(short_id(row.run_id)), "bold" if row.status != COMPLETED else ""),
     }
     if s is None:

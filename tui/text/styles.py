@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from agentor.engine.approvals import APPROVED, REJECTED
 from agentor.engine.events import (
+    APPROVAL,
+    APPROVAL_REQUEST,
     FORK,
     GENERATION,
     MESSAGE,
@@ -12,6 +15,7 @@ from agentor.engine.events import (
     TOOL_RESULT,
 )
 from agentor.engine.statuses import (
+    AWAITING_APPROVAL,
     COMPLETED,
     FAILED,
     INTERRUPTED,
@@ -21,10 +25,13 @@ from agentor.engine.statuses import (
     UNREADABLE,
 )
 
-# Status colours mean something (k9s / lazygit): cyan is alive, yellow wants a hand, red broke,
-# violet is on its way down. Textual draws ANSI `yellow` as its theme's orange (#fd971f);
-# `bright_yellow` is yellow on screen, as the help and the README say.
+# Status colours mean something (k9s / lazygit): cyan is alive, yellow wants a hand, pink
+# wants a person's decision, red broke, violet is on its way down. Textual draws ANSI `yellow`
+# as its theme's orange (#fd971f); `bright_yellow` is yellow on screen, as the help and the
+# README say. Pink is a colour of its own (ANSI magenta is drawn close to red or to violet).
+AWAITING_STYLE = "bold #ff5fd7"
 STATUS_STYLES = {
+    AWAITING_APPROVAL: AWAITING_STYLE,
     RUNNING: "bold cyan",
     STOPPING: "bold #9d65ff",
     INTERRUPTED: "bold bright_yellow",
@@ -41,7 +48,11 @@ TYPE_STYLES = {
     MESSAGE: "default",
     RUN_END: "bold",
     FORK: "magenta",
+    APPROVAL_REQUEST: AWAITING_STYLE,
+    APPROVAL: "#ff87d7",
 }
+# A person's decision on a gated call.
+DECISION_STYLES = {APPROVED: "bold green", REJECTED: "bold red"}
 ROLE_STYLES = {
     "system": "bold magenta",
     "user": "bold green",

@@ -12,7 +12,10 @@ from typing import Any
 
 from rich.text import Text
 
+from agentor.engine.approvals import APPROVED, Decision
 from agentor.engine.events import (
+    APPROVAL,
+    APPROVAL_REQUEST,
     FORK,
     GENERATION,
     MESSAGE,
@@ -27,10 +30,33 @@ from agentor.engine.replay import call_parts, first_user_text
 from agentor.engine.statuses import FAILED
 from agentor.literal import literal_line
 
-from .formatting import count
-from .styles import ERROR_STYLE, STATUS_STYLES
+from .arg_edit import args_diff
+from .formatting import clock_time, count
+from .styles import DECISION_STYLES, ERROR_STYLE, STATUS_STYLES
 
 LINE_LIMIT = 160
+# How the timeline's type column (11 cells) writes a type whose name does not fit it.
+TYPE_LABELS = {APPROVAL_REQUEST: "approval?"}
+# A decision's mark: approved, or any other (a rejection).
+DECISION_MARKS = {APPROVED: "✓"}
+REJECTED_MARK = "✗"
+
+
+def type_label(kind: str) -> str:
+    return TYPE_LABELS.get(kind) or literal_line(kind, 20)
+
+
+def decision_mark(decided: Decision) -> tuple[str, str]:
+    """A decision's mark and its style: `✓` green, `✗` red."""
+    return (
+        DECISION_MARKS.get(decided.decision, REJECTED_MARK),
+        DECISION_STYLES.get(decided.decision, ERROR_STYLE),
+    )
+
+
+def time_of_day(t: float | None) -> str:
+    """`14:02:11`: a time of day (UTC), as the detail's full times write it."""
+    return clock_time(t)[11:19] if t is not None else "-"
 
 
 def compact_json(value: Any) -> str:
@@ -78,8 +104,41 @@ def _tokens(e: Event) -> str:
     return f"{count(e.usage.input_tokens)}→{count(e.usage.output_tokens)} tok"
 
 
-def timeline_line(item: Event | BadLine, segment: int = 1) -> Text:
-    """What one timeline row says about an event; `segment` numbers the run_start rows."""
+def request_line(e: Event) -> Text:
+    """The timeline line of an `approval_request`: the call, and its deadline if it has one."""
+    out = Text(no_wrap=True, overflow="ellipsis")
+    out.append(call_line(e.name, e.args))
+    out.append(" · waits for a person", "dim")
+    if e.deadline is not None:
+        out.append(f" · deadline {time_of_day(e.deadline)}", "dim")
+    return out
+
+
+def approval_line(e: Event, request: Event | None) -> Text:
+    """The timeline line of an `approval`: who decided what, an edit as what it changed."""
+    out = Text(no_wrap=True, overflow="ellipsis")
+    decided = Decision.of(e)
+    if decided is None:
+        out.append(f"(not a decision: {literal_line(str(e.decision), 40)})", "dim")
+        return out
+    mark, style = decision_mark(decided)
+    out.append(mark + " ", style)
+    out.append(f"{decided.decision} by {literal_line(decided.by, 60)}", style)
+    out.append(f" · {literal_line(decided.name or '?', 40)}")
+    if decided.edited:
+        asked = request.args if request is not None else None
+        changes = args_diff(asked, decided.args) if request is not None else []
+        shown = "; ".join(changes) if changes else call_line(decided.name, decided.args)
+        out.append(" · edited: ", "dim")
+        out.append(literal_line(shown, LINE_LIMIT))
+    if decided.note:
+        out.append(f" · {literal_line(decided.note, LINE_LIMIT)}", "italic")
+    return out
+
+
+def timeline_line(item: Event | BadLine, segment: int = 1, request: Event | None = None) -> Text:
+    """What one timeline row says about an event; `segment` numbers the run_start rows;
+    `request` is the `approval_request` an `approval` decides (its edit is shown as a diff)."""
     if isinstance(item, BadLine):
         return Text(f"unreadable line {item.lineno}: {literal_line(item.reason)}", "dim")
     e = item
@@ -127,6 +186,10 @@ def timeline_line(item: Event | BadLine, segment: int = 1) -> Text:
         elif e.text:
             out.append(" · ")
             out.append(value_line(e.text))
+    elif e.type == APPROVAL_REQUEST:
+        out.append_text(request_line(e))
+    elif e.type == APPROVAL:
+        out.append_text(approval_line(e, request))
     elif e.type == FORK:
         out.append(f"forked from {literal_line(e.forked_from or '?', 64)}", "magenta")
     else:

@@ -10,11 +10,13 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
-from agentor.engine.events import GENERATION
+from agentor.engine.events import APPROVAL, APPROVAL_REQUEST, GENERATION
 from agentor.engine.replay import RunSummary
 from agentor.literal import literal_line
 
+from ..data.gated import decision_of, request_of
 from ..data.source import RunEvents
+from ..text.approval_text import approval_sections, request_sections
 from ..text.detail import DetailText, detail, segment_start
 
 # While the timeline follows new events, the detail is rebuilt at most this often.
@@ -84,6 +86,10 @@ class EventDetail(VerticalScroll):
         request = log.request(index) if kind == GENERATION else None
         setup = segment_start(log, index) if kind == GENERATION else None
         body = detail(item, index, run_id, log.start_time, request, setup, run)
+        if kind == APPROVAL_REQUEST:
+            request_sections(body, item, decision_of(log, index), time.time())
+        elif kind == APPROVAL:
+            approval_sections(body, item, request_of(log, index))
         title = f"Detail · {literal_line(kind, 20)}" if kind else "Detail · unreadable line"
         self.show(body, f"{title} · line {index + 1}")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.cells import cell_len
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -14,6 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from agentor.engine.statuses import (
+    AWAITING_APPROVAL,
     COMPLETED,
     FAILED,
     INTERRUPTED,
@@ -24,10 +26,12 @@ from agentor.engine.statuses import (
 )
 
 from ..keys import HELP, HELP_SCREEN, bindings
+from ..text.run_line import status_word
 from ..text.styles import STATUS_STYLES
 
 # Each status in the colour the run list gives it (`STATUS_STYLES`: one table for both).
 STATUSES = (
+    (AWAITING_APPROVAL, "awaiting approval: a tool call waits for a person"),
     (RUNNING, "incomplete, and a live process holds it"),
     (STOPPING, "a resume here was stopped: it waits for a running tool to finish"),
     (INTERRUPTED, "incomplete, and nobody holds it: r resumes it"),
@@ -50,12 +54,8 @@ def help_text(columns: int = 1) -> Group | Table:
     if columns < 2:
         return Group(*(part for section in sections for part in section))
     heights = [sum(_height(p) for p in section) for section in sections]
-    half, running, cut = sum(heights) / 2, 0, len(sections)
-    for i, h in enumerate(heights):
-        if running + h / 2 > half:
-            cut = i
-            break
-        running += h
+    # Where to cut the sections in two so that the longer column is as short as can be.
+    cut = min(range(len(sections) + 1), key=lambda i: max(sum(heights[:i]), sum(heights[i:]) - 1))
     layout = Table.grid(padding=(0, 4))
     layout.add_column(ratio=1)
     layout.add_column(ratio=1)
@@ -76,13 +76,22 @@ def _sections() -> list[list[Text | Table]]:
         sections.append([*gap, Text(title, "bold underline"), table])
     table = _grid()
     for word, what in STATUSES:
-        table.add_row(Text(word, STATUS_STYLES.get(word, "")), Text(what))
+        table.add_row(Text(status_word(word), STATUS_STYLES.get(word, "")), Text(what))
     sections.append([Text(""), Text("Statuses", "bold underline"), table])
     return sections
 
 
+# About the cells an explanation has in a column of the two-column layout (the help is 150
+# wide; a little less, for words that do not fit at a line's end): a longer one wraps, and the
+# columns are balanced by the lines they take.
+WRAP_AT = 50
+
+
 def _height(part: Text | Table) -> int:
-    return part.row_count if isinstance(part, Table) else 1
+    if not isinstance(part, Table):
+        return 1
+    explanations = part.columns[1].cells
+    return sum(max(1, -(-cell_len(getattr(t, "plain", "")) // WRAP_AT)) for t in explanations)
 
 
 def _grid() -> Table:

@@ -14,16 +14,18 @@ from textual.binding import BindingType
 from textual.message import Message
 from textual.worker import Worker, get_current_worker
 
+from agentor.engine.events import APPROVAL
 from agentor.engine.logformat import BadLine
 from agentor.engine.replay import event_time
 from agentor.literal import literal_line
 
+from ..data.gated import request_of
 from ..data.source import RunEvents, Scan
 from ..keys import TIMELINE, bindings
 from ..text.formatting import offset, short_id
 from ..text.run_line import fit
 from ..text.styles import TYPE_STYLES
-from ..text.timeline_line import timeline_line
+from ..text.timeline_line import timeline_line, type_label
 from .cursor_list import CursorList
 from .timeline_search import CALLS, ERRORS, NAMES, PLURALS, SEARCH, Finder, LogScans, ScanJob
 
@@ -343,7 +345,7 @@ class Timeline(CursorList):
         out.append(fit(offset(t - start) if t is not None and start is not None else "", 8, True))
         match = bool(self.finder.query) and self.finder.is_match(index)
         out.append("▌" if match else " ", "yellow")
-        out.append(fit(literal_line(item.type, 20), 11), TYPE_STYLES.get(item.type, "dim"))
+        out.append(fit(type_label(item.type), 11), TYPE_STYLES.get(item.type, "dim"))
         out.append(" ")
         turn = str(item.turn) if item.turn is not None else ""
         if self._fit_turn(turn):
@@ -351,7 +353,9 @@ class Timeline(CursorList):
         out.append(fit(turn, self.turn_width, True), "dim")
         out.append("  ")
         segment = bisect_right(self.run_log.segment_starts, index)
-        out.append_text(timeline_line(item, segment))
+        # A decision's edit is shown against the request it decides.
+        request = request_of(self.run_log, index) if item.type == APPROVAL else None
+        out.append_text(timeline_line(item, segment, request))
         if match:
             out.highlight_words(
                 [literal_line(self.finder.query)], MATCH_STYLE, case_sensitive=False

@@ -1,0 +1,55 @@
+"""`agentor copy SRC DST [--run RUN]...`: copy runs between two stores, a runs directory and a
+PostgreSQL database either way (or two of a kind), keeping ids and events
+(`agentor.engine.runcopy.copy_runs`).
+
+A run being written in either store (someone holds it) is skipped with a notice on stderr, as
+is one the destination holds differently (never overwritten); copying again later picks up
+what was skipped and what the source added since. A missing destination directory is made.
+The last line on stdout says what was done. Skips are notices, not failures: exit status 0.
+"""
+
+from __future__ import annotations
+
+import sys
+from argparse import Namespace
+from pathlib import Path
+
+from ..engine.pg.dsn import is_dsn
+from ..engine.runcopy import copy_runs
+from ..engine.store import RUN_ID_RE, RUN_ID_RULE
+from ..literal import literal_line
+from .lines import UsageError
+from .stores import open_store, where
+
+
+def copy(args: Namespace) -> int:
+    for run_id in args.run_ids:
+        if not RUN_ID_RE.fullmatch(run_id):
+            raise UsageError(f"{run_id!r} is not a run id ({RUN_ID_RULE})")
+    src_schema = _schema(args.src, args.src_schema, args.schema, "--src-schema")
+    dst_schema = _schema(args.dst, args.dst_schema, args.schema, "--dst-schema")
+    if args.schema is not None and not (is_dsn(args.src) or is_dsn(args.dst)):
+        raise UsageError("--schema is for a PostgreSQL store; SRC and DST are directories")
+    if _same(args.src, src_schema, args.dst, dst_schema):
+        raise UsageError("SRC and DST are the same store")
+    src = open_store(args.src, src_schema)
+    dst = open_store(args.dst, dst_schema, create=True)
+    report = copy_runs(src, dst, args.run_ids or None)
+    for notice in report.notices():
+        print(f"agentor copy: {literal_line(notice, 400)}", file=sys.stderr)
+    print(literal_line(f"{report} (from {where(src)} to {where(dst)})", 600))
+    return 0
+
+
+def _schema(spec: str, own: str | None, common: str | None, flag: str) -> str | None:
+    if not is_dsn(spec):
+        if own is not None:
+            raise UsageError(f"{flag} is for a PostgreSQL store; {spec} is a directory")
+        return None
+    return own or common
+
+
+def _same(src: str, src_schema: str | None, dst: str, dst_schema: str | None) -> bool:
+    if is_dsn(src) or is_dsn(dst):
+        return src == dst and (src_schema or "agentor") == (dst_schema or "agentor")
+    return Path(src).resolve() == Path(dst).resolve()

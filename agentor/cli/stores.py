@@ -1,0 +1,160 @@
+"""The store a command works on, and the run it names.
+
+`--store DIR|DSN` names the store: a directory (a FileStore) or a `postgresql://` URL (a
+PostgresStore, in the schema `--schema`, default `agentor`). `--dir DIR` is its older name for
+a directory, and `agentor ls` takes the store as its argument too. A command never creates a
+directory or a log: a missing directory is refused (`FileStore` would make it, and taking a
+run's lock would create its file); only `agentor copy` makes its destination. A database is
+named by its DSN without the password (`PostgresStore.where`): a password is never printed.
+
+`RUN` is a run id, a unique prefix of one (`agentor show 3f2a`), or the path of a log
+(`runs/<run id>.jsonl`: a directory store).
+"""
+
+from __future__ import annotations
+
+import os
+from argparse import Namespace
+from pathlib import Path
+from typing import Any
+
+from ..engine.logformat import BadLine
+from ..engine.pg.dsn import is_dsn
+from ..engine.statuses import live_status
+from ..engine.store import RUN_ID_RE, RUN_ID_RULE, SUFFIX, FileStore, LockingStore, Store
+from .lines import Refusal, UsageError
+
+DEFAULT_STORE = "runs"
+DEFAULT_SCHEMA = "agentor"
+_opened: list[Any] = []  # stores with connections, closed when the command ends (`close_all`)
+
+
+def store_spec(args: Namespace) -> str:
+    """The store the arguments name: `--store`, `--dir` or ls's DIR (one of them), or `runs`."""
+    given = {
+        flag: value
+        for flag, value in (
+            ("DIR", getattr(args, "dir_arg", None)),
+            ("--dir", getattr(args, "dir", None)),
+            ("--store", getattr(args, "store", None)),
+        )
+        if value is not None
+    }
+    if len(set(given.values())) > 1:
+        raise UsageError(f"{' and '.join(given)} name different stores: give one")
+    return next(iter(given.values()), DEFAULT_STORE)
+
+
+def open_store(
+    spec: str, schema: str | None, *, create: bool = False, pool_size: int | None = None
+) -> Store:
+    """The store `spec` names (see the module); refused in one line when it cannot be used."""
+    if is_dsn(spec):
+        return _open_database(spec, schema or DEFAULT_SCHEMA, pool_size)
+    if schema is not None:
+        raise UsageError(f"--schema is for a PostgreSQL store; {spec} is a directory")
+    return _open_directory(spec, create)
+
+
+def store_of(args: Namespace, *, pool_size: int | None = None) -> Store:
+    return open_store(store_spec(args), getattr(args, "schema", None), pool_size=pool_size)
+
+
+def _open_directory(directory: str, create: bool) -> FileStore:
+    path = Path(directory)
+    if not create and not path.is_dir():
+        why = "not a directory" if path.exists() else "no such directory"
+        raise Refusal(f"{why}: {directory}")
+    try:
+        return FileStore(path)
+    except OSError as exc:
+        raise Refusal(f"cannot use {directory}: {exc.strerror or exc}") from None
+
+
+def _open_database(dsn: str, schema: str, pool_size: int | None) -> Store:
+    from ..engine.pg.dsn import validate_schema
+    from ..engine.pg.errors import PostgresStoreError
+    from ..engine.pgstore import DRIVER_HINT
+
+    try:
+        validate_schema(schema)
+    except ValueError as exc:
+        raise UsageError(f"--schema: {exc}") from None
+    try:
+        from ..engine.pg.store import PostgresStore
+    except ImportError:
+        raise Refusal(DRIVER_HINT) from None
+    try:
+        if pool_size is None:
+            store = PostgresStore(dsn, schema=schema)
+        else:
+            store = PostgresStore(dsn, schema=schema, pool_size=pool_size)
+    except PostgresStoreError as exc:
+        raise Refusal(str(exc)) from None
+    _opened.append(store)
+    return store
+
+
+def close_all() -> None:
+    """Let go of the connections of every store a command opened."""
+    while _opened:
+        _opened.pop().close()
+
+
+def where(store: Store) -> str:
+    """The store as a command names it: its directory, or its DSN (no password) and schema."""
+    if isinstance(store, FileStore):
+        return str(store.directory)
+    schema = getattr(store, "schema", None)
+    name = getattr(store, "where", None) or repr(store)
+    return f"{name} (schema {schema})" if schema else name
+
+
+def the_run(args: Namespace) -> tuple[Store, str]:
+    """The store and run id that `RUN` and the store arguments name (see the module)."""
+    given: str = args.run_id
+    if os.sep in given:  # the path of a log
+        path = Path(given)
+        spec = store_spec(args) if (args.dir or args.store) else None
+        if spec is not None and (is_dsn(spec) or Path(spec).resolve() != path.parent.resolve()):
+            raise UsageError(f"{given} is not in the store {spec}")
+        args.dir, args.store, given = str(path.parent), None, path.name
+    given = given.removesuffix(SUFFIX)
+    store = store_of(args)
+    if not RUN_ID_RE.fullmatch(given):
+        raise UsageError(f"{given!r} is not a run id ({RUN_ID_RULE})")
+    if _has(store, given):
+        return store, given
+    matches = [r for r in store.list_runs() if r.startswith(given)]
+    if len(matches) == 1:
+        return store, matches[0]
+    if not matches:
+        raise Refusal(f"no run {given} in {where(store)}")
+    shown = ", ".join(matches[:5]) + (", ..." if len(matches) > 5 else "")
+    raise Refusal(f"{len(matches)} runs start with {given}: {shown}; give more of the id")
+
+
+def _has(store: Store, run_id: str) -> bool:
+    if isinstance(store, FileStore):
+        return store.path(run_id).exists()
+    listing = getattr(store, "list_summaries", None)
+    if listing is not None:
+        return bool(listing(run_ids=[run_id]))
+    return run_id in store.list_runs()
+
+
+def load_with_errors(store: Store, run_id: str) -> tuple[list[Any], list[BadLine]]:
+    """A run's events and its unreadable lines (a store that keeps none: no bad lines)."""
+    if isinstance(store, FileStore):
+        return store.load_with_errors(run_id)
+    read = getattr(store, "read_events", None)
+    if read is not None:
+        chunk = read(run_id)
+        return chunk.events, [e for _, e in chunk.entries if isinstance(e, BadLine)]
+    return store.load(run_id), []
+
+
+def status_of(store: Store, run_id: str, log_status: str) -> str:
+    """A run's status with its liveness: an incomplete run is running or interrupted."""
+    held = isinstance(store, LockingStore) and store.is_locked(run_id)
+    return live_status(log_status, held)

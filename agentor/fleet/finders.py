@@ -1,0 +1,186 @@
+"""Finding the runs a worker may take, and waking it when there may be new ones.
+
+Two ways, by store:
+
+- `PgFinder` (a PostgresStore): `claimable()`, one query per agent name over the runs table,
+  held runs left out by the server's lock table; woken by the store's change feed (`LISTEN`:
+  a new run or a released one is seen within milliseconds, notifications lost while
+  disconnected are caught up by the feed's polling).
+- `ScanFinder` (a FileStore, or any store that locks runs): the store's runs, each log read
+  again only when it changed (a FileStore: its size and mtime), held ones left out by a lock
+  probe (they are not read at all). A FileStore's directory is watched with watchfiles
+  (inotify: a new or appended log wakes the worker within about 20 ms, 100 ms while many
+  logs are being written); other stores are only polled.
+
+Neither can see a holder die (a killed worker writes nothing; its lock just goes away), so the
+worker also asks again every `poll_interval` seconds: a crashed run is picked up within that.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..engine.events import RUN_START, Event
+from ..engine.replay import event_time
+from ..engine.store import FileStore, LockingStore, Store
+from .claims import Wanted
+
+log = logging.getLogger("agentor")
+
+Wake = Callable[[set[str] | None], None]  # the runs that changed, when known
+WAKE_GAP = 0.02  # seconds: a burst of changes wakes the worker once per gap, not per change
+WATCH_DEBOUNCE_MS, WATCH_STEP_MS = 100, 20  # watchfiles: latest yield in a burst, quiet wait
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A run a worker may take, for the agent of `agent`'s name. `mark` is what the finder saw
+    of the run: a run skipped once is not tried again until its mark changes."""
+
+    run_id: str
+    agent: str
+    mark: object = None
+
+
+class Finder(Protocol):
+    how: str  # how it is woken, for the worker's first line
+
+    def candidates(self, limit: int) -> list[Candidate]:
+        """Up to `limit` free runs the worker may take, least recently touched first."""
+        ...
+
+    def watch(self, wake: Wake, stop: threading.Event) -> None:
+        """Call `wake` when runs may have changed, until `stop` is set (in a thread)."""
+        ...
+
+
+def finder_for(store: Store, wanted: Wanted) -> Finder:
+    if callable(getattr(store, "claimable", None)) and callable(getattr(store, "changes", None)):
+        return PgFinder(store, wanted)
+    if not isinstance(store, LockingStore):
+        raise TypeError(f"a worker needs a store that locks runs; {store!r} does not")
+    return ScanFinder(store, wanted)
+
+
+class PgFinder:
+    how = "LISTEN/NOTIFY"
+
+    def __init__(self, store: Any, wanted: Wanted) -> None:
+        self.store = store
+        self.wanted = wanted
+
+    def candidates(self, limit: int) -> list[Candidate]:
+        found = []
+        for name in sorted(self.wanted.agents):
+            ids = self.store.claimable(statuses=self.wanted.statuses, agents=[name], limit=limit)
+            found += [Candidate(run_id, name) for run_id in ids]
+        return found
+
+    def watch(self, wake: Wake, stop: threading.Event) -> None:
+        feed = None
+        try:
+            while not stop.is_set():
+                if feed is None:
+                    try:
+                        feed = self.store.changes()
+                    except Exception as exc:  # a store error, one line: try again soon
+                        log.warning("the change feed cannot start: %s", exc)
+                        stop.wait(1.0)
+                        continue
+                changed = feed.wait(0.25)
+                if changed:
+                    wake(set(changed))
+                    stop.wait(WAKE_GAP)
+        finally:
+            if feed is not None:
+                feed.close()
+
+
+@dataclass(frozen=True)
+class _Seen:
+    mark: object
+    why_not: str | None
+    agent: str
+    last_at: float
+
+
+class ScanFinder:
+    def __init__(self, store: LockingStore, wanted: Wanted) -> None:
+        self.store = store
+        self.wanted = wanted
+        self.how = "watchfiles" if isinstance(store, FileStore) else "polling"
+        self._seen: dict[str, _Seen] = {}
+
+    def candidates(self, limit: int) -> list[Candidate]:
+        found: list[tuple[float, str, Candidate]] = []
+        ids = self.store.list_runs()  # type: ignore[attr-defined]
+        for gone in self._seen.keys() - set(ids):
+            del self._seen[gone]
+        for run_id in ids:
+            seen = self._look(run_id)
+            if seen is None or seen.why_not is not None or self.store.is_locked(run_id):
+                continue
+            found.append((seen.last_at, run_id, Candidate(run_id, seen.agent, seen.mark)))
+        found.sort(key=lambda f: (f[0], f[1]))
+        return [c for _, _, c in found[:limit]]
+
+    def _look(self, run_id: str) -> _Seen | None:
+        """What the run is, read again only when it changed; None while someone holds it."""
+        mark = self._mark(run_id)
+        seen = self._seen.get(run_id)
+        if seen is not None and mark is not None and seen.mark == mark:
+            return seen
+        if self.store.is_locked(run_id):
+            return None  # being written: read it once it is let go
+        try:
+            events: list[Event] = self.store.load(run_id)  # type: ignore[attr-defined]
+        except (KeyError, OSError, ValueError):
+            return None
+        agent = next((e.agent for e in events if e.type == RUN_START and e.agent), "")
+        times = [t for e in events[-3:] if (t := event_time(e)) is not None]
+        seen = _Seen(mark, self.wanted.why_not(events), agent, max(times, default=0.0))
+        if mark is not None:
+            self._seen[run_id] = seen
+        return seen
+
+    def _mark(self, run_id: str) -> object:
+        if not isinstance(self.store, FileStore):
+            return None
+        try:
+            st = os.stat(self.store.path(run_id), follow_symlinks=False)
+        except OSError:
+            return None
+        return (st.st_size, st.st_mtime_ns)
+
+    def watch(self, wake: Wake, stop: threading.Event) -> None:
+        if not isinstance(self.store, FileStore):
+            stop.wait()
+            return
+        import watchfiles
+
+        def is_log(change: Any, path: str) -> bool:
+            return path.endswith(".jsonl")
+
+        while not stop.is_set():
+            try:
+                for _ in watchfiles.watch(
+                    self.store.directory,
+                    watch_filter=is_log,
+                    debounce=WATCH_DEBOUNCE_MS,
+                    step=WATCH_STEP_MS,
+                    stop_event=stop,
+                    rust_timeout=500,
+                    recursive=False,
+                    raise_interrupt=False,
+                ):
+                    wake(None)
+            except Exception as exc:  # the directory went away, inotify ran out: poll meanwhile
+                log.warning("watching %s failed (%s): polling only", self.store.directory, exc)
+                with contextlib.suppress(Exception):
+                    stop.wait(5.0)

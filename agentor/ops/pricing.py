@@ -1,0 +1,173 @@
+"""What runs cost: every generation priced from its usage and model.
+
+Prices come from genai-prices (a pydantic project) and its bundled snapshot of providers'
+price lists, read from the installed package: nothing is downloaded, ever (its auto-updater,
+`UpdatePrices`, is never started). The package takes ~0.3 s to import, so it is imported on
+the first price asked for, never by `import agentor`.
+
+Unknown is never zero. A generation has no known cost (`None`) when its model is not in the
+table (a local model, a name the table does not know), when the provider named is unknown,
+or when it recorded no usage (no `usage`, or zero tokens: what the engine records when the
+server reported none). Totals say how many generations they could not price, and
+`format_cost` shows a cost that is unknown as "–" and one that is only partly known as
+"≥$…".
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
+
+from agentor.engine.events import GENERATION, RUN_START, Event, Usage
+from agentor.engine.replay import event_time
+
+log = logging.getLogger("agentor")
+
+UNKNOWN = "–"  # how a cost nobody knows is shown: never as 0
+
+
+def cost_of(
+    usage: Usage | None,
+    model: str | None,
+    provider: str | None = None,
+    *,
+    at: float | None = None,
+) -> Decimal | None:
+    """The price in US dollars of one generation that used `usage` on `model`.
+
+    `provider` is a genai-prices provider id ("openai", "anthropic", "google", ...); without
+    it the provider is told from the model's name. `at` is when the request was made (epoch
+    seconds; default now): a price list in force then is used. None when the cost is not
+    known (see the module); never raises for what a log may hold.
+    """
+    if usage is None or not isinstance(model, str) or not model:
+        return None
+    if usage.input_tokens < 0 or usage.output_tokens < 0:
+        return None  # not a count of tokens: a corrupt log
+    if usage.input_tokens == 0 and usage.output_tokens == 0:
+        return None  # no tokens recorded: the server reported no usage
+    when = _when(at)
+    return _price(model, provider, usage.input_tokens, usage.output_tokens, when)
+
+
+def _when(at: float | None) -> datetime | None:
+    if at is None:
+        return None
+    try:
+        return datetime.fromtimestamp(at, UTC)
+    except (ValueError, OverflowError, OSError):  # a time no calendar has: price as of now
+        return None
+
+
+def _price(
+    model: str, provider: str | None, input_tokens: int, output_tokens: int, when: datetime | None
+) -> Decimal | None:
+    from genai_prices import Usage as PriceUsage  # ~0.3 s: only when a price is asked for
+    from genai_prices import calc_price
+
+    usage = PriceUsage(input_tokens=input_tokens, output_tokens=output_tokens)
+    try:
+        return calc_price(
+            usage, model, provider_id=provider, genai_request_timestamp=when
+        ).total_price
+    except LookupError:
+        return None  # the model or the provider is not in the table
+    except Exception as exc:
+        # A price list is advice: whatever goes wrong inside it must never break reading a run.
+        log.debug("no price for %r (provider %r): %s", model, provider, exc)
+        return None
+
+
+def generation_costs(
+    events: Sequence[Event], provider: str | None = None
+) -> dict[int, Decimal | None]:
+    """The cost of each generation of a run, by its index in `events`.
+
+    A generation that names no model is priced with its segment's model (the `run_start`'s),
+    as upstream Agentor's logs and the engine's own agree on it.
+    """
+    out: dict[int, Decimal | None] = {}
+    segment_model: str | None = None
+    for i, e in enumerate(events):
+        if e.type == RUN_START:
+            segment_model = e.model
+        elif e.type == GENERATION:
+            out[i] = cost_of(e.usage, e.model or segment_model, provider, at=event_time(e))
+    return out
+
+
+@dataclass(frozen=True)
+class RunCost:
+    """What a run (or a list of runs, added up) cost: `total` of the generations priced.
+
+    `total` is None when no generation could be priced; `unpriced` counts the generations whose
+    cost is unknown, so a total is whole only when it is 0 (`complete`).
+    """
+
+    total: Decimal | None = None
+    priced: int = 0
+    unpriced: int = 0
+
+    @property
+    def complete(self) -> bool:
+        return self.unpriced == 0
+
+    def __add__(self, other: RunCost) -> RunCost:
+        if self.total is None:
+            total = other.total
+        elif other.total is None:
+            total = self.total
+        else:
+            total = self.total + other.total
+        return RunCost(total, self.priced + other.priced, self.unpriced + other.unpriced)
+
+    @classmethod
+    def of(cls, costs: Iterable[Decimal | None]) -> RunCost:
+        total: Decimal | None = None
+        priced = unpriced = 0
+        for cost in costs:
+            if cost is None:
+                unpriced += 1
+            else:
+                priced += 1
+                total = cost if total is None else total + cost
+        return cls(total, priced, unpriced)
+
+
+def run_cost(events: Sequence[Event], provider: str | None = None) -> RunCost:
+    """What a run cost: every generation of every segment (see `generation_costs`)."""
+    return RunCost.of(generation_costs(events, provider).values())
+
+
+def total_cost(costs: Iterable[RunCost]) -> RunCost:
+    """The runs' costs added up (the filtered list's total)."""
+    out = RunCost()
+    for cost in costs:
+        out = out + cost
+    return out
+
+
+def format_cost(value: Decimal | RunCost | None) -> str:
+    """A cost for people: "$0.0021", "$1.25"; "–" when unknown; "≥$0.0021" when only part of
+    it is known (some generations could not be priced)."""
+    if isinstance(value, RunCost):
+        if value.total is None:
+            return UNKNOWN
+        prefix = "" if value.complete else "≥"
+        return prefix + _dollars(value.total)
+    if value is None:
+        return UNKNOWN
+    return _dollars(value)
+
+
+def _dollars(amount: Decimal) -> str:
+    if amount == 0:
+        return "$0"
+    if abs(amount) >= Decimal("0.01"):
+        return f"${amount:,.2f}"
+    # Small amounts (a generation costs fractions of a cent): two significant digits.
+    digits = -amount.adjusted() + 1
+    return f"${amount:.{digits}f}"

@@ -1,0 +1,233 @@
+"""A run as a document: what an export says, before it is Markdown or HTML.
+
+`build` walks a run's events once and returns blocks: the summary (agent, model, status, time,
+turns, tool calls, tokens, cost), the prompt, each segment and turn with its tool calls
+(arguments, results, errors), approvals, and the end. The renderers (agentor.ops.export) only
+lay the blocks out. Every piece of text from the log is kept apart from the document's own
+words (`Code` spans, `Body` blocks), so a renderer can set it where it is inert.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+from agentor.engine.events import (
+    FORK,
+    GENERATION,
+    MESSAGE,
+    RUN_END,
+    RUN_START,
+    TOOL_CALL,
+    TOOL_RESULT,
+    Event,
+)
+from agentor.engine.replay import segments, summarize
+
+from .pricing import RunCost, format_cost, generation_costs
+
+APPROVAL_REQUEST = "approval_request"  # issue 11's events: shown when a log has them
+APPROVAL = "approval"
+
+
+@dataclass(frozen=True)
+class Code:
+    """Text from the log, inline (an id, a tool's name, a model)."""
+
+    text: str
+
+
+Span = str | Code  # a str is the document's own words
+
+
+@dataclass(frozen=True)
+class Heading:
+    level: int  # 1 the run, 2 a section, 3 a turn
+    spans: tuple[Span, ...]
+
+
+@dataclass(frozen=True)
+class Facts:
+    items: tuple[tuple[str, tuple[Span, ...]], ...]
+
+
+@dataclass(frozen=True)
+class Body:
+    """A block of text from the log: `kind` "text" or "json"; `tone` "error" for errors."""
+
+    label: tuple[Span, ...]
+    text: str
+    kind: str = "text"
+    tone: str = ""
+
+
+Block = Heading | Facts | Body
+
+
+def build(run_id: str, events: Sequence[Event], bad_lines: int = 0) -> list[Block]:
+    summary = summarize(run_id, events, bad_lines)
+    costs = generation_costs(events)
+    out: list[Block] = [Heading(1, ("Run ", Code(run_id))), _facts(summary, costs)]
+    out += _prompt(events)
+    parts = segments(events)
+    for number, segment in enumerate(parts, 1):
+        if len(parts) > 1:
+            out.append(Heading(2, (f"Segment {number}", *_segment_note(segment))))
+        out += _segment(segment, events, costs)
+    return out
+
+
+def _facts(summary: Any, costs: dict[int, Decimal | None]) -> Facts:
+    u = summary.usage
+    items: list[tuple[str, tuple[Span, ...]]] = [
+        ("Agent", (Code(summary.agent or "?"),)),
+        ("Model", (Code(summary.model or "?"),)),
+        ("Status", (Code(summary.status),)),
+        ("Started", (_when(summary.started_at),)),
+        ("Took", (_seconds(summary.active_time()),)),
+        ("Turns", (str(summary.turns),)),
+        ("Tool calls", (str(summary.tool_calls),)),
+        ("Tokens", (f"{u.total_tokens:,} ({u.input_tokens:,} in, {u.output_tokens:,} out)",)),
+        ("Cost", (_cost_words(RunCost.of(costs.values())),)),
+    ]
+    if summary.segments > 1:
+        items.append(("Segments", (f"{summary.segments} (resumed after a stop)",)))
+    if summary.bad_lines:
+        items.append(("Unreadable lines", (f"{summary.bad_lines} (skipped)",)))
+    return Facts(tuple(items))
+
+
+def _cost_words(cost: RunCost) -> str:
+    shown = format_cost(cost)
+    if cost.total is None:
+        return f"{shown} (no price known for this model)" if cost.unpriced else shown
+    if not cost.complete:
+        return f"{shown} ({cost.unpriced} generation(s) without a known price)"
+    return shown
+
+
+def _prompt(events: Sequence[Event]) -> list[Block]:
+    start = next((e for e in events if e.type == RUN_START and e.messages), None)
+    if start is None:
+        return []
+    out: list[Block] = [Heading(2, ("Prompt",))]
+    for m in start.messages or []:
+        out.append(Body((Code(str(m.get("role", "?"))),), _content(m.get("content"))))
+    return out
+
+
+def _segment_note(segment: Sequence[Event]) -> tuple[Span, ...]:
+    first = segment[0]
+    if first.type != RUN_START:
+        return ()
+    who: tuple[Span, ...] = (" by ", Code(first.agent)) if first.agent else ()
+    return (f" · started {_when(first.started_at or first.ts)}", *who)
+
+
+def _segment(
+    segment: Sequence[Event], events: Sequence[Event], costs: dict[int, Decimal | None]
+) -> list[Block]:
+    out: list[Block] = []
+    base = _index_of(events, segment[0])
+    answered: str | None = None  # the text of the latest answer shown
+    for offset, e in enumerate(segment):
+        if e.type == GENERATION:
+            out += _generation(e, costs.get(base + offset))
+            answered = e.text if not e.calls else None
+        elif e.type in (TOOL_CALL, TOOL_RESULT, APPROVAL_REQUEST, APPROVAL):
+            out.append(_tool_step(e))
+        elif e.type == RUN_END:
+            out += _end(e, answered)
+        elif e.type == FORK:
+            out.append(Facts((("Forked from", (Code(e.forked_from or "?"),)),)))
+        elif e.type not in (RUN_START, MESSAGE):  # a message repeats the answer the end has
+            out.append(Body(("Event ", Code(e.type)), _json(e.to_dict()), "json"))
+    return out
+
+
+def _index_of(events: Sequence[Event], event: Event) -> int:
+    for i, e in enumerate(events):
+        if e is event:
+            return i
+    return 0
+
+
+def _generation(e: Event, cost: Decimal | None) -> list[Block]:
+    u = e.usage
+    tokens = f"{u.total_tokens:,} tokens" if u is not None else "no usage recorded"
+    spans: tuple[Span, ...] = (f"Turn {e.turn if e.turn is not None else '?'}",)
+    if e.model:
+        spans += (" · ", Code(e.model))
+    out: list[Block] = [Heading(3, (*spans, f" · {tokens} · {format_cost(cost)}"))]
+    if e.text:
+        out.append(Body(("Model said" if e.calls else "Answer",), e.text))
+    return out
+
+
+def _tool_step(e: Event) -> Block:
+    name = Code(e.name or "?")
+    call = (" (", Code(e.call_id), ")") if e.call_id else ()
+    if e.type == TOOL_CALL:
+        return Body(("Tool call ", name, *call), _json(e.args), "json")
+    if e.type == TOOL_RESULT:
+        if e.error is not None:
+            return Body(("Error from ", name, *call), e.error, tone="error")
+        text = e.result if isinstance(e.result, str) else _json(e.result)
+        kind = "text" if isinstance(e.result, str) else "json"
+        note = (" (answered from the record of ", Code(e.replayed_from), ")")
+        return Body(("Result of ", name, *call, *(note if e.replayed_from else ())), text, kind)
+    if e.type == APPROVAL_REQUEST:
+        return Body(("Approval requested for ", name, *call), _json(e.args), "json")
+    decision = str(e.extra.get("decision", "decided"))
+    by = e.extra.get("by")
+    label: tuple[Span, ...] = ("Approval: ", Code(decision), *call)
+    if by:
+        label += (" by ", Code(str(by)))
+    detail = {k: e.extra[k] for k in ("note", "reason", "args") if k in e.extra}
+    return Body(label, _json(detail) if detail else decision, "json" if detail else "text")
+
+
+def _end(e: Event, answered: str | None) -> list[Block]:
+    """The end of a segment; its text only when the turn before did not already show it."""
+    status = e.status or "failed"
+    out: list[Block] = [Heading(2, ("Ended: ", Code(status)))]
+    if e.error:
+        out.append(Body(("Error",), e.error, tone="error"))
+    if e.text and e.text != answered:
+        out.append(Body(("Final answer",), e.text))
+    return out
+
+
+def _content(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts
+        texts = [p.get("text") for p in content if isinstance(p, dict)]
+        if all(isinstance(t, str) for t in texts):
+            return "\n".join(texts)
+    return _json(content)
+
+
+def _json(value: Any) -> str:
+    """`value` as indented JSON text; a value holding NaN or odd types still shows."""
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+def _when(t: float | None) -> str:
+    if t is None or not math.isfinite(t):
+        return "?"
+    try:
+        return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except (ValueError, OverflowError, OSError):
+        return "?"
+
+
+def _seconds(s: float | None) -> str:
+    if s is None or not math.isfinite(s):
+        return "?"
+    return f"{s:.1f} s" if s < 120 else f"{s / 60:.1f} min"

@@ -1,0 +1,145 @@
+"""What runs cost: generations priced with genai-prices' bundled table, offline; unknown is
+never zero."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import UTC, datetime
+from decimal import Decimal
+
+from agentor.engine.events import GENERATION, RUN_END, RUN_START, Event, Usage
+from agentor.engine.store import FileStore
+from agentor.ops.pricing import (
+    RunCost,
+    cost_of,
+    format_cost,
+    generation_costs,
+    run_cost,
+    total_cost,
+)
+from tests.conftest import ROOT
+
+# A day on which gpt-4o-mini cost $0.15 per million input tokens and $0.60 per million output
+# tokens (OpenAI's price list; the table keeps the prices in force at each date).
+MAY_2025 = datetime(2025, 5, 1, tzinfo=UTC).timestamp()
+
+
+def test_a_known_model_is_priced_from_its_usage() -> None:
+    cost = cost_of(Usage(1_000_000, 1_000_000, 2_000_000), "gpt-4o-mini", at=MAY_2025)
+    assert cost == Decimal("0.75")
+    small = cost_of(Usage(1000, 100, 1100), "gpt-4o-mini", "openai", at=MAY_2025)
+    assert small == Decimal("0.00021")
+
+
+def test_an_unknown_model_or_provider_has_no_cost_never_zero() -> None:
+    usage = Usage(1000, 100, 1100)
+    assert cost_of(usage, "qwen3-local-finetune") is None
+    assert cost_of(usage, "offline-demo") is None
+    assert cost_of(usage, "gpt-4o-mini", provider="no-such-provider") is None
+    assert cost_of(usage, "") is None
+    assert cost_of(usage, None) is None
+
+
+def test_missing_zero_or_corrupt_usage_has_no_cost() -> None:
+    assert cost_of(None, "gpt-4o-mini") is None
+    assert cost_of(Usage(0, 0, 0), "gpt-4o-mini") is None  # what a server reporting none leaves
+    assert cost_of(Usage(-5, 10, 5), "gpt-4o-mini") is None
+    assert cost_of(Usage(1000, 0, 1000), "gpt-4o-mini", at=MAY_2025) == Decimal("0.00015")
+
+
+def test_a_time_no_calendar_has_is_priced_as_of_now() -> None:
+    assert cost_of(Usage(1000, 100, 1100), "gpt-4o-mini", at=1e300) is not None
+    assert cost_of(Usage(1000, 100, 1100), "gpt-4o-mini", at=float("nan")) is not None
+
+
+def _run(*generations: Event) -> list[Event]:
+    return [
+        Event(RUN_START, model="gpt-4o-mini", ts=MAY_2025),
+        *generations,
+        Event(RUN_END, status="completed", ts=MAY_2025),
+    ]
+
+
+def test_a_run_with_known_unknown_and_missing_usage_is_partly_priced() -> None:
+    events = _run(
+        Event(GENERATION, turn=1, usage=Usage(1000, 100, 1100), ts=MAY_2025),  # run_start's model
+        Event(GENERATION, turn=2, model="my-local-llm", usage=Usage(10, 1, 11), ts=MAY_2025),
+        Event(GENERATION, turn=3, model="gpt-4o-mini", ts=MAY_2025),  # no usage recorded
+    )
+    assert generation_costs(events) == {1: Decimal("0.00021"), 2: None, 3: None}
+    cost = run_cost(events)
+    assert cost == RunCost(Decimal("0.00021"), priced=1, unpriced=2)
+    assert not cost.complete
+    assert format_cost(cost) == "≥$0.00021"
+
+
+def test_a_run_nobody_can_price_shows_a_dash() -> None:
+    events = _run(Event(GENERATION, turn=1, model="my-local-llm", usage=Usage(10, 1, 11)))
+    cost = run_cost(events)
+    assert cost == RunCost(None, priced=0, unpriced=1)
+    assert format_cost(cost) == "–"
+    assert format_cost(None) == "–"
+
+
+def test_totals_of_runs_add_what_is_known_and_count_what_is_not() -> None:
+    known = RunCost(Decimal("0.5"), 2, 0)
+    unknown = RunCost(None, 0, 3)
+    assert total_cost([known, unknown, known]) == RunCost(Decimal("1.0"), 4, 3)
+    assert total_cost([unknown]) == RunCost(None, 0, 3)
+    assert total_cost([]) == RunCost(None, 0, 0)
+    assert format_cost(total_cost([known, known])) == "$1.00"
+
+
+def test_costs_are_shown_for_people() -> None:
+    assert format_cost(Decimal("0")) == "$0"
+    assert format_cost(Decimal("0.000213")) == "$0.00021"
+    assert format_cost(Decimal("0.0123")) == "$0.01"
+    assert format_cost(Decimal("1234.5")) == "$1,234.50"
+
+
+def test_the_sample_runs_are_priced_or_shown_unknown() -> None:
+    runs = FileStore(ROOT / "runs")
+    for run_id in runs.list_runs():
+        cost = run_cost(runs.load(run_id))
+        # The samples were made by the offline demo model: no price list knows it.
+        assert cost.total is None and cost.unpriced > 0, run_id
+        assert format_cost(cost) == "–"
+
+
+# Run in a fresh interpreter in which any attempt to reach the network raises (an audit hook on
+# every socket operation), and which records the attempt.
+_OFFLINE_CHECK = """
+import json, sys
+attempts = []
+def refuse(event, args):
+    if event.startswith(("socket.", "http.client.", "urllib.")):
+        attempts.append(event)
+        raise OSError("network refused by the test: " + event)
+sys.addaudithook(refuse)
+import agentor
+assert "genai_prices" not in sys.modules, "import agentor must not load the price table"
+from agentor.engine.events import Usage
+from agentor.ops.pricing import cost_of
+assert "genai_prices" not in sys.modules, "importing pricing must not load the price table"
+cost = cost_of(Usage(1000, 100, 1100), "claude-sonnet-4-5", at=1761955200.0)
+print(json.dumps({"cost": str(cost), "attempts": attempts,
+                  "loaded": "genai_prices" in sys.modules}))
+"""
+
+
+def test_prices_come_from_the_bundled_table_with_no_network() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", _OFFLINE_CHECK],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["attempts"] == []
+    assert out["loaded"] is True
+    # claude-sonnet-4-5: $3 per million input tokens, $15 per million output tokens.
+    assert Decimal(out["cost"]) == Decimal("0.0045")

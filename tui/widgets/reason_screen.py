@@ -1,0 +1,62 @@
+"""`ReasonScreen`: `n` in the approvals pane, asking why a call is rejected.
+
+The reason is required (the model is told it: "rejected by <who>: <reason>"); `enter` rejects
+with it, `esc` leaves without deciding. The screen's result is the reason, or None.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import BindingType
+from textual.containers import Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Input, Static
+
+from agentor.literal import literal_line
+
+from ..data.gated import GatedCall
+from ..keys import REASON_SCREEN, bindings
+from ..text.formatting import short_id
+from ..text.styles import ERROR_STYLE
+from ..text.timeline_line import call_line
+
+NO_REASON = "a reason is needed: the model is told why its call was rejected"
+
+
+class ReasonScreen(ModalScreen[str | None]):
+    BINDINGS: ClassVar[list[BindingType]] = bindings(REASON_SCREEN)
+
+    def __init__(self, run_id: str, gated: GatedCall) -> None:
+        super().__init__()
+        self.run_id, self.gated = run_id, gated
+
+    def compose(self) -> ComposeResult:
+        call = self.gated.call
+        with Vertical(id="reason"):
+            yield Static(Text(call_line(call.name, call.args, 200), "bold"), markup=False)
+            yield Input(placeholder="why (the model is told)", id="reason-text")
+            yield Static(Text(""), markup=False, id="reason-status")
+
+    def on_mount(self) -> None:
+        box = self.query_one("#reason")
+        name = literal_line(self.gated.call.name, 60)
+        box.border_title = Content(f"Reject · {name} · run {literal_line(short_id(self.run_id))}")
+        box.border_subtitle = Content("enter rejects · esc cancels")
+        self.query_one("#reason-text", Input).focus()
+
+    @on(Input.Submitted, "#reason-text")
+    def _entered(self, message: Input.Submitted) -> None:
+        reason = message.value.strip()
+        if not reason:
+            self.query_one("#reason-status", Static).update(Text("✗ " + NO_REASON, ERROR_STYLE))
+            self.app.bell()
+            return
+        self.dismiss(reason)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
