@@ -26,6 +26,8 @@ BENCHES = {
     "pg_append": "pg-append",
     "search": "search",
     "fleet": "fleet",
+    "pg_list": "pg-list",
+    "pg_tail": "pg-tail",
 }
 RESULT = re.compile(
     r"^(?P<name>\S+) ratio=(?P<ratio>\d+\.\d+|inf|nan) goal=\S+ ours=\S+ baseline=\S+$"

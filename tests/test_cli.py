@@ -1,4 +1,5 @@
-"""The command line: `agentor-tui [DIR] [--agent SPEC]... [--no-watch] [--version] [--help]`."""
+"""The command line: `agentor-tui [DIR] [--agent SPEC]... [--no-watch] [--version] [--help]`
+(a database as the store: tests/test_cli_postgres.py)."""
 
 from __future__ import annotations
 
@@ -64,9 +65,9 @@ def test_version_and_help_import_neither_openai_nor_textual_nor_the_engine() -> 
 def test_help_lists_the_options() -> None:
     proc = run_cli("--help")
     assert proc.returncode == 0
-    words = ("DIR", "--agent SPEC", "--any-agent", "--by NAME", "--no-watch", "--version")
+    words = ("STORE", "--agent SPEC", "--any-agent", "--by NAME", "--no-watch", "--version")
     for word in (*words, "default: runs"):
-        assert word in proc.stdout.replace("[dir]", "DIR")
+        assert word in proc.stdout
 
 
 def test_a_missing_directory_is_a_one_line_error(tmp_path: Path) -> None:

@@ -78,5 +78,8 @@ def test_each_ending_says_what_became_of_the_run() -> None:
     assert notices.locked(UUID, 4242).text == (
         "Run 2dfade51 is locked by process 4242: it is being run or resumed there."
     )
+    assert notices.locked(UUID, 4242, "worker-3\x1b[2J").text == (
+        "Run 2dfade51 is locked by process 4242 on worker-3␛[2J: it is being run or resumed there."
+    )
     assert notices.reloaded("~/runs", 1, 0, 2).text == "Reloaded ~/runs: 1 new, 2 gone."
     assert notices.reloaded("~/runs", 0, 0, 0).text == "Reloaded ~/runs: nothing changed."

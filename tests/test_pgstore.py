@@ -19,7 +19,7 @@ from agentor import Agentor, function_tool
 from agentor.engine import replay
 from agentor.engine.events import Event
 from agentor.engine.pg.errors import SchemaVersionError, StoreUnavailableError
-from agentor.engine.pg.rows import ROW_COLUMNS, USAGE_COLUMNS
+from agentor.engine.pg.rows import BRIEF_COLUMNS, ROW_COLUMNS, USAGE_COLUMNS
 from agentor.engine.pgstore import PostgresStore
 from agentor.engine.replay import summarize
 from agentor.engine.runcopy import copy_runs
@@ -89,6 +89,16 @@ async def test_the_runs_table_holds_each_runs_summary_as_replay_makes_it(
     assert mine.status == "completed" and mine.claims == 1  # taken once, by the run itself
     newest_first = [r.summary.started_at for r in pg_stores().list_summaries()]
     assert newest_first == sorted(newest_first, reverse=True)
+    # A brief listing: the same runs, in the same order, with the brief fields of each.
+    whole, brief = pg_stores().list_summaries(), pg_stores().list_summaries(brief=True)
+    assert [r.run_id for r in brief] == [r.run_id for r in whole]
+    for short, full in zip(brief, whole, strict=True):
+        for name in BRIEF_COLUMNS:
+            assert getattr(short.summary, name) == getattr(full.summary, name), name
+        assert (short.held, short.last_seq, short.status) == (full.held, full.last_seq, full.status)
+        assert short.summary.turns == 0 and short.summary.segments == 0  # not read
+    with pytest.raises(ValueError, match="every run"):
+        pg_stores().list_summaries(brief=True, run_ids=["x"])
 
 
 def test_a_held_run_is_listed_as_running_and_by_whom(pg_stores: PgStores) -> None:
@@ -179,6 +189,21 @@ def test_reading_on_from_a_seq_gives_what_load_gives_from_there(pg_stores: PgSto
     )
     with pytest.raises(KeyError):
         store.read_events("nope")
+
+
+def test_lines_are_read_as_stored_from_a_seq_on(pg_stores: PgStores, tmp_path: Path) -> None:
+    events = [started(), gen(1, 2), Event("message", text="a"), gen(2, 4)]
+    pg_stores().append_many("r", events)
+    files = FileStore(tmp_path)
+    files.append_many("r", events)
+    store = pg_stores()
+    lines = store.read_lines("r")
+    assert [seq for seq, _ in lines] == [1, 2, 3, 4]
+    # As a FileStore writes them: the second generation as its delta, each with its newline.
+    assert b"".join(line for _, line in lines) == files.path("r").read_bytes()
+    assert store.read_lines("r", 2) == lines[2:] and store.read_lines("r", 4) == []
+    with pytest.raises(KeyError):
+        store.read_lines("nope")
 
 
 # -- the change feed -----------------------------------------------------------------------------

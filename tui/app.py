@@ -51,7 +51,8 @@ from .widgets.timeline_pane import TimelinePane
 
 
 class RunsApp(CursorActions, App[str | None]):
-    """Browse, follow and resume the runs of one source (a FileStore directory)."""
+    """Browse, follow and resume the runs of one source (a FileStore directory, a schema of a
+    PostgreSQL database)."""
 
     CSS_PATH = "app.tcss"
     TITLE = "agentor-tui"
@@ -147,6 +148,7 @@ class RunsApp(CursorActions, App[str | None]):
 
     def on_unmount(self) -> None:
         gc.unfreeze()
+        self.source.close()  # a database source's connections
 
     # -- the run list --------------------------------------------------------------------------
 

@@ -1,5 +1,5 @@
-"""`agentor-tui [DIR | RUN.jsonl] [--agent SPEC]... [--any-agent] [--by NAME] [--no-watch]`: the
-arguments and `main()`.
+"""`agentor-tui [DIR | RUN.jsonl | postgresql://... [--schema NAME]] [--agent SPEC]...
+[--any-agent] [--by NAME] [--no-watch]`: the arguments and `main()`.
 
 Imports stay lazy: `--version` and `--help` load neither the engine nor textual, and openai is
 imported only when a resume makes a request.
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .app import RunsApp
+    from .data.source import RunSource
 
 
 def _version() -> str:
@@ -48,8 +49,15 @@ def build_parser() -> argparse.ArgumentParser:
         "dir",
         nargs="?",
         default="runs",
-        help="a FileStore directory (default: runs), or one run's log, path/to/<run id>.jsonl: "
-        "its directory is opened with that run selected",
+        metavar="STORE",
+        help="a FileStore directory (default: runs); one run's log, path/to/<run id>.jsonl: "
+        "its directory is opened with that run selected; or a PostgreSQL database, "
+        "postgresql://user@host/db (PostgresStore)",
+    )
+    p.add_argument(
+        "--schema",
+        metavar="NAME",
+        help="with a postgresql:// STORE: the schema its runs are in (default: agentor)",
     )
     p.add_argument(
         "--agent",
@@ -74,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--no-watch",
         action="store_true",
-        help="do not watch the directory (ctrl+r reloads it)",
+        help="do not watch the store (ctrl+r reloads it)",
     )
     p.add_argument("--version", action=_VersionAction)
     return p
@@ -88,8 +96,16 @@ def fail(message: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from agentor.engine.pg.dsn import is_dsn  # no driver: a DSN is told by its scheme
+
+    database = is_dsn(args.dir)
     directory, run_id = Path(args.dir), None
-    if not directory.is_dir():
+    if database:
+        if args.schema is None:
+            args.schema = "agentor"
+    elif args.schema is not None:
+        return fail(f"--schema is for a PostgreSQL store; {args.dir} is a directory")
+    elif not directory.is_dir():
         if not directory.exists():
             return fail(f"no such directory: {args.dir}")
         try:
@@ -111,12 +127,41 @@ def main(argv: list[str] | None = None) -> int:
     except AgentSpecError as exc:
         return fail(str(exc))
 
+    source: RunSource | Path = directory
+    if database:
+        try:
+            source = open_database(args.dir, args.schema)
+        except ValueError as exc:
+            return fail(str(exc))
+
     from .app import RunsApp  # textual loads only now
 
-    app = RunsApp(
-        source=directory, agents=agents, watch=not args.no_watch, run_id=run_id, by=args.by
-    )
+    app = RunsApp(source=source, agents=agents, watch=not args.no_watch, run_id=run_id, by=args.by)
     return run_app(app)
+
+
+def open_database(dsn: str, schema: str) -> RunSource:
+    """The source of a `postgresql://` STORE; ValueError saying in one line why it cannot be
+    used (a bad DSN or schema name, no server, refused credentials, a newer schema, no
+    driver), never with the password."""
+    from agentor.engine.pg.dsn import validate_schema
+
+    try:
+        validate_schema(schema)
+    except ValueError as exc:
+        raise ValueError(f"--schema: {exc}") from None
+    try:
+        from .data.pgsource import PostgresSource
+    except ImportError as exc:
+        from agentor.engine.pgstore import DRIVER_HINT
+
+        raise ValueError(f"{DRIVER_HINT} ({exc})") from None
+    from agentor.engine.pg.errors import PostgresStoreError
+
+    try:
+        return PostgresSource(dsn, schema=schema)
+    except PostgresStoreError as exc:
+        raise ValueError(str(exc)) from None
 
 
 def run_app(app: RunsApp) -> int:

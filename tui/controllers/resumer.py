@@ -147,7 +147,7 @@ class Resumer(Controller):
             self.say(notices.stopped(run_id, self.waiting_for, self.recorded))
             raise
         except RunLockedError as exc:
-            self.say(notices.locked(run_id, exc.pid))
+            self.say(notices.locked(run_id, exc.pid, exc.host))
         except NothingToResumeError as exc:
             self.say(notices.nothing_to_resume(run_id, exc.reason))
         except KeyError:

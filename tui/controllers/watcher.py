@@ -1,8 +1,8 @@
 """`Watcher`: keeps the screen in step with its `RunSource`. The rows the first scan could only
 sketch are completed in the background, the source's stream of changes is followed, runs whose
 files a resume here wrote to are read again together, and a timer asks every second who holds
-which run (running vs interrupted comes from the store's lock) and whether a source that went
-away is back.
+which run (running vs interrupted comes from the store's lock), whether a source that went
+away is back, and whether one that stopped answering (a database) answers again.
 
 It owns that state (the fill worker, the source watched, gone or back, the runs waiting to be
 read) and reports by messages (`Changed`, `Filled`, `Gone`, `Back`, `Ticked`, `Notice`); the
@@ -75,10 +75,12 @@ class Watcher(Controller):
         # Runs whose files changed under a resume, read together at the next turn.
         self._stale_runs: set[str] = set()
         self._stale_liveness = False
+        self.said_error: str | None = None  # the source's error, as last told
 
     def start(self) -> None:
         """The app is on screen: complete the sketched rows after its first frame, watch."""
         self.app.call_after_refresh(self.fill)
+        self.said_error = self.source.error  # the list says it already
         if not self.live:
             return
         if self.source.identity() is not None:
@@ -157,6 +159,12 @@ class Watcher(Controller):
         """ctrl+r, for a source not watched: read it again, and say what that found."""
         changes = self.source.refresh()
         self.changed(changes, moved=bool(self.source.refresh_liveness()))
+        if self.source.error is not None and self.source.identity() is not None:
+            # There, but it did not answer (a database): say so, again.
+            self.said_error = None
+            self._tell_error()
+            return
+        self._tell_error()  # it answers again
         changed = len(changes.updated | changes.appended.keys())
         self.say(
             notices.reloaded(self.source.label, len(changes.added), changed, len(changes.removed))
@@ -195,3 +203,16 @@ class Watcher(Controller):
             return
         moved = self.source.refresh_liveness(budget=LIVENESS_BUDGET)
         self.report(self.Ticked(moved=bool(moved)))
+        self._tell_error()
+
+    def _tell_error(self) -> None:
+        """Say when the source stops answering, and when it answers again (a database that
+        cannot be reached stays on screen as it was last read, and is not gone)."""
+        error = self.source.error
+        if error == self.said_error:
+            return
+        if error is not None:
+            self.say(notices.source_unreadable(self.source.where, error))
+        else:
+            self.say(notices.source_readable(self.source.where))
+        self.said_error = error

@@ -40,7 +40,7 @@ from .logfile import gc_paused, os_reason
 from .quickread import TAIL_BYTES
 from .rowread import TAIL_FIELDS, LogTail, RowReader, bad_name, settle
 from .runlog import RunLog
-from .runrow import ROW_FIELDS, RunRow, may_be_live
+from .runrow import ROW_FIELDS, RunRow, may_be_live, newest_first
 from .source import Changes
 
 SCAN_WHOLE_FILES = 300  # up to this many files, scan() reads each one under 64 KiB whole
@@ -194,9 +194,7 @@ class DirectorySource:
     def rows(self) -> list[RunRow]:
         with self._lock:
             if self._sorted is None:
-                self._sorted = sorted(
-                    self._rows.values(), key=lambda r: (r.sort_key, r.run_id), reverse=True
-                )
+                self._sorted = newest_first(list(self._rows.values()))
             return self._sorted
 
     def get(self, run_id: str) -> RunRow | None:
@@ -212,6 +210,9 @@ class DirectorySource:
 
     def identity(self) -> tuple[int, int] | None:
         return identity(self.directory)
+
+    def close(self) -> None:
+        """Nothing to let go of: files are opened only while they are read."""
 
     async def watch(self) -> AsyncIterator[Changes]:
         async with contextlib.aclosing(changed_paths(self.directory)) as batches:

@@ -1,8 +1,9 @@
-"""Finding lines in a run log file without building events: the lines a search matches, and the
+"""Finding lines in a run's log without building events: the lines a search matches, and the
 lines the timeline's jumps go to (errors, tool calls). Never imports textual.
 
-A scan reads whole lines of one byte range of the file, by chunks, from its own descriptor (so
-a worker thread never shares the timeline's), and reports line indexes counted from the
+A scan reads whole lines of one byte range of the log by chunks (a file's from a descriptor of
+its own, so a worker thread never shares the timeline's; `*_chunks` take chunks from wherever
+the lines are kept), and reports line indexes counted from the
 range's first line, with where it stopped: the next scan of the same log starts there (a live
 run grows). Cost model, on the 100,000-event bench log (37 MB): a search is one pass of
 `str.find` over the lowered text (~0.1 s); the jump marks validate each line's JSON with
@@ -15,7 +16,7 @@ from __future__ import annotations
 import errno
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import orjson
@@ -46,11 +47,24 @@ def search(
     first_line: int,
     cancelled: Callable[[], bool] = lambda: False,
 ) -> Scan | None:
-    """The lines of [start, end) whose text holds `query`, case-insensitively (None when
-    cancelled). A line is searched as it is written: field names and JSON escapes too."""
+    """The lines of [start, end) of a log file whose text holds `query`, case-insensitively
+    (None when cancelled). A line is searched as it is written: field names and JSON escapes
+    too."""
+    return search_chunks(_chunks(path, start, end), query, start, first_line, cancelled)
+
+
+def search_chunks(
+    chunks: Iterable[tuple[int, bytes]],
+    query: str,
+    start: int,
+    first_line: int,
+    cancelled: Callable[[], bool] = lambda: False,
+) -> Scan | None:
+    """`search` over the whole lines `chunks` holds ((offset, bytes) from `start` on, each
+    piece ending with a newline), wherever they are kept."""
     forms = needles(query)
     scan = Scan(end=start, lines=0)
-    for base, body in _chunks(path, start, end):
+    for base, body in chunks:
         if cancelled():
             return None
         text = body.decode("utf-8", "replace").lower()
@@ -83,9 +97,19 @@ def marks(
     cancelled: Callable[[], bool] = lambda: False,
 ) -> Scan | None:
     """The error lines (unreadable lines, tool results with an error, a failed or max_turns
-    end) and the tool call lines of [start, end), as the timeline shows them."""
+    end) and the tool call lines of [start, end) of a log file, as the timeline shows them."""
+    return marks_chunks(_chunks(path, start, end), start, first_line, cancelled)
+
+
+def marks_chunks(
+    chunks: Iterable[tuple[int, bytes]],
+    start: int,
+    first_line: int,
+    cancelled: Callable[[], bool] = lambda: False,
+) -> Scan | None:
+    """`marks` over the whole lines `chunks` holds (see `search_chunks`)."""
     scan = Scan(end=start, lines=0)
-    for base, body in _chunks(path, start, end):
+    for base, body in chunks:
         if cancelled():
             return None
         for line in body[:-1].split(b"\n"):

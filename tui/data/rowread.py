@@ -17,7 +17,7 @@ from agentor.engine.store import RUN_ID_RULE, SUFFIX
 
 from .logfile import Unreadable, decode_for_summary, open_readonly, os_reason, whole_lines
 from .quickread import quick_read
-from .runrow import RunRow
+from .runrow import RunRow, note_holder
 
 
 @dataclass(slots=True, eq=False)
@@ -145,18 +145,12 @@ def settle(
 ) -> None:
     """The row's status and error from its summary, plus the lock for incomplete runs.
 
-    `locked(run_id)` asks the store whether a live process holds the run. A run seen free
-    and then taken is marked `held_since` the last time it was seen free (`clock()` then): it
-    was taken after that, and a segment begun before it is not the holder's.
+    `locked(run_id)` asks the store whether a live process holds the run; `held_since` is kept
+    as `runrow.note_holder` says.
     """
     before = row.status
     _settle(row, tail, locked)
-    if row.status == INTERRUPTED:
-        row.held_since, row.seen_free_at = None, clock()
-    elif row.status != RUNNING:
-        row.held_since = row.seen_free_at = None
-    elif before == INTERRUPTED:
-        row.held_since = row.seen_free_at
+    note_holder(row, before, clock())
 
 
 def _settle(row: RunRow, tail: LogTail, locked: Callable[[str], bool]) -> None:

@@ -4,9 +4,10 @@ Never imports textual. The fields are described in `tui.data.source`."""
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from operator import attrgetter
 
 from agentor.engine.replay import RunSummary
-from agentor.engine.statuses import INCOMPLETE, UNREADABLE
+from agentor.engine.statuses import INCOMPLETE, INTERRUPTED, RUNNING, UNREADABLE
 
 
 @dataclass(slots=True, eq=False)
@@ -40,3 +41,32 @@ def may_be_live(row: RunRow) -> bool:
     """Whether the row's status depends on who holds the run (an incomplete or empty run)."""
     s = row.summary
     return s is not None and (s.events == 0 or s.status == INCOMPLETE)
+
+
+def note_holder(row: RunRow, before: str, now: float) -> None:
+    """Keep `held_since` as the row's status moves from `before` (every source does so after
+    it asked who holds the run, at `now`): a run seen free and then taken is marked held since
+    the last time it was seen free; it was taken after that, and a segment begun before it is
+    not the holder's."""
+    if row.status == INTERRUPTED:
+        row.held_since, row.seen_free_at = None, now
+    elif row.status != RUNNING:
+        row.held_since = row.seen_free_at = None
+    elif before == INTERRUPTED:
+        row.held_since = row.seen_free_at
+
+
+_RUN_ID, _SORT_KEY = attrgetter("run_id"), attrgetter("sort_key")
+
+
+def newest_first(rows: list[RunRow]) -> list[RunRow]:
+    """`rows` in the run list's order, sorted in place: newest first (`sort_key`), then by id,
+    descending. One stable sort by start when no two rows start at once (a listing that comes
+    newest first is one run for it: a single pass); else by id, then by start. (A tuple key a
+    row takes three times as long over 100,000 rows.)"""
+    rows.sort(key=_SORT_KEY, reverse=True)
+    keys = list(map(_SORT_KEY, rows))
+    if len(set(keys)) < len(keys):  # rows that start at once: by id among them
+        rows.sort(key=_RUN_ID, reverse=True)
+        rows.sort(key=_SORT_KEY, reverse=True)
+    return rows

@@ -3,9 +3,11 @@ screens and a store. Never imports textual.
 
 The app, its widgets and its controllers know runs only through `RunSource` (the run list, its
 changes, liveness, the store a resume writes to) and `RunEvents` (one run's events, for the
-timeline). The first source is a FileStore directory (`tui.data.directory.DirectorySource`);
-a database-backed one comes next and feeds the same screens. What only makes one source fast
-(reading a file's head and tail, tailing offsets, newline indexes) stays inside it.
+timeline). There are two: a FileStore directory (`tui.data.directory.DirectorySource`) and a
+schema of a PostgreSQL database (`tui.data.pgsource.PostgresSource`); they feed the same
+screens. What only makes one source fast (reading a file's head and tail, tailing offsets; the
+runs table, the change feed) stays inside it; both index a run's lines alike
+(`tui.data.linelog.LineLog`).
 
 Rows (`tui.data.runrow.RunRow`): run_id, summary (agentor.engine.replay.RunSummary | None),
 status, error, complete, modified_at. `status` is one of `agentor.engine.statuses` (or another
@@ -119,7 +121,8 @@ class RunSource(Protocol):
     """The runs of one store, as the screens show them. Thread-safe: `fill` may run in a
     worker thread while the UI thread reads rows."""
 
-    where: str  # where the store is, whole (a directory's path), for messages
+    where: str  # where the store is, whole (a directory's path; a DSN without its password
+    # and the schema), for messages
     label: str  # how a title names it (a directory: its path, home as ~, shortened)
     error: str | None  # why nothing can be listed (gone, unreadable), else None
 
@@ -171,4 +174,9 @@ class RunSource(Protocol):
         """The store a resume in this process writes to; it calls `held(run_id)` (from any
         thread) once it holds a run: a resume records nothing before its first step, so
         nothing else can tell the list that the run is running until then."""
+        ...
+
+    def close(self) -> None:
+        """Let go of what the source holds open (a database source: its connections). The
+        app calls it as it ends."""
         ...

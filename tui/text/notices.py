@@ -179,8 +179,11 @@ def unsaved(run_id: str, status: str, failures: int) -> Note:
 UNSAVED_MARK = "⚠ unsaved"
 
 
-def locked(run_id: str, pid: int | None) -> Note:
+def locked(run_id: str, pid: int | None, host: str | None = None) -> Note:
+    """`r` on a run another process holds (`host`: where, when a database store says)."""
     holder = f"process {pid}" if pid else "another process"
+    if host:
+        holder += f" on {literal_line(host, 100)}"
     text = f"Run {short_id(run_id)} is locked by {holder}: it is being run or resumed there."
     return Note(text, severity="error", timeout=8)
 
@@ -234,6 +237,20 @@ def source_gone(where: str) -> Note:
 
 def source_back(where: str) -> Note:
     return Note(f"{literal_line(where)} is back.", timeout=4)
+
+
+def source_unreadable(where: str, error: str) -> Note:
+    """The source stopped answering while it exists (a database that cannot be reached): the
+    list keeps what it read until then."""
+    text = (
+        f"Cannot read {literal_line(where)}: {literal_line(error, 300)}. The list shows what "
+        "was read until now; it catches up once the store answers again."
+    )
+    return Note(text, severity="warning", timeout=10)
+
+
+def source_readable(where: str) -> Note:
+    return Note(f"{literal_line(where)} answers again: the list has caught up.", timeout=4)
 
 
 # -- approval ----------------------------------------------------------------------------------

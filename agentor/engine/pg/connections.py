@@ -56,7 +56,7 @@ def connect(dsn: str, role: str, *, watched: bool = False) -> psycopg.Connection
         return conn
 
 
-def make_pool(dsn: str, role: str, size: int) -> ConnectionPool[Any]:
+def make_pool(dsn: str, role: str, size: int, timeout: float = POOL_TIMEOUT) -> ConnectionPool[Any]:
     params = parse(dsn)
     kwargs = {"autocommit": True, **connect_options(params, role)}
     pool = ConnectionPool(
@@ -64,7 +64,7 @@ def make_pool(dsn: str, role: str, size: int) -> ConnectionPool[Any]:
         kwargs=kwargs,
         min_size=1,
         max_size=size,
-        timeout=POOL_TIMEOUT,
+        timeout=timeout,
         name=f"agentor {role}",
         open=False,
     )

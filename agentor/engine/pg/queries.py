@@ -7,7 +7,7 @@ psycopg sends a Python int as whatever fits, and a function call must match exac
 
 from __future__ import annotations
 
-from .rows import COLUMN_TYPES, ROW_COLUMNS, SUMMARY_COLUMNS
+from .rows import BRIEF_COLUMNS, COLUMN_TYPES, ROW_COLUMNS, SUMMARY_COLUMNS
 from .schema import quote_schema
 
 
@@ -81,14 +81,19 @@ class Queries:
     def _listings(self, s: str, cols: str, held_keys: str) -> None:
         """What lists runs: all of them, some, the held ones, the claimable ones, the changed."""
         self.list_runs = f'SELECT run_id FROM {s}.runs ORDER BY run_id COLLATE "C"'
-        listing = (
-            f"SELECT {cols}, h.key IS NOT NULL,"
-            " CASE WHEN h.key IS NOT NULL THEN r.holder_pid END,"
-            " CASE WHEN h.key IS NOT NULL THEN r.holder_host END,"
+        # Held: a lookup in the held keys, read once per query (a hashed subplan), so that the
+        # runs are read in the index's order. Joined, the planner sorts 100,000 rows on disk.
+        held = f"r.lock_key IN ({held_keys})"
+        extra = (
+            f", {held}, CASE WHEN {held} THEN r.holder_pid END,"
+            f" CASE WHEN {held} THEN r.holder_host END,"
             " jsonb_array_length(r.pending_approvals), r.last_seq, r.claims"
-            f" FROM {s}.runs r LEFT JOIN ({held_keys}) h ON h.key = r.lock_key"
+            f" FROM {s}.runs r"
         )
+        listing = f"SELECT {cols}{extra}"
         order = " ORDER BY r.started_at DESC NULLS LAST, r.run_id"
+        brief = ", ".join(f"r.{c}" for c in BRIEF_COLUMNS)
+        self.listing_brief = f"SELECT {brief}{extra}{order}"
         self.listing_all = listing + order
         self.listing_of = listing + " WHERE r.run_id = ANY(%s::text[])" + order
         self.listing_status = listing + " WHERE r.status = ANY(%s::text[])" + order

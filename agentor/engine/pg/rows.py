@@ -207,10 +207,46 @@ class RunListing:
         return self.summary.status
 
 
-# Selected after ROW_COLUMNS by a listing query, in this order.
+# Selected after ROW_COLUMNS (or BRIEF_COLUMNS) by a listing query, in this order.
 LISTING_EXTRA = ("held", "holder_pid", "holder_host", "pending_approvals", "last_seq", "claims")
+
+# What a brief listing selects (`list_summaries(brief=True)`): what a run list shows before it
+# knows the counts: status, agent, model, times, the prompt, the error, how many events.
+BRIEF_COLUMNS = (
+    "run_id",
+    "status",
+    "agent",
+    "model",
+    "started_at",
+    "last_event_at",
+    "ended_at",
+    "first_prompt",
+    "error",
+    "events",
+    "bad_lines",
+)
+
+
+def brief_from_row(row: Sequence[Any]) -> RunSummary:
+    """A RunSummary from `BRIEF_COLUMNS` values: the other fields (the counts, the times of
+    the segments) are left at their defaults. Positional, in one call (a list of 100,000 runs
+    builds 100,000 of these): RunSummary's fields run_id .. ended_at, turns, tool_calls,
+    usage, first_prompt, final_output, error, segments, events, bad_lines."""
+    return RunSummary(
+        row[0], row[1], row[2], row[3], row[4], row[5], row[6], 0, 0, Usage(),
+        row[7], None, row[8], 0, row[9], row[10],
+    )  # fmt: skip
 
 
 def listing_from_row(row: Sequence[Any]) -> RunListing:
     n = len(ROW_COLUMNS)
     return RunListing(summary_from_row(row[:n]), *row[n:])
+
+
+# Where a brief row (`RunListings.brief_rows`) holds whether the run is held, and its last seq.
+BRIEF_HELD = len(BRIEF_COLUMNS) + LISTING_EXTRA.index("held")
+BRIEF_LAST_SEQ = len(BRIEF_COLUMNS) + LISTING_EXTRA.index("last_seq")
+
+
+def brief_listing_from_row(row: Sequence[Any]) -> RunListing:
+    return RunListing(brief_from_row(row), row[11], row[12], row[13], row[14], row[15], row[16])

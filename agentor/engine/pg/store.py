@@ -29,7 +29,7 @@ from ..events import Event
 from ..logformat import BadLine, LogDecoder, LogEncoder
 from ..replay import RunSummary, fold
 from ..store import RunLockedError, RunLostError, RunNotFoundError, validate_run_id
-from .connections import T, connect, failures, make_pool, read, store_error
+from .connections import POOL_TIMEOUT, T, connect, failures, make_pool, read, store_error
 from .dsn import redact, validate_schema
 from .errors import PostgresStoreError
 from .listings import RunListings
@@ -87,12 +87,21 @@ class PostgresStore(RunListings):
     """Runs in the schema `schema` of a PostgreSQL database (made and migrated on first use).
 
     `dsn` is a libpq connection string or URL; it is shown only without its password
-    (`where`, `repr`). `pool_size` bounds the connections appends and reads use at once; a
+    (`where`, `repr`). `pool_timeout`: how long an operation waits for a pooled connection
+    (when the server is gone, how long until it fails). `pool_size` bounds the connections
+    appends and reads use at once; a
     store holding runs has one more, its lock session (engine/pg/locks.py), and each change
     feed one. Close it (or use it as a context manager) to let them go.
     """
 
-    def __init__(self, dsn: str, *, schema: str = "agentor", pool_size: int = 4) -> None:
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        schema: str = "agentor",
+        pool_size: int = 4,
+        pool_timeout: float = POOL_TIMEOUT,
+    ) -> None:
         self.schema = validate_schema(schema)
         self._dsn = dsn
         self.where = redact(dsn)
@@ -108,7 +117,7 @@ class PostgresStore(RunListings):
         finally:
             conn.close()
         self._q = Queries(schema, *oids)
-        self._pool = make_pool(dsn, f"store {schema}", pool_size)
+        self._pool = make_pool(dsn, f"store {schema}", pool_size, pool_timeout)
         self._holds = Holds(
             lambda: connect(dsn, f"lock {schema}", watched=True), self._q.take, self._q.release
         )
