@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 
 test: $(STAMP) browser
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 3 --dist loadfile
 
 # tests/test_export.py opens an exported page in a real headless browser: Debian's chromium,
 # installed here once when missing (about 30 s; needs root, as on every machine of this project).
