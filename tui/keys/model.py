@@ -1,0 +1,41 @@
+"""What a key is: `Key`, a line of the help screen, with the `Bind`ings behind it; and whose
+bindings they are (the owners)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Whose bindings a key is (the owner of `timeline` is the widget with that id: the palette
+# runs its actions as `timeline.<action>`).
+APP = "app"
+LIST = "list"  # every cursor list: the run list and the timeline
+TIMELINE = "timeline"
+FILTER_BAR = "filter_bar"
+SEARCH_BAR = "search_bar"
+HELP_SCREEN = "help_screen"
+RAW_SCREEN = "raw_screen"
+APPROVALS = "approvals"  # the approvals pane's list of gated calls
+ARGS_EDITOR = "args_editor"
+REASON_SCREEN = "reason_screen"
+
+
+@dataclass(frozen=True)
+class Bind:
+    """One binding of `owner`: `keys` (Textual's names, comma separated) run `action`;
+    `footer` is its word in the footer (shown there unless `show` is False); `palette` its
+    title and what it does in the command palette (the key is added there)."""
+
+    owner: str
+    keys: str
+    action: str
+    footer: str
+    show: bool = True
+    palette: tuple[str, str] | None = None
+
+
+class Key:
+    """One line of the help screen: the keys as it writes them, what they do, and the bindings
+    behind them (none for a key that Textual binds itself, such as tab or ctrl+p)."""
+
+    def __init__(self, shown: str, does: str, *binds: Bind) -> None:
+        self.shown, self.does, self.binds = shown, does, binds

@@ -1,0 +1,59 @@
+"""The help screen's section "Run": its keys, each with the bindings behind it."""
+
+from __future__ import annotations
+
+from .model import APP, Bind, Key
+
+SECTION = (
+    "Run",
+    (
+        Key(
+            "r",
+            "resume an interrupted, failed or max_turns run in this process",
+            Bind(
+                APP,
+                "r",
+                "resume",
+                "Resume",
+                palette=("Resume run", "Resume the selected run in this process"),
+            ),
+        ),
+        Key(
+            "x",
+            "stop the resume in flight; a running tool is waited for (the run shows stopping), "
+            "its result recorded; the run stays interrupted and resumable",
+            Bind(
+                APP,
+                "x",
+                "stop_resume",
+                "Stop",
+                palette=(
+                    "Stop resume",
+                    "Stop the resume in flight; the run stays resumable",
+                ),
+            ),
+        ),
+        Key(
+            "c",
+            "copy the run id (the notice shows it whole)",
+            Bind(
+                APP,
+                "c",
+                "copy_id",
+                "Copy id",
+                palette=("Copy run id", "Copy the selected run's id"),
+            ),
+        ),
+        Key(
+            "ctrl+r",
+            "reload the directory (with --no-watch; a watched one is always current)",
+            Bind(
+                APP,
+                "ctrl+r",
+                "reload",
+                "Reload",
+                palette=("Reload", "Read the directory again, when not watching it"),
+            ),
+        ),
+    ),
+)
