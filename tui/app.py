@@ -24,21 +24,20 @@ from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widgets import Input
 
-from agentor.engine.events import GENERATION, RUN_START, TEXT_DELTA
-from agentor.engine.statuses import STOPPING, UNREADABLE
+from agentor.engine.statuses import UNREADABLE
 from agentor.literal import literal_line
 
 from .controllers.agents import AgentSet
 from .controllers.approver import Approver
-from .controllers.controller import Controller, while_running
 from .controllers.resumer import Resumer
 from .controllers.watcher import Watcher
 from .cursor_actions import CursorActions
 from .data.directory import DirectorySource
-from .data.source import Changes, RunSource
+from .data.source import RunSource
 from .keys import APP, bindings, palette
-from .text import notices
+from .resume_handlers import ResumeHandlers
 from .text.notices import Note
+from .watch_handlers import WatchHandlers
 from .widgets.approval_pane import ApprovalPane
 from .widgets.event_detail import EventDetail
 from .widgets.help_screen import HelpScreen
@@ -50,7 +49,7 @@ from .widgets.timeline import Timeline
 from .widgets.timeline_pane import TimelinePane
 
 
-class RunsApp(CursorActions, App[str | None]):
+class RunsApp(CursorActions, WatchHandlers, ResumeHandlers, App[str | None]):
     """Browse, follow and resume the runs of one source (a FileStore directory, a schema of a
     PostgreSQL database)."""
 
@@ -210,83 +209,6 @@ class RunsApp(CursorActions, App[str | None]):
         target = (timeline.run_log, timeline.run_id, index, run, timeline.empty_message)
         self.event_detail.point_at(target, live)
 
-    # -- what the watcher reports --------------------------------------------------------------
-
-    @on(Watcher.Changed)
-    @while_running
-    def _changed(self, message: Watcher.Changed) -> None:
-        self.apply_changes(message.changes)
-        if message.moved:
-            self.show_rows()
-
-    def apply_changes(self, changes: Changes) -> None:
-        """Show what the source found: rows in the list, new lines in the open run."""
-        if not changes:
-            return
-        self.approver.runs_changed(changes)
-        open_id = self.timeline.run_id
-        if changes.added or changes.updated or changes.removed:
-            self.show_rows()
-        elif changes.appended:
-            # Lines appended to runs move no row (a new place or status is `updated`): only
-            # these rows' counts changed, the rest of the list stays drawn.
-            self.run_list.runs_updated(changes.appended)
-        if open_id is None:
-            # Nothing open (say the run was unreadable): its row may be readable now.
-            current = self.run_list.current
-            if current is not None and current.run_id in changes.updated | changes.added:
-                self.open_run(current.run_id)
-            return
-        if open_id in changes.removed:
-            self.timeline.clear(f"Run {open_id} was deleted.")
-        elif open_id in changes.updated or open_id in changes.appended:
-            self.timeline.grow()
-            self.show_approvals()
-
-    @on(Watcher.Filled)
-    @while_running
-    def _filled(self) -> None:
-        self.show_rows()
-
-    @on(Watcher.Ticked)
-    @while_running
-    def _ticked(self, message: Watcher.Ticked) -> None:
-        if message.moved:
-            self.show_rows()
-        else:
-            self.run_list.clock_moved()
-        self.approval_pane.clock_moved()  # "asked 3m ago", a deadline passing
-
-    @on(Watcher.Gone)
-    @while_running
-    def _source_gone(self, message: Watcher.Gone) -> None:
-        self.runs_pane.gone = True
-        self.run_list.empty_message = notices.nothing_left(self.source.where)
-        self.apply_changes(message.changes)
-        self.show_rows()
-        self.timeline.clear("The run directory was deleted.")
-        self.tell_note(notices.source_gone(self.source.where))
-
-    @on(Watcher.Back)
-    @while_running
-    def _source_back(self) -> None:
-        self.runs_pane.gone = False
-        self.run_list.empty_message = "No runs yet."
-        self.show_rows()
-        if self.timeline.run_id is None and self.run_list.current is not None:
-            self.open_run(self.run_list.current.run_id)
-        self.tell_note(notices.source_back(self.source.where))
-
-    @on(Controller.Notice)
-    @while_running
-    def _notice(self, message: Controller.Notice) -> None:
-        self.tell_note(message.note)
-
-    @on(Approver.Decided)
-    @while_running
-    def _decided(self, message: Approver.Decided) -> None:
-        self.watcher.refresh_run(message.run_id)  # the decision shows without a watch too
-
     def action_reload(self) -> None:
         self.watcher.reload()
 
@@ -332,58 +254,6 @@ class RunsApp(CursorActions, App[str | None]):
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
-
-    # -- resume --------------------------------------------------------------------------------
-
-    def action_resume(self) -> None:
-        self.resumer.start(self.run_list.current)
-
-    def action_stop_resume(self) -> None:
-        self.resumer.stop()
-
-    @on(Resumer.Started)
-    @while_running
-    def _resume_started(self, message: Resumer.Started) -> None:
-        self.stream_line.start(message.run_id)
-
-    @on(Resumer.Held)
-    @while_running
-    def _resume_held(self, message: Resumer.Held) -> None:
-        self.watcher.refresh_run(message.run_id, liveness=True)
-
-    @on(Resumer.Progress)
-    @while_running
-    def _resume_progress(self, message: Resumer.Progress) -> None:
-        """An event of the resume was recorded (or a text delta streamed): show it."""
-        event, streaming_here = message.event, message.run_id == self.stream_line.run_id
-        if event.type == TEXT_DELTA:
-            if streaming_here:
-                self.stream_line.add(event.text or "")
-            return
-        if event.type == GENERATION and streaming_here:
-            self.stream_line.turn_done()
-        # Recorded before it was announced: the file has it, read it like any other change.
-        self.watcher.refresh_run(message.run_id, liveness=event.type == RUN_START)
-
-    @on(Resumer.Stopping)
-    @while_running
-    def _resume_stopping(self, message: Resumer.Stopping) -> None:
-        self.run_list.show_status(message.run_id, STOPPING)
-        self.runs_pane.show_title()
-        self.stream_line.stopping(message.line)
-
-    @on(Resumer.Ended)
-    @while_running
-    def _resume_ended(self, message: Resumer.Ended) -> None:
-        run_id = message.run_id
-        if message.unsaved:
-            self.run_list.mark(run_id, notices.UNSAVED_MARK)
-        self.run_list.show_status(run_id, None)
-        self.runs_pane.show_title()
-        self.stream_line.stop()
-        self.watcher.refresh_run(run_id, liveness=True)
-        if message.quit:
-            self.exit()
 
     async def action_quit(self) -> None:
         """q, ctrl+q, ctrl+c: quit, once a resume in flight has stopped; asked again, at once
