@@ -97,3 +97,16 @@ def clock_time(t: float | None) -> str:
     except (OverflowError, OSError, ValueError):
         return f"{t!r} (not a date)"
     return day + f".{int(t % 1 * 1000):03d} UTC"
+
+
+def span_words(seconds: float) -> str:
+    """`"40 s"`, `"12 min"`, `"3 h"`, `"2 d"`: how long an idle gap was, in words."""
+    if not math.isfinite(seconds) or seconds < 0:
+        return "?"
+    if seconds < 60:
+        return f"{int(seconds)} s"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min"
+    if seconds < 86400:
+        return f"{int(seconds // 3600)} h"
+    return f"{int(seconds // 86400)} d"
