@@ -15,7 +15,7 @@ from tests.forkkit import Weather, result_line, weather_model
 from tests.pg_support import PgStores
 from tui.app import RunsApp
 from tui.data.pgsource import PostgresSource
-from tui.widgets.compare_list import DIFFERS_MARK, FIRST_MARK
+from tui.widgets.compare_list import DIFFERS_MARK, FIRST_MARK, FIRST_STYLE
 from tui.widgets.compare_screen import CompareScreen
 from tui.widgets.run_list import COMPARE_MARK
 
@@ -92,6 +92,8 @@ async def test_m_on_another_run_compares_the_two_first_divergence_highlighted(ru
         assert rows.cursor == screen.first_row
         assert first.startswith(FIRST_MARK)
         assert "→ Sunny in Rome." in first and SHOWN in first
+        styles = {str(span.style) for span in rows.render_row(rows.cursor, 150).spans}
+        assert FIRST_STYLE in styles  # its cells stand out, wherever the cursor goes
         assert SHOWN in text and "loud[/]" in text
         # The other differences: turn 2's text and the final answer, marked ≠.
         differing = [rendered(screen, i) for i in rows.difference_rows()]
