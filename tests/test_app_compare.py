@@ -10,7 +10,15 @@ import pytest
 
 from agentor.engine.runcopy import copy_runs
 from agentor.engine.store import FileStore
-from tests.app_support import SIZE, app_for, fixed_clock, notifications, screen_text
+from tests.app_support import (
+    SAMPLE_MANIFEST,
+    SIZE,
+    app_for,
+    copy_samples,
+    fixed_clock,
+    notifications,
+    screen_text,
+)
 from tests.forkkit import Weather, result_line, weather_model
 from tests.pg_support import PgStores
 from tui.app import RunsApp
@@ -220,3 +228,32 @@ async def test_compare_reads_runs_from_a_postgresql_source(runs: Path, pg_stores
         first = rendered(screen, screen.compare_list.cursor)
         assert first.startswith(FIRST_MARK) and SHOWN in first
         assert "a (line 6): Sunny in Rome." in screen_text(app)
+
+
+async def test_a_late_first_divergence_is_scrolled_into_view(tmp_path: Path) -> None:
+    """Two runs of 31 turns that part at turn 28: the view opens there, not at the top."""
+    runs = copy_samples(tmp_path / "runs")
+    long_run = SAMPLE_MANIFEST["long_run"]["run_id"]
+    lines = (runs / f"{long_run}.jsonl").read_text().splitlines(keepends=True)
+    changed = [
+        line.replace("The weather in Prague is sunny", "The weather in Prague is <b>foggy</b>")
+        for line in lines
+    ]
+    assert changed != lines
+    (runs / "long-copy.jsonl").write_text("".join(changed))
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        app.run_list.select(long_run)
+        await pilot.press("M")
+        app.run_list.select("long-copy")
+        await pilot.press("M")
+        await pilot.pause()
+        screen = compare_screen(app)
+        rows = screen.compare_list
+        assert screen.first_row is not None and screen.first_row > 100
+        assert rows.cursor == screen.first_row
+        top = round(rows.scroll_y)
+        assert top <= rows.cursor < top + rows.scrollable_content_region.height - 1
+        text = screen_text(app)
+        assert "first divergence: turn 28, call 1 get_weather: another result" in text
+        assert "→ The weather in Prague is <b>foggy</b>" in text

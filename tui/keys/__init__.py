@@ -50,10 +50,10 @@ __all__ = [
 HELP: tuple[tuple[str, tuple[Key, ...]], ...] = (
     runs.SECTION,
     timeline.SECTION,
+    compare.SECTION,
     event.SECTION,
     run.SECTION,
     approval.SECTION,
-    compare.SECTION,
     app_keys.SECTION,
 )
 

@@ -9,9 +9,9 @@ SECTION = (
     "Compare and playback",
     (
         Key(
-            "M",
-            "mark the selected run (M again unmarks it); M on another run compares the two; "
-            "on a fork with no run marked, compares it with its parent",
+            "M  n  N",
+            "mark a run; M on another compares the two; a fork, none marked: with its "
+            "parent; n N: differences",
             Bind(
                 APP,
                 "M,shift+m",
@@ -24,16 +24,13 @@ SECTION = (
                     "with its parent)",
                 ),
             ),
-        ),
-        Key(
-            "n  N",
-            "compare: next and previous difference",
             Bind(COMPARE_SCREEN, "n", "next_difference", "Next difference"),
             Bind(COMPARE_SCREEN, "N,shift+n", "previous_difference", "Previous difference"),
+            Bind(COMPARE_SCREEN, "escape,q", "dismiss", "Back"),
         ),
         Key(
             "P",
-            "play the selected run back at its recorded pace (long idle gaps shortened)",
+            "play the run back at its recorded pace (esc: back)",
             Bind(
                 APP,
                 "P,shift+p",
@@ -42,31 +39,22 @@ SECTION = (
                 show=False,
                 palette=("Play back", "Replay the selected run's timeline at its recorded pace"),
             ),
+            Bind(PLAYBACK_SCREEN, "escape,q", "dismiss", "Back"),
         ),
         Key(
-            "space",
-            "playback: pause or go on",
+            "space  .  →",
+            "playback: pause or go on; one event on",
             Bind(PLAYBACK_SCREEN, "space", "toggle_pause", "Pause"),
-        ),
-        Key(
-            ".  →",
-            "playback: one event on (it pauses first)",
             Bind(PLAYBACK_SCREEN, "full_stop,right", "step", "Step"),
         ),
         Key(
             "1  2  0  +  -",
-            "playback speed: ×1, ×2, ×10, twice as fast, half as fast",
+            "playback speed: ×1, ×2, ×10, faster, slower",
             Bind(PLAYBACK_SCREEN, "1", "speed(1)", "×1", show=False),
             Bind(PLAYBACK_SCREEN, "2", "speed(2)", "×2", show=False),
             Bind(PLAYBACK_SCREEN, "0", "speed(10)", "×10", show=False),
             Bind(PLAYBACK_SCREEN, "plus", "faster", "Faster"),
             Bind(PLAYBACK_SCREEN, "minus", "slower", "Slower"),
-        ),
-        Key(
-            "esc",
-            "back from the compare view or the playback (q too)",
-            Bind(COMPARE_SCREEN, "escape,q", "dismiss", "Back"),
-            Bind(PLAYBACK_SCREEN, "escape,q", "dismiss", "Back"),
         ),
     ),
 )

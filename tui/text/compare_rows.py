@@ -115,6 +115,12 @@ def _place(rows: list[CompareRow], differences: list[Difference]) -> None:
         row = where.get(row_of(d))
         if row is not None:
             row.differences.append(i)
+        if d.kind == CALLS and d.call is None:
+            # Other numbers of calls: the calls only one run made are marked too.
+            k = min(len(d.a or []), len(d.b or []))
+            for r in rows:
+                if r.turn == d.turn and r.call is not None and r.call >= k:
+                    r.differences.append(i)
 
 
 def _row(kind: str, n: int, cells: tuple[Text, Text], a: Turn | None, b: Turn | None) -> CompareRow:
@@ -217,7 +223,8 @@ def side_summary(s: Side) -> Text:
     """A run as a whole, on one line: status, turns, tool calls, tokens, time, its parent."""
     out = Text(literal_line(s.status, 20), STATUS_STYLES.get(s.status, "bold"))
     n = len(s.turns)
-    out.append(f" · {n} turn{'s' if n != 1 else ''} · {s.tool_calls} tool calls")
+    calls = s.tool_calls
+    out.append(f" · {n} turn{'s' if n != 1 else ''} · {calls} tool call{'s' if calls != 1 else ''}")
     out.append(f" · {s.usage.total_tokens:,} tokens · took {duration(s.duration)}")
     if s.fork is not None and s.fork.forked_from:
         kind = "replay" if s.fork.replay is not None else "fork"
@@ -248,8 +255,17 @@ def row_detail(found: Comparison, row: CompareRow, lines: tuple[list[int], list[
             ("b", b, _line(d.b_index, lines[1])),
         ):
             out.append(f"\n{label}" + (f" (line {n})" if n else "") + ": ", "bold")
-            out.append(ABSENT if value is None else value_line(value, DETAIL_LIMIT))
+            out.append_text(_detail_value(value, d.kind == REQUEST))
     return out
+
+
+def _detail_value(value: Any, message: bool) -> Text:
+    if value is None:
+        return Text(ABSENT)
+    if message and isinstance(value, dict):
+        role = literal_line(str(value.get("role", "?")), 20)
+        return Text(f"{role}: " + literal_line(content_text(value.get("content")), DETAIL_LIMIT))
+    return Text(value_line(value, DETAIL_LIMIT))
 
 
 def _line(index: int | None, lines: list[int]) -> int | None:

@@ -31,7 +31,13 @@ class CompareScreen(ModalScreen[None]):
     DEFAULT_CSS = """
     CompareScreen {
         background: $background;
-        #compare-totals { height: auto; max-height: 3; padding: 0 1; background: $boost; }
+        #compare-totals {
+            height: 3;
+            padding: 0 1;
+            background: $boost;
+            text-wrap: nowrap;
+            text-overflow: ellipsis;
+        }
         CompareList {
             height: 1fr;
             border: round $primary;
