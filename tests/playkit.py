@@ -1,5 +1,6 @@
-"""A run with recorded gaps (a crash, and its resume three hours later) and a clock a test
-moves itself, for the playback's tests and snapshots."""
+"""A run with recorded gaps (a crash, and its resume three hours later), a clock a test
+moves itself, and `press` (a key, then the worker it started), for the compare and playback
+tests and snapshots."""
 
 from __future__ import annotations
 
@@ -58,3 +59,10 @@ class ManualClock:
             self.t = max(self.t, entry[0])
             entry[2]()
         self.t = target
+
+
+async def press(pilot, key: str) -> None:
+    """Press `key` and wait for what it started in a worker thread (reading runs whole)."""
+    await pilot.press(key)
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()

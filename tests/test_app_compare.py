@@ -21,6 +21,7 @@ from tests.app_support import (
 )
 from tests.forkkit import Weather, result_line, weather_model
 from tests.pg_support import PgStores
+from tests.playkit import press
 from tui.app import RunsApp
 from tui.data.pgsource import PostgresSource
 from tui.widgets.compare_list import DIFFERS_MARK, FIRST_MARK, FIRST_STYLE
@@ -67,14 +68,14 @@ async def test_m_marks_the_run_and_m_again_unmarks_it(runs: Path) -> None:
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
         assert app.run_list.select("other-run")
-        await pilot.press("M")
+        await press(pilot, "M")
         assert app.run_list.compare_mark == "other-run"
         marked = row_texts(app)
         assert COMPARE_MARK in marked["other-run"]
         assert not any(COMPARE_MARK in t for r, t in marked.items() if r != "other-run")
         assert COMPARE_MARK in screen_text(app)
         assert any("Marked other-run" in n for n in notifications(app))
-        await pilot.press("M")
+        await press(pilot, "M")
         assert app.run_list.compare_mark is None
         assert COMPARE_MARK not in screen_text(app)
         assert isinstance(app.screen, type(app.screen)) and not isinstance(
@@ -86,9 +87,9 @@ async def test_m_on_another_run_compares_the_two_first_divergence_highlighted(ru
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
         app.run_list.select("parent-run")
-        await pilot.press("M")
+        await press(pilot, "M")
         app.run_list.select("fork-run")
-        await pilot.press("M")
+        await press(pilot, "M")
         await pilot.pause()
         screen = compare_screen(app)
         assert [r.run_id for r in screen.runs] == ["parent-run", "fork-run"]
@@ -133,9 +134,9 @@ async def test_n_and_shift_n_go_from_difference_to_difference(runs: Path) -> Non
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
         app.run_list.select("parent-run")
-        await pilot.press("M")
+        await press(pilot, "M")
         app.run_list.select("fork-run")
-        await pilot.press("M")
+        await press(pilot, "M")
         await pilot.pause()
         screen = compare_screen(app)
         rows = screen.compare_list
@@ -159,7 +160,7 @@ async def test_m_on_a_fork_with_nothing_marked_compares_it_with_its_parent(runs:
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
         app.run_list.select("fork-run")
-        await pilot.press("M")
+        await press(pilot, "M")
         await pilot.pause()
         screen = compare_screen(app)
         assert [r.run_id for r in screen.runs] == ["parent-run", "fork-run"]
@@ -173,7 +174,7 @@ async def test_two_runs_that_did_the_same_say_so(runs: Path) -> None:
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
         app.run_list.select("copy-run")
-        await pilot.press("M")
+        await press(pilot, "M")
         await pilot.pause()
         screen = compare_screen(app)
         text = screen_text(app)
@@ -187,7 +188,7 @@ async def test_a_fork_whose_parent_is_gone_is_marked_and_says_why(runs: Path) ->
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
         app.run_list.select("fork-run")
-        await pilot.press("M")
+        await press(pilot, "M")
         await pilot.pause()
         assert not isinstance(app.screen, CompareScreen)
         assert app.run_list.compare_mark == "fork-run"
@@ -195,7 +196,7 @@ async def test_a_fork_whose_parent_is_gone_is_marked_and_says_why(runs: Path) ->
         assert "fork-run is a fork of parent-run, which is not in" in told
         # Its log is self-contained: compared with another run, it still reads whole.
         app.run_list.select("other-run")
-        await pilot.press("M")
+        await press(pilot, "M")
         await pilot.pause()
         assert [r.run_id for r in compare_screen(app).runs] == ["fork-run", "other-run"]
 
@@ -204,10 +205,10 @@ async def test_a_marked_run_deleted_before_the_compare_is_said(runs: Path) -> No
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
         app.run_list.select("other-run")
-        await pilot.press("M")
+        await press(pilot, "M")
         (runs / "other-run.jsonl").unlink()
         app.run_list.select("parent-run")
-        await pilot.press("M")
+        await press(pilot, "M")
         await pilot.pause()
         assert not isinstance(app.screen, CompareScreen)
         assert any("Run other-run cannot be read" in n for n in notifications(app))
@@ -221,7 +222,7 @@ async def test_compare_reads_runs_from_a_postgresql_source(runs: Path, pg_stores
     app = RunsApp(source, watch=False, clock=fixed_clock)
     async with app.run_test(size=SIZE) as pilot:
         app.run_list.select("fork-run")
-        await pilot.press("M")
+        await press(pilot, "M")
         await pilot.pause()
         screen = compare_screen(app)
         assert [r.run_id for r in screen.runs] == ["parent-run", "fork-run"]
@@ -244,9 +245,9 @@ async def test_a_late_first_divergence_is_scrolled_into_view(tmp_path: Path) -> 
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
         app.run_list.select(long_run)
-        await pilot.press("M")
+        await press(pilot, "M")
         app.run_list.select("long-copy")
-        await pilot.press("M")
+        await press(pilot, "M")
         await pilot.pause()
         screen = compare_screen(app)
         rows = screen.compare_list

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.app_support import IDS, SIZE, app_for, copy_fixtures, screen_text, wait_until, write_log
-from tests.playkit import EVENTS, ManualClock
+from tests.playkit import EVENTS, ManualClock, press
 from tui.app import RunsApp
 from tui.data.playback import CAPPED_WAIT
 from tui.widgets.playback_screen import PlaybackScreen
@@ -26,7 +26,7 @@ def runs(tmp_path: Path) -> Path:
 async def playing(pilot, app: RunsApp, clock: ManualClock | None = None) -> PlaybackScreen:
     app.playback_clock = clock
     assert app.run_list.select("paced")
-    await pilot.press("P")
+    await press(pilot, "P")
     await pilot.pause()
     screen = app.screen
     assert isinstance(screen, PlaybackScreen)
@@ -166,7 +166,7 @@ async def test_textual_timers_play_a_run_to_its_end(tmp_path: Path) -> None:
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
         assert app.run_list.select(IDS["parallel_calls"])
-        await pilot.press("P")
+        await press(pilot, "P")
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, PlaybackScreen)

@@ -15,7 +15,7 @@ import agentor.forking
 from agentor.engine.store import FileStore
 from tests.app_support import SIZE, app_for, write_log
 from tests.forkkit import Weather, result_line, weather_model
-from tests.playkit import EVENTS, ManualClock
+from tests.playkit import EVENTS, ManualClock, press
 from tests.test_snapshots import SteppingClock
 
 PROMPT = "What is the weather in Oslo and Rome?"
@@ -46,10 +46,10 @@ def runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 async def _compare(pilot, first: str, second: str | None = None) -> None:
     app = pilot.app
     app.run_list.select(first)
-    await pilot.press("M")
+    await press(pilot, "M")
     if second is not None:
         app.run_list.select(second)
-        await pilot.press("M")
+        await press(pilot, "M")
     await pilot.pause()
 
 
@@ -75,7 +75,7 @@ def test_compare_a_model_fork_at_100x30(snap_compare, runs: Path) -> None:
 def test_a_marked_run_in_the_list(snap_compare, runs: Path) -> None:
     async def run_before(pilot) -> None:
         pilot.app.run_list.select("parent-run")
-        await pilot.press("M")
+        await press(pilot, "M")
         pilot.app.clear_notifications()
         await pilot.pause()
 
@@ -89,7 +89,7 @@ def test_playback_waiting_through_a_long_idle_gap(snap_compare, runs: Path) -> N
 
     async def run_before(pilot) -> None:
         pilot.app.run_list.select("paced")
-        await pilot.press("P")
+        await press(pilot, "P")
         await pilot.pause()
         clock.advance(3.6)  # the tool result shown; the resume, 3 h later, waited for
         await pilot.press("2")

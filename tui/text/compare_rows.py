@@ -34,9 +34,11 @@ from agentor.engine.compare import (
     Difference,
     Side,
     Turn,
+    compare,
 )
 from agentor.literal import literal_line
 
+from ..data.whole_run import WholeRun
 from .formatting import count, duration
 from .styles import ERROR_STYLE, STATUS_STYLES
 from .timeline_line import LINE_LIMIT, call_line, content_text, value_line
@@ -286,3 +288,23 @@ def overview(found: Comparison) -> Text:
         a, b = (s.usage_since(first.turn).total_tokens for s in (found.a, found.b))
         out.append(f" · tokens from turn {first.turn} on: a {a:,}, b {b:,}", "dim")
     return out
+
+
+@dataclass
+class Compared:
+    """Two runs read whole and compared, as the compare view shows them (made off the UI
+    thread: reading and comparing long runs takes a while)."""
+
+    a: WholeRun
+    b: WholeRun
+    found: Comparison
+    rows: list[CompareRow]
+    first_row: int | None  # the row of the first divergence (None: the runs did the same)
+
+
+def compared(a: WholeRun, b: WholeRun) -> Compared:
+    found = compare(a.events, b.events)
+    rows = compare_rows(found)
+    first = found.first
+    where = {(r.kind, r.turn, r.call): i for i, r in enumerate(rows)}
+    return Compared(a, b, found, rows, where.get(row_of(first)) if first is not None else None)

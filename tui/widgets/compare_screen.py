@@ -13,19 +13,18 @@ from textual.binding import BindingType
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from agentor.engine.compare import Comparison, compare
+from agentor.engine.compare import Comparison
 from agentor.literal import literal_line
 
-from ..data.whole_run import WholeRun
 from ..keys import COMPARE_SCREEN, bindings
-from ..text.compare_rows import compare_rows, overview, row_detail, row_of, side_summary
+from ..text.compare_rows import Compared, overview, row_detail, side_summary
 from ..text.formatting import short_id
 from .compare_list import CompareList
 from .keys_footer import KeysFooter
 
 
 class CompareScreen(ModalScreen[None]):
-    """Run `a` (the marked one, or a fork's parent) against run `b`."""
+    """Run `a` (the marked one, or a fork's parent) against run `b`, compared."""
 
     BINDINGS: ClassVar[list[BindingType]] = bindings(COMPARE_SCREEN)
     DEFAULT_CSS = """
@@ -53,14 +52,12 @@ class CompareScreen(ModalScreen[None]):
     }
     """
 
-    def __init__(self, a: WholeRun, b: WholeRun) -> None:
+    def __init__(self, made: Compared) -> None:
         super().__init__()
-        self.runs = (a, b)
-        self.found: Comparison = compare(a.events, b.events)
-        self.rows = compare_rows(self.found)
-        first = self.found.first
-        where = {(r.kind, r.turn, r.call): i for i, r in enumerate(self.rows)}
-        self.first_row = where.get(row_of(first)) if first is not None else None
+        self.runs = (made.a, made.b)
+        self.found: Comparison = made.found
+        self.rows = made.rows
+        self.first_row = made.first_row
 
     def compose(self) -> ComposeResult:
         yield Static(self._totals(), id="compare-totals", markup=False)
