@@ -87,7 +87,7 @@ class CompareActions(_Base):
             return
         if len(a.items) + len(b.items) >= SAY_FROM_LINES:
             said = f"Comparing {len(a.items):,} and {len(b.items):,} lines…"
-            self._tell_from_thread(said, "information")
+            self._tell_from_thread(said, "information", timeout=3)
         made = compared(a, b)
         if not get_current_worker().is_cancelled:
             self.call_from_thread(self._show_comparison, made)
@@ -107,7 +107,7 @@ class CompareActions(_Base):
             return
         self.tell(
             f"Marked {short_id(run.run_id)}: M on another run compares the two (M here unmarks).",
-            timeout=5,
+            timeout=3,
         )
 
     def action_playback(self) -> None:
@@ -146,5 +146,7 @@ class CompareActions(_Base):
         finally:
             log.close()
 
-    def _tell_from_thread(self, message: str, severity: SeverityLevel = "warning") -> None:
-        self.call_from_thread(self.tell, message, severity=severity)
+    def _tell_from_thread(
+        self, message: str, severity: SeverityLevel = "warning", timeout: float | None = None
+    ) -> None:
+        self.call_from_thread(self.tell, message, severity=severity, timeout=timeout)

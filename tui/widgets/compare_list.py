@@ -39,6 +39,16 @@ class CompareList(CursorList):
     def current(self) -> CompareRow | None:
         return self.rows[self.cursor] if 0 <= self.cursor < len(self.rows) else None
 
+    def center_cursor(self) -> None:
+        """Scroll so that the cursor's row is a third down the view (what led to it above,
+        what followed below)."""
+        height = self.scrollable_content_region.height - self.header_height
+        if height <= 0:  # not laid out yet
+            self.call_after_refresh(self.center_cursor)
+            return
+        top = max(0, self.cursor - height // 3)
+        self.scroll_to(y=top, animate=False, immediate=True, force=True)
+
     def difference_rows(self) -> list[int]:
         return [i for i, r in enumerate(self.rows) if r.differences]
 

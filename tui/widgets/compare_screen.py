@@ -74,6 +74,7 @@ class CompareScreen(ModalScreen[None]):
         rows.focus()
         rows.move_cursor(self.first_row if self.first_row is not None else 0, notify=False)
         rows.cursor_moved()
+        self.call_after_refresh(rows.center_cursor)  # once laid out: over the one above
 
     def _totals(self) -> Text:
         out = Text(no_wrap=True, overflow="ellipsis")
