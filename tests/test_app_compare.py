@@ -26,6 +26,7 @@ from tui.app import RunsApp
 from tui.data.pgsource import PostgresSource
 from tui.widgets.compare_list import DIFFERS_MARK, FIRST_MARK, FIRST_STYLE
 from tui.widgets.compare_screen import CompareScreen
+from tui.widgets.playback_screen import PlaybackScreen
 from tui.widgets.run_list import COMPARE_MARK
 
 PROMPT = "What is the weather in Oslo and Rome?"
@@ -229,6 +230,13 @@ async def test_compare_reads_runs_from_a_postgresql_source(runs: Path, pg_stores
         first = rendered(screen, screen.compare_list.cursor)
         assert first.startswith(FIRST_MARK) and SHOWN in first
         assert "a (line 6): Sunny in Rome." in screen_text(app)
+        # The playback reads the run through the same source.
+        await pilot.press("escape")
+        await press(pilot, "P")
+        playback = app.screen
+        assert isinstance(playback, PlaybackScreen)
+        assert len(playback.steps) == len(FileStore(runs).load("fork-run"))
+        assert "run_start" in screen_text(app)
 
 
 async def test_a_late_first_divergence_is_scrolled_into_view(tmp_path: Path) -> None:
@@ -258,3 +266,26 @@ async def test_a_late_first_divergence_is_scrolled_into_view(tmp_path: Path) -> 
         text = screen_text(app)
         assert "first divergence: turn 28, call 1 get_weather: another result" in text
         assert "→ The weather in Prague is <b>foggy</b>" in text
+
+
+async def test_an_unreadable_run_is_neither_compared_nor_played(runs: Path) -> None:
+    (runs / "broken.jsonl").write_bytes(b"not json at all\n")
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        assert app.run_list.select("broken")
+        await press(pilot, "M")
+        await press(pilot, "P")
+        assert not isinstance(app.screen, (CompareScreen, PlaybackScreen))
+        told = [n for n in notifications(app) if "Run broken is unreadable" in n]
+        assert len(told) == 2, notifications(app)
+        assert app.run_list.compare_mark is None
+
+
+async def test_m_and_p_with_no_run_say_so(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    app = app_for(tmp_path / "empty")
+    async with app.run_test(size=SIZE) as pilot:
+        await press(pilot, "M")
+        await press(pilot, "P")
+        assert notifications(app) == ["No run selected.", "No run selected."]
+        assert not isinstance(app.screen, (CompareScreen, PlaybackScreen))

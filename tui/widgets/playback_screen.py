@@ -54,7 +54,13 @@ class PlaybackScreen(ModalScreen[None]):
     DEFAULT_CSS = """
     PlaybackScreen {
         background: $background;
-        #playback-status { height: 1; padding: 0 1; background: $boost; }
+        #playback-status {
+            height: 1;
+            padding: 0 1;
+            background: $boost;
+            text-wrap: nowrap;
+            text-overflow: ellipsis;
+        }
         PlaybackList {
             height: 1fr;
             border: round $primary;
@@ -156,7 +162,7 @@ class PlaybackScreen(ModalScreen[None]):
                 if start is not None:
                     out.append(f" ({offset(step.time - start)})", "dim")
         if self.paused and self.position < n:
-            out.append(" · space goes on, . steps", "dim")
+            out.append(" · space: play · .: step", "dim")
         return out
 
     # -- keys ----------------------------------------------------------------------------------
