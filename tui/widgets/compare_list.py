@@ -60,11 +60,11 @@ class CompareList(CursorList):
         target = ahead[0] if ahead else (behind[-1] if behind else None)
         if target is None:
             self.note = "no difference " + ("below" if forward else "above") if rows else ""
-            self.post_retitle()
+            self.retitle()
             return
         self.move_cursor(target)
 
-    def post_retitle(self) -> None:
+    def retitle(self) -> None:
         rows = self.difference_rows()
         if not rows:
             subtitle = "no difference"
@@ -86,7 +86,7 @@ class CompareList(CursorList):
 
     def cursor_moved(self) -> None:
         self.note = ""
-        self.post_retitle()
+        self.retitle()
         self.post_message(self.Moved())
 
     def render_header(self, width: int) -> Text:
