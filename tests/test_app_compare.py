@@ -213,6 +213,7 @@ async def test_a_marked_run_deleted_before_the_compare_is_said(runs: Path) -> No
         await pilot.pause()
         assert not isinstance(app.screen, CompareScreen)
         assert any("Run other-run cannot be read" in n for n in notifications(app))
+        assert app.run_list.compare_mark is None  # the mark went with its run
 
 
 async def test_compare_reads_runs_from_a_postgresql_source(runs: Path, pg_stores: PgStores) -> None:

@@ -82,6 +82,8 @@ class CompareActions(_Base):
                 return
             a_id = quick.parent
         a = self._read_whole(a_id)
+        if a is None and marked is not None:  # gone, or broken: nothing to compare with
+            self.call_from_thread(self.run_list.set_compare_mark, None)
         b = self._read_whole(run_id) if a is not None else None
         if a is None or b is None:
             return
