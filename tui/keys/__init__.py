@@ -7,14 +7,16 @@ from __future__ import annotations
 
 from textual.binding import Binding
 
-from . import app_keys, approval, event, run, runs, timeline
+from . import app_keys, approval, compare, event, run, runs, timeline
 from .model import (
     APP,
     APPROVALS,
     ARGS_EDITOR,
+    COMPARE_SCREEN,
     FILTER_BAR,
     HELP_SCREEN,
     LIST,
+    PLAYBACK_SCREEN,
     RAW_SCREEN,
     REASON_SCREEN,
     SEARCH_BAR,
@@ -27,12 +29,14 @@ __all__ = [
     "APP",
     "APPROVALS",
     "ARGS_EDITOR",
+    "COMPARE_SCREEN",
     "FILTER_BAR",
     "FOOTER_ORDER",
     "FOOTER_PRIORITY",
     "HELP",
     "HELP_SCREEN",
     "LIST",
+    "PLAYBACK_SCREEN",
     "RAW_SCREEN",
     "REASON_SCREEN",
     "SEARCH_BAR",
@@ -46,6 +50,7 @@ __all__ = [
 HELP: tuple[tuple[str, tuple[Key, ...]], ...] = (
     runs.SECTION,
     timeline.SECTION,
+    compare.SECTION,
     event.SECTION,
     run.SECTION,
     approval.SECTION,

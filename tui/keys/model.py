@@ -17,6 +17,8 @@ RAW_SCREEN = "raw_screen"
 APPROVALS = "approvals"  # the approvals pane's list of gated calls
 ARGS_EDITOR = "args_editor"
 REASON_SCREEN = "reason_screen"
+COMPARE_SCREEN = "compare_screen"
+PLAYBACK_SCREEN = "playback_screen"
 
 
 @dataclass(frozen=True)
