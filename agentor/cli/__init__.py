@@ -62,6 +62,23 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+class Intermixed(Parser):
+    """A parser whose positionals and options may come in any order: `agentor search DSN
+    --schema S QUERY` (plain argparse takes DSN for QUERY there, the first positionals it meets
+    being all it assigns)."""
+
+    _inner = False
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        if self._inner:  # parse_known_intermixed_args calls this back, twice
+            return super().parse_known_args(args, namespace)
+        self._inner = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._inner = False
+
+
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -267,6 +284,7 @@ def _add_ops_commands(sub: Any) -> None:
     search.add_argument("--regex", action="store_true", help="QUERY is a regular expression")
     search.add_argument("--json", action="store_true", help="a JSON array (README: agentor search)")
     search.set_defaults(run="search_cmd:search")
+    search.__class__ = Intermixed  # [DIR|DSN] QUERY, with options anywhere
 
 
 def _store_positional(p: argparse.ArgumentParser) -> None:
