@@ -65,9 +65,8 @@ def test_prune_removes_old_runs_and_says_why_each_other_one_stays(kept_and_old: 
     lines = proc.stdout.splitlines()
     removed = [line.split()[1] for line in lines if line.startswith("removed  ")]
     assert sorted(removed) == ["old-done", "old-failed"]
-    assert any(
-        line.startswith("removed  old-failed  failed  last active 45d ago") for line in lines
-    ), lines
+    # Columns: what, run, status, when (run ids and statuses padded to line up).
+    assert "removed  old-failed    failed     last active 45d ago" in lines
     kept = {line.split()[1]: line.split(None, 2)[2] for line in lines if line.startswith("kept")}
     assert kept == {
         "old-held": f"held by process {holder.pid}",
@@ -92,7 +91,7 @@ def test_a_dry_run_says_the_same_and_leaves_every_byte(kept_and_old: Path) -> No
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert sorted(line.split()[2] for line in lines if line.startswith("would remove")) == [*gone]
-    assert "kept          old-pinned  pinned" in lines
+    assert "kept          old-pinned    pinned" in lines
     assert lines[-1] == (
         f"dry run: would remove 3 runs ({size / 1000:.1f} kB), kept 3; nothing was removed "
         f"from {runs}"

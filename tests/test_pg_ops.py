@@ -187,7 +187,7 @@ def test_prune_on_a_database_keeps_held_pinned_awaiting_and_forked_runs(
         proc = agentor(*on_db(pg_stores, "prune", "--older-than", "30d"))
         assert proc.returncode == 0, proc.stderr
         lines = proc.stdout.splitlines()
-        assert lines[0].startswith("removed  old-done  completed  last active 40d ago")
+        assert lines[0] == "removed  old-done      completed  last active 40d ago"
         kept = {ln.split()[1]: ln.split(None, 2)[2] for ln in lines if ln.startswith("kept")}
         assert kept == {
             "old-held": f"held by process {holder.pid}",

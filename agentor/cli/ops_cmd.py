@@ -70,11 +70,14 @@ def _print_report(store: Store, report: retention.PruneReport, freed: int | None
     now = time.time()
     verb = "would remove" if report.dry_run else "removed"
     width = len(verb)
+    status_width = max((len(r.status) for r in report.removed), default=0)
+    ids = max((len(x.run_id) for x in [*report.removed, *report.kept]), default=0)
     for r in report.removed:
         when = "no time recorded" if r.last_active is None else f"{span(now - r.last_active)} ago"
-        print(literal_line(f"{verb:<{width}}  {r.run_id}  {r.status}  last active {when}", 400))
+        line = f"{verb}  {r.run_id:<{ids}}  {r.status:<{status_width}}  last active {when}"
+        print(literal_line(line, 400))
     for k in report.kept:
-        print(literal_line(f"{'kept':<{width}}  {k.run_id}  {k.detail}", 400))
+        print(literal_line(f"{'kept':<{width}}  {k.run_id:<{ids}}  {k.detail}", 400))
     print(literal_line(_summary(store, report, freed), 600))
 
 
