@@ -6,7 +6,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pty
 import shutil
+import subprocess
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -22,7 +24,7 @@ from agentor.ops.export import export
 from agentor.ops.search import search
 from tests.conftest import ROOT
 from tests.retention_support import held_by_another_process, write_run
-from tests.test_agentor_command import agentor, refused
+from tests.test_agentor_command import ENV, SCRIPT, agentor, refused
 
 SAMPLES = ROOT / "runs"
 
@@ -335,3 +337,53 @@ def test_escape_sequences_in_a_log_never_reach_the_terminal(tmp_path: Path) -> N
     assert not set(proc.stdout) & {"\x1b", "\x07", "\x9b", "\u202e"}
     line = proc.stdout.splitlines()[-1]
     assert line.startswith("evil:4  tool_result  result  weather␛[2J␛]52;c;cHduZWQ=␇ report")
+
+
+def test_matches_are_bold_on_a_terminal_only(tmp_path: Path) -> None:
+    primary, secondary = pty.openpty()
+    try:
+        proc = subprocess.Popen(
+            [str(SCRIPT), "search", str(SAMPLES), "helsinki"],
+            cwd=ROOT,
+            env=ENV,
+            stdout=secondary,
+            stderr=subprocess.DEVNULL,
+        )
+        os.close(secondary)
+        out = b""
+        while True:
+            try:
+                chunk = os.read(primary, 65536)
+            except OSError:  # the terminal's other end closed
+                break
+            if not chunk:
+                break
+            out += chunk
+        assert proc.wait(timeout=30) == 0
+    finally:
+        os.close(primary)
+    lines = out.decode().splitlines()
+    assert lines and all("\x1b[1mHelsinki\x1b[0m" in line for line in lines), lines
+    assert "\x1b" not in agentor("search", str(SAMPLES), "helsinki").stdout  # a pipe: none
+
+
+def test_a_directory_that_cannot_be_read_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agentor.cli import main
+    from agentor.ops import search as search_module
+
+    def denied(*args: object) -> list[str]:
+        raise PermissionError(13, "Permission denied")
+
+    runs = tmp_path / "runs"
+    write_run(FileStore(runs), "r1", age_days=40, now=time.time())
+    monkeypatch.setattr(FileStore, "list_runs", denied)
+    monkeypatch.setattr(search_module, "run_files", denied)
+    assert main(["prune", str(runs), "--older-than", "1d"]) == 1
+    assert capsys.readouterr().err == f"agentor prune: cannot prune {runs}: Permission denied\n"
+    assert main(["search", str(runs), "weather"]) == 2
+    assert capsys.readouterr().err == (
+        f"agentor search: error: cannot search {runs}: Permission denied\n"
+    )
+    assert (runs / "r1.jsonl").exists()

@@ -52,7 +52,18 @@ def test_delete_checks_under_the_hold_and_removes_events_row_and_pin(pg_stores: 
         seen.append([e.type for e in events])
         assert store.is_locked("doomed")  # read under the run's hold
 
-    assert store.delete("doomed", check) == size[0][0]
+    feed = store.changes()
+    try:
+        feed.wait(0.1)
+        assert store.delete("doomed", check) == size[0][0]
+        told: dict[str, int] = {}
+        deadline = time.monotonic() + 10
+        while "doomed" not in told and time.monotonic() < deadline:
+            told.update(feed.wait(0.5))
+        # A live view hears of it, reads the run again and finds it gone.
+        assert "doomed" in told and store.list_summaries(run_ids=["doomed"]) == []
+    finally:
+        feed.close()
     assert seen == [["run_start", "generation", "run_end"]]
     assert rows(pg_stores, "events") == rows(pg_stores, "runs") == ["other"]
     assert rows(pg_stores, "pins") == [] and store.pinned() == set()
