@@ -261,6 +261,16 @@ def test_a_failed_export_leaves_the_file_as_it_was(tmp_path: Path) -> None:
     for args, status, says in cases:
         assert says in refused(agentor("export", *args), status)
     assert out.read_text() == "keep me"
+    runs = tmp_path / "runs"
+    shutil.copytree(SAMPLES, runs)
+    before = snapshot(runs)
+    log = runs / "ec39b58cb7a550f3aeaf1abcce1419bf.jsonl"  # another run's log
+    proc = agentor("export", "c0f1f8ee", "--store", str(runs), "--format", "json", "-o", str(log))
+    assert refused(proc, 2) == (
+        f"agentor export: error: -o {log}: a run log of the store; it is never written over"
+    )
+    assert snapshot(runs) == before
+    shutil.rmtree(runs)
     assert [p.name for p in tmp_path.iterdir()] == ["report.md"]
 
 

@@ -165,7 +165,7 @@ def test_search_in_the_database_finds_what_the_file_search_finds(
 
 
 def test_only_lines_holding_the_query_leave_the_database(pg_stores: PgStores) -> None:
-    store = pg_stores()
+    store = pg_stores(pool_size=1)
     for i in range(50):
         write_run(
             store, f"r{i:02d}", age_days=1, prompt=f"prompt {i}" + (" Needle" if i == 7 else "")
@@ -177,6 +177,10 @@ def test_only_lines_holding_the_query_leave_the_database(pg_stores: PgStores) ->
         ("r07", 1, "run_start"),
         ("r07", 2, "generation"),
     ]
+    given_up = store.search("prompt")  # a reader that stops after the first hit
+    assert next(given_up).run_id == "r00"
+    given_up.close()
+    assert len(store.list_runs()) == 50  # the one connection is free again
 
 
 # -- the commands on a DSN -----------------------------------------------------------------------

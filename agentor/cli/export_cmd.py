@@ -4,7 +4,7 @@ Without `-o` (or with `-o -`) the document goes to stdout, as UTF-8 whatever the
 encoding. With `-o FILE` it is written to a new file beside FILE and renamed over it once
 whole (and flushed to disk): FILE is either as it was or the whole export, never half of it,
 and a failure leaves no temporary file behind. The format is `--format`, else FILE's suffix
-(.md, .json, .html), else Markdown.
+(.md, .json, .html), else Markdown. A run log of the store is never written over.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import sys
 from argparse import Namespace
 from pathlib import Path
 
+from ..engine.store import SUFFIX, FileStore, Store
 from ..ops.export import FORMATS
 from ..ops.export import export as render
 from .lines import Refusal, UsageError
@@ -31,6 +32,8 @@ def export(args: Namespace) -> int:
     if output is not None:
         _check_target(output)
     store, run_id = the_run(args)
+    if output is not None and _is_a_log(store, output):
+        raise UsageError(f"-o {output}: a run log of the store; it is never written over")
     try:
         data = render(store, run_id, fmt).encode("utf-8")
     except KeyError:  # deleted since it was named
@@ -52,6 +55,12 @@ def _check_target(output: Path) -> None:
         raise UsageError(f"-o {output}: is a directory; name a file")
     if not output.parent.is_dir():
         raise UsageError(f"-o {output}: no such directory: {output.parent}")
+
+
+def _is_a_log(store: Store, output: Path) -> bool:
+    if not isinstance(store, FileStore) or not output.name.endswith(SUFFIX):
+        return False
+    return output.parent.resolve() == store.directory.resolve()
 
 
 def _write_whole(output: Path, data: bytes) -> None:
