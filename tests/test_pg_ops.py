@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from agentor.engine.events import TOOL_RESULT, Event
 from agentor.engine.pgstore import PostgresStore
@@ -19,6 +21,7 @@ from agentor.engine.store import FileStore, RunLockedError, RunNotFoundError
 from agentor.ops import retention
 from agentor.ops.export import export
 from agentor.ops.search import matcher_for, search
+from tests import test_reliability_fuzz as fz
 from tests.pg_support import SCHEMA, PgStores
 from tests.retention_support import held_by_another_process, write_run
 from tests.test_agentor_command import agentor, refused
@@ -181,6 +184,49 @@ def test_only_lines_holding_the_query_leave_the_database(pg_stores: PgStores) ->
     assert next(given_up).run_id == "r00"
     given_up.close()
     assert len(store.list_runs()) == 50  # the one connection is free again
+
+
+FUZZ_QUERIES = [("Oslo", False), ("a", False), ("é", False), ('"', False), ("\\", False),
+                ("null", False), ("\x1b", False), ("1", False), (".", True), ("[0-9]+", True),
+                ("^$", True), ("(?i)OSLO", True)]  # fmt: skip
+
+
+def check_against_the_file(pg: PgStores, store: PostgresStore, data: bytes) -> None:
+    """`data` as one run's lines in the database (each a row, seq = its line number, stored as
+    it is, however bad) and in a directory: the database's search finds what the file's does."""
+    directory = fz.scratch() / "pg-search"
+    directory.mkdir(exist_ok=True)
+    (directory / "fuzz.jsonl").write_bytes(data)
+    pg.sql("DELETE FROM {s}.events")
+    pg.sql("DELETE FROM {s}.runs")
+    pg.sql("INSERT INTO {s}.runs (run_id) VALUES ('fuzz')")
+    for n, line in enumerate(data.split(b"\n"), 1):
+        if line:
+            pg.sql(
+                "INSERT INTO {s}.events (run_id, seq, type, line) VALUES ('fuzz', %s, 'x', %s)",
+                (n, line + b"\n"),
+            )
+    for query, regex in FUZZ_QUERIES:
+        assert list(store.search(query, regex=regex)) == list(
+            search(directory, query, regex=regex)
+        ), (query, data[:300])
+
+
+@settings(fz.CI, max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(fz.mutated_logs() | fz.any_json_lines | st.binary(max_size=2000))
+def test_the_database_search_over_the_fuzz_corpus_is_the_files(
+    pg_stores: PgStores, data: bytes
+) -> None:
+    store = getattr(pg_stores, "fuzz_store", None)  # one store for every example
+    if store is None:
+        store = pg_stores.fuzz_store = pg_stores()  # type: ignore[attr-defined]
+    check_against_the_file(pg_stores, store, data)
+
+
+def test_the_database_search_over_every_base_log_of_the_fuzz_corpus(pg_stores: PgStores) -> None:
+    store = pg_stores()
+    for data in fz.base_logs():
+        check_against_the_file(pg_stores, store, data)
 
 
 # -- the commands on a DSN -----------------------------------------------------------------------
