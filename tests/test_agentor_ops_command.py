@@ -349,13 +349,14 @@ def test_escape_sequences_in_a_log_never_reach_the_terminal(tmp_path: Path) -> N
     assert line.startswith("evil:4  tool_result  result  weather␛[2J␛]52;c;cHduZWQ=␇ report")
 
 
-def test_matches_are_bold_on_a_terminal_only(tmp_path: Path) -> None:
+def on_a_terminal(*args: str, env: dict[str, str] | None = None) -> str:
+    """What the command writes to a terminal (a pty) as its stdout."""
     primary, secondary = pty.openpty()
     try:
         proc = subprocess.Popen(
-            [str(SCRIPT), "search", str(SAMPLES), "helsinki"],
+            [str(SCRIPT), *args],
             cwd=ROOT,
-            env=ENV,
+            env={**ENV, **(env or {})},
             stdout=secondary,
             stderr=subprocess.DEVNULL,
         )
@@ -372,9 +373,15 @@ def test_matches_are_bold_on_a_terminal_only(tmp_path: Path) -> None:
         assert proc.wait(timeout=30) == 0
     finally:
         os.close(primary)
-    lines = out.decode().splitlines()
+    return out.decode()
+
+
+def test_matches_are_bold_on_a_terminal_only() -> None:
+    lines = on_a_terminal("search", str(SAMPLES), "helsinki").splitlines()
     assert lines and all("\x1b[1mHelsinki\x1b[0m" in line for line in lines), lines
     assert "\x1b" not in agentor("search", str(SAMPLES), "helsinki").stdout  # a pipe: none
+    plain = on_a_terminal("search", str(SAMPLES), "helsinki", env={"NO_COLOR": "1"})
+    assert "Helsinki" in plain and "\x1b" not in plain
 
 
 def test_a_directory_that_cannot_be_read_is_one_line(

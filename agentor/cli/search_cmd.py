@@ -2,7 +2,8 @@
 
 One hit a line: `RUN:LINE  TYPE  FIELD  SNIPPET`, LINE being the line of the run's log (a
 database's: the event's seq, as the TUI numbers it). Snippets come with every control
-character made visible (agentor.literal); on a terminal the match is in bold. `--json` prints
+character made visible (agentor.literal); on a terminal the match is in bold (unless
+NO_COLOR is set). `--json` prints
 a JSON array of hits (`run_id`, `line`, `type`, `field`, `snippet`, `start`, `end`: the match
 is `snippet[start:end]`). Exit status as grep's: 0 when something matched, 1 when nothing did,
 2 on any error (a bad regular expression, a store that cannot be read or does not answer),
@@ -11,6 +12,7 @@ said in one line on stderr.
 
 from __future__ import annotations
 
+import os
 import sys
 from argparse import Namespace
 from collections.abc import Iterator
@@ -34,7 +36,8 @@ def search(args: Namespace) -> int:
     try:
         store = store_of(args)
         hits = find(store, args.query, regex=args.regex)
-        found = _print_json(hits) if args.json else _print_lines(hits, sys.stdout.isatty())
+        bold = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+        found = _print_json(hits) if args.json else _print_lines(hits, bold)
     except BrokenPipeError:
         raise  # `agentor search ... | head`: main says nothing of it
     except Refusal as exc:  # a store that cannot be used
