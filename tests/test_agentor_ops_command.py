@@ -237,6 +237,8 @@ def test_export_writes_each_format_to_stdout_as_the_library_renders_it() -> None
 def test_export_to_a_file_says_where_and_leaves_no_temporary_file(tmp_path: Path) -> None:
     run_id = "c0f1f8ee98b55cb8bc6b29804e73ad07"
     out = tmp_path / "report.html"
+    out.write_text("an older export")
+    out.chmod(0o640)
     proc = agentor("export", run_id, "--store", str(SAMPLES), "-o", str(out))
     assert proc.returncode == 0, proc.stderr
     html = export(FileStore(SAMPLES), run_id, "html")  # the format from the suffix
@@ -244,6 +246,7 @@ def test_export_to_a_file_says_where_and_leaves_no_temporary_file(tmp_path: Path
     size = len(html.encode("utf-8"))
     assert proc.stdout == f"wrote run {run_id} as html to {out} ({size / 1000:.1f} kB)\n"
     assert [p.name for p in tmp_path.iterdir()] == ["report.html"]
+    assert out.stat().st_mode & 0o777 == 0o640  # written over, its permissions kept
 
     proc = agentor("export", run_id[:6], "--dir", str(SAMPLES), "--format", "json", "-o", str(out))
     assert json.loads(out.read_text())["run_id"] == run_id  # --format wins over the suffix

@@ -2,24 +2,26 @@
 
 Without `-o` (or with `-o -`) the document goes to stdout, as UTF-8 whatever the terminal's
 encoding. With `-o FILE` it is written to a new file beside FILE and renamed over it once
-whole (and flushed to disk): FILE is either as it was or the whole export, never half of it,
-and a failure leaves no temporary file behind. The format is `--format`, else FILE's suffix
-(.md, .json, .html), else Markdown. A run log of the store is never written over.
+whole (and flushed to disk): FILE is either as it was or the whole export, never half of it
+(and keeps its permissions), and a failure leaves no temporary file behind. The format is
+`--format`, else FILE's suffix (.md, .json, .html), else Markdown. A run log of the store is
+never written over.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import sys
 from argparse import Namespace
 from pathlib import Path
 
 from ..engine.store import SUFFIX, FileStore, Store
+from ..literal import literal_line
 from ..ops.export import FORMATS
 from ..ops.export import export as render
-from .lines import Refusal, UsageError
-from .ops_cmd import human_bytes
+from .lines import Refusal, UsageError, human_bytes
 from .stores import the_run
 
 _SUFFIXES = {".md": "md", ".markdown": "md", ".json": "json", ".html": "html", ".htm": "html"}
@@ -45,7 +47,7 @@ def export(args: Namespace) -> int:
         sys.stdout.flush()
         return 0
     _write_whole(output, data)
-    print(f"wrote run {run_id} as {fmt} to {output} ({human_bytes(len(data))})")
+    print(literal_line(f"wrote run {run_id} as {fmt} to {output} ({human_bytes(len(data))})"))
     return 0
 
 
@@ -69,6 +71,8 @@ def _write_whole(output: Path, data: bytes) -> None:
     try:
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
         try:
+            with contextlib.suppress(FileNotFoundError):  # FILE keeps its permissions
+                os.fchmod(fd, stat.S_IMODE(os.stat(output).st_mode))
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]

@@ -18,7 +18,7 @@ from typing import Any
 from ..engine.store import FileStore, Store
 from ..literal import literal_line
 from ..ops import retention
-from .lines import Refusal, UsageError, plural, print_json, span
+from .lines import Refusal, UsageError, human_bytes, plural, print_json, span
 from .stores import store_of, the_run, where
 
 
@@ -107,18 +107,6 @@ def _report_json(store: Store, report: retention.PruneReport, freed: int | None)
         "kept": [{"run_id": k.run_id, "reason": k.reason, "detail": k.detail} for k in report.kept],
         "freed": freed,
     }
-
-
-def human_bytes(n: int | None) -> str:
-    """`512 B`, `1.5 kB`, `12.0 MB` (powers of 1000, as `du --si`); `? bytes` when unknown."""
-    if n is None:
-        return "? bytes"
-    size = float(n)
-    for unit in ("B", "kB", "MB", "GB"):
-        if size < 1000 or unit == "GB":
-            return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1000
-    raise AssertionError("unreachable")
 
 
 # -- pins ----------------------------------------------------------------------------------------

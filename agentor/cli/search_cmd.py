@@ -3,11 +3,10 @@
 One hit a line: `RUN:LINE  TYPE  FIELD  SNIPPET`, LINE being the line of the run's log (a
 database's: the event's seq, as the TUI numbers it). Snippets come with every control
 character made visible (agentor.literal); on a terminal the match is in bold (unless
-NO_COLOR is set). `--json` prints
-a JSON array of hits (`run_id`, `line`, `type`, `field`, `snippet`, `start`, `end`: the match
-is `snippet[start:end]`). Exit status as grep's: 0 when something matched, 1 when nothing did,
-2 on any error (a bad regular expression, a store that cannot be read or does not answer),
-said in one line on stderr.
+NO_COLOR is set). `--json` prints a JSON array of hits (`run_id`, `line`, `type`, `field`,
+`snippet`, `start`, `end`: the match is `snippet[start:end]`). Exit status as grep's: 0 when
+something matched, 1 when nothing did, 2 on any error (a bad regular expression, a store that
+cannot be read or does not answer), said in one line on stderr.
 """
 
 from __future__ import annotations
