@@ -211,6 +211,26 @@ def test_pin_and_unpin_say_what_changed(tmp_path: Path) -> None:
     assert (runs / "3f2a9c-weather.jsonl").exists()
 
 
+def test_ls_and_show_mark_the_pinned_runs(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    store = FileStore(runs)
+    now = time.time()
+    write_run(store, "kept-run", age_days=2, now=now)
+    write_run(store, "other-run", age_days=1, now=now)
+    agentor("pin", "kept-run", "--store", str(runs))
+    rows = json.loads(agentor("ls", str(runs), "--json").stdout)
+    assert {r["run_id"]: r["pinned"] for r in rows} == {"kept-run": True, "other-run": False}
+    table = agentor("ls", str(runs)).stdout.splitlines()
+    assert table[0].split()[:7] == ["STATUS", "RUN", "AGENT", "MODEL", "AGE", "PENDING", "PINNED"]
+    assert [line.split()[1] for line in table if " yes " in line] == ["kept-run"]
+    shown = agentor("show", "kept-run", "--store", str(runs)).stdout
+    assert "pinned   yes: prune keeps it (agentor unpin lets it go)" in shown.splitlines()
+    assert json.loads(agentor("show", "kept", "--store", str(runs), "--json").stdout)["run"][
+        "pinned"
+    ]
+    assert "pinned" not in agentor("show", "other-run", "--store", str(runs)).stdout
+
+
 def test_pinning_an_unknown_run_is_refused(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     runs.mkdir()

@@ -278,6 +278,8 @@ def test_pin_unpin_export_and_search_on_a_database(tmp_path: Path, pg_stores: Pg
     proc = agentor(*on_db(pg_stores, "pin", "c0f1f8"))
     assert (proc.returncode, proc.stdout) == (0, f"pinned {run_id}: prune keeps it\n")
     assert rows(pg_stores, "pins") == [run_id]
+    listed = json.loads(agentor(*on_db(pg_stores, "ls", "--json")).stdout)
+    assert [r["run_id"] for r in listed if r["pinned"]] == [run_id]
     proc = agentor(*on_db(pg_stores, "unpin", run_id))
     assert (proc.returncode, proc.stdout) == (0, f"unpinned {run_id}: prune may remove it again\n")
     assert rows(pg_stores, "pins") == []
