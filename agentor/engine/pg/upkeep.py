@@ -2,7 +2,7 @@
 database (agentor.ops: retention, pins, search).
 
 A mixin of `PostgresStore` (store.py), kept apart so that each module reads in one sitting: it
-uses the store's pool (`_read`), its DSN, its lock (`lock`) and its loader (`load`).
+uses the store's pool (`_read`), its DSN, its lock (`lock`) and its reader (`read_events`).
 
 - `delete(run_id, check)` (`DeletingStore`): under the run's hold (a run another session holds
   is a `RunLockedError`), its events are read and given to `check`; then its events, its row
@@ -52,7 +52,7 @@ class RunUpkeep:
     def lock(self, run_id: str) -> contextlib.AbstractContextManager[None]:
         raise NotImplementedError
 
-    def load(self, run_id: str) -> list[Event]:
+    def read_events(self, run_id: str) -> Any:
         raise NotImplementedError
 
     # -- deleting ------------------------------------------------------------------------------
@@ -65,7 +65,7 @@ class RunUpkeep:
         if not self._exists(run_id):  # `lock` would make a row for an unknown run
             raise RunNotFoundError(run_id, self)
         with self.lock(run_id):
-            events = self.load(run_id)
+            events = self.read_events(run_id).events  # bad lines skipped quietly, as a file's
             if check is not None:
                 check(events)
             return self._read(
