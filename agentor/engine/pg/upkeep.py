@@ -79,17 +79,16 @@ class RunUpkeep:
         )
 
     def _drop(self, conn: Any, run_id: str) -> int:
+        """One statement in autocommit, so one transaction and one round trip: the events, the
+        row (its pin with it), and a notification; the bytes of the lines."""
         s = self._s
-        with conn.transaction():
-            freed = conn.execute(
-                f"WITH gone AS (DELETE FROM {s}.events WHERE run_id = %s::text"
-                " RETURNING octet_length(line) AS n) SELECT coalesce(sum(n), 0)::bigint FROM gone",
-                (run_id,),
-            ).fetchone()[0]
-            conn.execute(f"DELETE FROM {s}.runs WHERE run_id = %s::text", (run_id,))
-            conn.execute(
-                "SELECT pg_notify(%s::text, %s::text)", (channel_of(self.schema), f"{run_id}:0")
-            )
+        freed = conn.execute(
+            f"WITH gone AS (DELETE FROM {s}.events WHERE run_id = %s::text"
+            " RETURNING octet_length(line) AS n),"
+            f" r AS (DELETE FROM {s}.runs WHERE run_id = %s::text)"
+            " SELECT coalesce(sum(n), 0)::bigint, pg_notify(%s::text, %s::text) FROM gone",
+            (run_id, run_id, channel_of(self.schema), f"{run_id}:0"),
+        ).fetchone()[0]
         return int(freed)
 
     # -- pins ----------------------------------------------------------------------------------
