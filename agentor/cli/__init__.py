@@ -255,7 +255,9 @@ def _add_ops_commands(sub: Any) -> None:
     search."""
     prune = sub.add_parser("prune", help="delete old runs; held, awaiting, pinned runs stay")
     _store_positional(prune)
-    prune.add_argument("--older-than", metavar="AGE", help="last active before: 30d, 12h, 90m")
+    prune.add_argument(
+        "--older-than", metavar="AGE", help="runs last active longer ago: 30d, 12h, 90m, 45s, 2w"
+    )
     prune.add_argument(
         "--keep-last", type=_whole, metavar="N", help="keep the N newest of the matched runs"
     )
@@ -280,7 +282,11 @@ def _add_ops_commands(sub: Any) -> None:
 
     search = sub.add_parser("search", help="search every event of every run (exit 1: no hit)")
     _store_positional(search)
-    search.add_argument("query", metavar="QUERY", help="text (smart case) or, with --regex, one")
+    search.add_argument(
+        "query",
+        metavar="QUERY",
+        help="the text to find (without a capital, in any case), or with --regex a regex",
+    )
     search.add_argument("--regex", action="store_true", help="QUERY is a regular expression")
     search.add_argument("--json", action="store_true", help="a JSON array (README: agentor search)")
     search.set_defaults(run="search_cmd:search")
