@@ -359,6 +359,26 @@ def test_no_hit_is_exit_1_and_an_error_exit_2(tmp_path: Path) -> None:
         assert refused(agentor(*args), 2).startswith(f"agentor search: error: {says}")
 
 
+def test_search_takes_its_options_anywhere_and_a_query_after_dashes(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    store = FileStore(runs)
+    write_run(store, "r1", age_days=1, now=time.time(), prompt="What is --verbose in Oslo?")
+    expected = "r1:1  run_start  messages[0].content  What is --verbose in Oslo?\n"
+    for args in (
+        [str(runs), "oslo"],
+        ["oslo", "--store", str(runs)],
+        ["--store", str(runs), "oslo"],
+        [f"--store={runs}", "oslo"],
+        [str(runs), "--", "--verbose"],
+        ["--store", str(runs), "--", "--verbose"],
+    ):
+        proc = agentor("search", *args)
+        assert (proc.returncode, proc.stdout.splitlines(True)[:1]) == (0, [expected]), args
+    assert "unrecognized arguments: --verbose" in refused(
+        agentor("search", str(runs), "--verbose"), 2
+    )
+
+
 def test_escape_sequences_in_a_log_never_reach_the_terminal(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     store = FileStore(runs)

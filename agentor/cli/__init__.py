@@ -64,19 +64,29 @@ class Parser(argparse.ArgumentParser):
 
 class Intermixed(Parser):
     """A parser whose positionals and options may come in any order: `agentor search DSN
-    --schema S QUERY` (plain argparse takes DSN for QUERY there, the first positionals it meets
-    being all it assigns)."""
-
-    _inner = False
+    --schema S QUERY` (plain argparse takes DSN for QUERY there: the first positionals it meets
+    are all it assigns). The arguments are put in order first, options then positionals after
+    a `--`; what followed a `--` given stays a positional (`agentor search -- -x`)."""
 
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
-        if self._inner:  # parse_known_intermixed_args calls this back, twice
-            return super().parse_known_args(args, namespace)
-        self._inner = True
-        try:
-            return self.parse_known_intermixed_args(args, namespace)
-        finally:
-            self._inner = False
+        given = list(args or [])
+        cut = given.index("--") if "--" in given else len(given)
+        options, positionals = [], []
+        todo = iter(given[:cut])
+        for arg in todo:
+            action = self._option_string_actions.get(arg)
+            if action is not None:
+                options.append(arg)
+                value = next(todo, None) if action.nargs is None else None
+                if value is not None:  # it takes one value: the next argument
+                    options.append(value)
+            elif arg.startswith("-") and len(arg) > 1:
+                options.append(arg)  # --opt=value, or one argparse says it does not know
+            else:
+                positionals.append(arg)
+        return super().parse_known_args(
+            [*options, "--", *positionals, *given[cut + 1 :]], namespace
+        )
 
 
 def _version() -> str:
