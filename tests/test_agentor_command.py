@@ -41,6 +41,7 @@ LS_FIELDS = [
     "total_tokens",
     "first_prompt",
     "error",
+    "pinned",
 ]
 
 
@@ -132,11 +133,13 @@ def test_ls_lists_status_agent_model_age_and_pending_approvals(runs: Path) -> No
 
     assert proc.returncode == 0, proc.stderr
     header, *rows = proc.stdout.splitlines()
-    assert header.split() == ["STATUS", "RUN", "AGENT", "MODEL", "AGE", "PENDING", "PROMPT"]
+    assert header.split() == [
+        "STATUS", "RUN", "AGENT", "MODEL", "AGE", "PENDING", "PINNED", "PROMPT"
+    ]  # fmt: skip
     by_id = {row.split()[1]: row.split() for row in rows}
     assert by_id[waiting][:6] == [AWAITING_APPROVAL, waiting, "Travel", "Agent", "scripted", "0s"]
     assert by_id[waiting][6] == "1"
-    assert (by_id[done][0], by_id[done][6]) == (COMPLETED, "-")
+    assert (by_id[done][0], by_id[done][6], by_id[done][7]) == (COMPLETED, "-", "-")
     assert by_id[crashed][0] == INTERRUPTED and by_id[held][0] == RUNNING
     assert rows[0].split()[1] == held, "newest first"
     assert all(row.endswith(TRAVEL_PROMPT) for row in rows)
@@ -166,6 +169,7 @@ def test_ls_json_is_an_array_of_the_documented_fields(runs: Path) -> None:
         "total_tokens": 6,
         "first_prompt": TRAVEL_PROMPT,
         "error": None,
+        "pinned": False,
     }
     assert row["last_event_at"] == events[-1].ts and 0 <= row["age"] < 60
     filtered = agentor("ls", str(runs), "--json", "--status", COMPLETED)

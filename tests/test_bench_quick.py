@@ -29,6 +29,7 @@ BENCHES = {
     "pg_list": "pg-list",
     "pg_tail": "pg-tail",
     "compare_view": "compare-view",
+    "pg_search": "pg-search",
 }
 RESULT = re.compile(
     r"^(?P<name>\S+) ratio=(?P<ratio>\d+\.\d+|inf|nan) goal=\S+ ours=\S+ baseline=\S+$"

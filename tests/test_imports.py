@@ -208,6 +208,7 @@ def test_the_engine_imports_no_psycopg_until_a_postgres_store_is_named() -> None
 OPS_MODULES = [
     "agentor.ops.pricing",
     "agentor.ops.retention",
+    "agentor.ops.pins",
     "agentor.ops.export",
     "agentor.ops.run_document",
     "agentor.ops.search",
