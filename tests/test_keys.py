@@ -13,6 +13,8 @@ from tui.widgets.approval_pane import ApprovalList
 from tui.widgets.args_editor import ArgsEditor
 from tui.widgets.cursor_list import CursorList
 from tui.widgets.filter_bar import FilterBar
+from tui.widgets.fork_screen import ForkScreen
+from tui.widgets.fork_tree import ForkTreeScreen
 from tui.widgets.help_screen import HelpScreen
 from tui.widgets.raw_event import RawEventScreen
 from tui.widgets.reason_screen import ReasonScreen
@@ -39,7 +41,7 @@ TEXTUAL_COMMANDS = {"quit": "Quit", "clear_search": "Back"}
 # its base's: Timeline's include CursorList's).
 BINDERS = (
     *(RunsApp, CursorList, Timeline, ApprovalList, FilterBar, SearchBar, HelpScreen),
-    *(RawEventScreen, ArgsEditor, ReasonScreen),
+    *(RawEventScreen, ArgsEditor, ReasonScreen, ForkScreen, ForkTreeScreen),
 )
 
 

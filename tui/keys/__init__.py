@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from textual.binding import Binding
 
-from . import app_keys, approval, event, run, runs, timeline
+from . import app_keys, approval, event, forks, run, runs, timeline
 from .model import (
     APP,
     APPROVALS,
     ARGS_EDITOR,
     FILTER_BAR,
+    FORK_SCREEN,
+    FORK_TREE,
     HELP_SCREEN,
     LIST,
     RAW_SCREEN,
@@ -30,6 +32,8 @@ __all__ = [
     "FILTER_BAR",
     "FOOTER_ORDER",
     "FOOTER_PRIORITY",
+    "FORK_SCREEN",
+    "FORK_TREE",
     "HELP",
     "HELP_SCREEN",
     "LIST",
@@ -49,6 +53,7 @@ HELP: tuple[tuple[str, tuple[Key, ...]], ...] = (
     event.SECTION,
     run.SECTION,
     approval.SECTION,
+    forks.SECTION,
     app_keys.SECTION,
 )
 
@@ -65,6 +70,7 @@ FOOTER_ORDER = (
     "cycle_status",
     "resume",
     "stop_resume",
+    "fork",
     "follow",
     "copy_id",
     "reload",
