@@ -111,8 +111,8 @@ def lineage_line(row: RunRow | None) -> Text | None:
         return None
     out = Text(f"{FORK_MARK} forked from ", FORK_STYLE)
     out.append(literal_line(row.forked_from, 80), f"bold {FORK_STYLE}")
-    out.append(f" {edit_words(row)}", FORK_STYLE)
-    out.append("  (u: go to it · L: the fork tree)\n", "dim")
+    out.append(f" {edit_words(row)}\n", FORK_STYLE)
+    out.append("u goes there · L shows the fork tree\n", "dim")
     return out
 
 
