@@ -6,11 +6,28 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import Input, Static, TextArea
+from textual.widgets import Input, Select, Static, TextArea
 
+from agentor import Agentor
 from agentor.engine.store import FileStore
-from tests.app_support import SIZE, OneAgent, app_for, notifications, screen_text, wait_until
+from tests.app_support import (
+    IDS,
+    SAMPLE_MANIFEST,
+    SIZE,
+    GatedModel,
+    OneAgent,
+    app_for,
+    copy_fixtures,
+    copy_samples,
+    notifications,
+    screen_text,
+    text_reply,
+    wait_until,
+    weather_agent,
+)
 from tests.forkkit import Weather, log_bytes, result_line, tool_messages
+from tests.openai_server import FakeOpenAI
+from tests.test_fork_samples import Tools
 from tui.widgets.fork_screen import ForkScreen
 
 PROMPT = "Weather in Vienna and Paris?"
@@ -169,3 +186,103 @@ async def test_F_without_an_agent_explains_and_shows_the_command(tmp_path: Path)
         await pilot.pause()
         assert not isinstance(app.screen, ForkScreen)
     assert sorted(p.name for p in runs.iterdir()) == before  # nothing written
+
+
+async def test_F_at_a_generation_with_another_model_over_http(tmp_path: Path) -> None:
+    """The real openai client against the fake server: the model chosen from the models seen
+    in the store is the one asked, with the message added; nothing recorded runs again."""
+    runs = copy_fixtures(copy_samples(tmp_path / "runs"))  # upstream's runs name gpt-4o-mini
+    store = FileStore(runs)
+    parent = SAMPLE_MANIFEST["parallel_tools"]["run_id"]
+    before = log_bytes(store, parent)
+    events = store.load(parent)
+    line = [n for n, e in enumerate(events, 1) if e.type == "generation"][-1]
+    tools = Tools()
+    with FakeOpenAI() as srv:
+        agent = Agentor(
+            "Weather Agent",
+            model="offline-demo",
+            tools=tools.tools,
+            store=store,
+            base_url=srv.url,
+            api_key="sk-test",
+            max_retries=0,
+        )
+        app = app_for(runs, agents=OneAgent(agent, any_agent=True))
+        async with app.run_test(size=SIZE) as pilot:
+            await open_at(pilot, app, parent, line)
+            await pilot.press("F")
+            await pilot.pause()
+            screen = app.screen
+            models = screen.query_one("#fork-models", Select)
+            seen = [value for _, value in models._options if isinstance(value, str)]
+            assert "offline-demo" in seen and "gpt-4o-mini" in seen  # models in the store
+            models.value = "gpt-4o-mini"
+            await pilot.pause()
+            assert screen.query_one("#fork-model", Input).value == "gpt-4o-mini"
+            screen.query_one("#fork-input", Input).value = "And Quito?"
+            await pilot.press("ctrl+s")
+            row = await fork_done(pilot, app, parent)
+            assert row.fork_edit == "model gpt-4o-mini, input added"
+            starts = [e for e in store.load(row.run_id) if e.type == "run_start"]
+            assert starts[-1].model == "gpt-4o-mini"  # the fork's own segment
+    first = srv.requests[0]
+    assert first["model"] == "gpt-4o-mini"
+    assert first["messages"][-1] == {"role": "user", "content": "And Quito?"}
+    assert [name for name, _ in tools.ran] == ["get_weather"]  # Quito's call, nothing recorded
+    assert log_bytes(store, parent) == before
+
+
+async def test_the_fork_opens_live_while_the_model_is_still_asked(tmp_path: Path) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    parent = IDS["crash_after_tool_result"]
+    store = FileStore(runs)
+    line = [e.type for e in store.load(parent)].index("tool_result") + 1
+    model = GatedModel([text_reply("Vienna: hail, 3C.")]).hold(0)
+    executed: list[str] = []
+    app = app_for(runs, agents=OneAgent(weather_agent(runs, model, executed)))
+    async with app.run_test(size=SIZE) as pilot:
+        await open_at(pilot, app, parent, line)
+        await pilot.press("F")
+        await pilot.pause()
+        app.screen.query_one("#fork-text", TextArea).text = "Hail in Vienna, 3C."
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: model.waiting.is_set(), what="the model request")
+        [row] = await wait_until(pilot, lambda: fork_rows(app, parent), what="the fork's row")
+        await wait_until(pilot, lambda: app.timeline.run_id == row.run_id, what="the fork open")
+        await pilot.pause()
+        # Written and opened before the model answered: running, its edit in the timeline.
+        assert app.source.get(row.run_id).status == "running"
+        screen = screen_text(app)
+        assert f"forked from {parent}" in screen
+        assert "get_weather → Hail in Vienna, 3C." in screen
+        assert "Forking 2dfade51 at line" in " ".join(notifications(app))
+        model.gate.set()
+        await wait_until(pilot, lambda: app.source.get(row.run_id).status == "completed")
+        await pilot.pause()
+        assert "completed · Vienna: hail, 3C." in screen_text(app)
+    assert executed == []
+    assert model.requests[0][-1]["content"] == "Hail in Vienna, 3C."
+
+
+async def test_F_refuses_an_empty_prompt_and_an_unopened_timeline(tmp_path: Path) -> None:
+    runs, _, w, parent = await weather_runs(tmp_path)
+    (tmp_path / "empty").mkdir()
+    empty = app_for(tmp_path / "empty", agents=OneAgent(w.agent))
+    async with empty.run_test(size=SIZE) as pilot:
+        empty.timeline.action_fork()  # no run open
+        await pilot.pause()
+        assert "Open a run's timeline and pick a line to fork at." in notifications(empty)
+    app = app_for(runs, agents=OneAgent(w.agent))
+    async with app.run_test(size=SIZE) as pilot:
+        await open_at(pilot, app, parent, 1)
+        await pilot.press("F")
+        await pilot.pause()
+        app.screen.query_one("#fork-text", TextArea).text = ""
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, ForkScreen)
+        assert "the prompt is empty" in screen_text(app)
+        await pilot.press("escape")
+        await pilot.pause()
+    assert fork_rows(app, parent) == [] and len(list(runs.iterdir())) == 1
