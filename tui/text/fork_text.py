@@ -93,8 +93,7 @@ def no_agent_text(request: ForkRequest, hint: str, store_args: list[str]) -> str
     """What the fork screen says when no agent given to agentor-tui may run the fork."""
     return (
         f"This fork needs an agent to run it: {literal_line(hint, 400)}.\n\n"
-        "Start agentor-tui with --agent path/to/file.py:agent (or package.module:agent), "
-        "then press F here again; or run the same fork from a shell:\n\n"
+        "With one, F here runs the fork in agentor-tui; or run the same fork from a shell:\n\n"
         f"{command_line(request, store_args)}"
     )
 

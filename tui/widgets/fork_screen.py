@@ -76,12 +76,12 @@ class ForkScreen(ModalScreen[ForkRequest | None]):
             )
             if form.kind == GENERATION:
                 models = sorted({m for m in (*form.models, form.model) if m})
+                yield Input(form.model, placeholder="model", id="fork-model")
                 yield Select(
                     [(literal_line(m, 60), m) for m in models],
-                    prompt="models seen in this store",
+                    prompt="or one of the models seen in this store",
                     id="fork-models",
                 )
-                yield Input(form.model, placeholder="model", id="fork-model")
                 yield Input(placeholder="a message to add (optional)", id="fork-input")
             else:
                 yield TextArea(result_text(form.recorded), tab_behavior="focus", id="fork-text")
@@ -93,7 +93,10 @@ class ForkScreen(ModalScreen[ForkRequest | None]):
         box.border_title = Content(
             f"Fork {literal_line(short_id(form.run_id))} at line {form.at} · {form.kind}{what}"
         )
-        box.border_subtitle = Content("ctrl+s forks · esc cancels · tab to the next field")
+        keys = "ctrl+s forks · esc cancels"
+        if form.kind == GENERATION:
+            keys += " · tab to the next field"
+        box.border_subtitle = Content(keys)
         first = "#fork-model" if form.kind == GENERATION else "#fork-text"
         self.query_one(first).focus()
 
