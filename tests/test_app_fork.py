@@ -14,6 +14,7 @@ from tests.app_support import (
     IDS,
     SAMPLE_MANIFEST,
     SIZE,
+    FailingModel,
     GatedModel,
     OneAgent,
     app_for,
@@ -28,6 +29,7 @@ from tests.app_support import (
 from tests.forkkit import Weather, log_bytes, result_line, tool_messages
 from tests.openai_server import FakeOpenAI
 from tests.test_fork_samples import Tools
+from tui.text.fork_text import ForkRequest
 from tui.widgets.fork_screen import ForkScreen
 
 PROMPT = "Weather in Vienna and Paris?"
@@ -286,3 +288,27 @@ async def test_F_refuses_an_empty_prompt_and_an_unopened_timeline(tmp_path: Path
         await pilot.press("escape")
         await pilot.pause()
     assert fork_rows(app, parent) == [] and len(list(runs.iterdir())) == 1
+
+
+async def test_a_refused_fork_and_a_failing_model_are_said(tmp_path: Path) -> None:
+    runs, _, w, parent = await weather_runs(tmp_path)
+    agent = w.agent.clone(model=FailingModel())
+    app = app_for(runs, agents=OneAgent(agent))
+    async with app.run_test(size=SIZE) as pilot:
+        # The engine's refusal (a line beyond the log), as the controller reports it.
+        app.forker.start(ForkRequest(parent, 99, "generation"), agent)
+        await wait_until(pilot, lambda: not app.forker.running, what="the refusal")
+        await pilot.pause()
+        assert any(n.startswith(f"Cannot fork {parent[:8]}: ") for n in notifications(app))
+        assert fork_rows(app, parent) == []
+        # The model fails: the fork was written, ends failed, and says so.
+        await open_at(pilot, app, parent, 2)
+        await pilot.press("F")
+        await pilot.pause()
+        await pilot.press("ctrl+s")
+        [row] = await wait_until(pilot, lambda: fork_rows(app, parent), what="the fork's row")
+        await wait_until(pilot, lambda: not app.forker.running)
+        await wait_until(pilot, lambda: app.source.get(row.run_id).status == "failed")
+        await pilot.pause()
+        assert any(f"Fork {row.run_id[:8]} ended failed" in n for n in notifications(app))
+    assert w.ran == []
