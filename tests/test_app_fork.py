@@ -312,3 +312,29 @@ async def test_a_refused_fork_and_a_failing_model_are_said(tmp_path: Path) -> No
         await pilot.pause()
         assert any(f"Fork {row.run_id[:8]} ended failed" in n for n in notifications(app))
     assert w.ran == []
+
+
+async def test_F_without_an_agent_at_a_generation_and_the_run_start(tmp_path: Path) -> None:
+    runs, _, _, parent = await weather_runs(tmp_path)
+    app = app_for(runs, agents=OneAgent(None))
+    async with app.run_test(size=SIZE) as pilot:
+        await open_at(pilot, app, parent, 2)
+        await pilot.press("F")
+        await pilot.pause()
+        app.screen.query_one("#fork-model", Input).value = "gpt-4o"
+        app.screen.query_one("#fork-input", Input).value = "And Rome?"
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        said = app.screen.query_one("#fork-status", Static).content.plain
+        assert "This fork needs an agent to run it" in said
+        assert f"agentor fork {parent} --at 2 --input 'And Rome?' --model gpt-4o" in said
+        await pilot.press("escape")
+        await open_at(pilot, app, parent, 1)
+        await pilot.press("F")
+        await pilot.pause()
+        app.screen.query_one("#fork-text", TextArea).text = "Weather in Oslo?"
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        said = app.screen.query_one("#fork-status", Static).content.plain
+        assert f"agentor fork {parent} --at 1 --input 'Weather in Oslo?' --dir" in said
+    assert len(list(runs.iterdir())) == 1  # nothing written

@@ -4,6 +4,7 @@ opens that run (the screen's result is its id); `esc` closes."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import ClassVar
 
 from rich.text import Text
@@ -71,7 +72,7 @@ class ForkTreeScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-def _walk(node: ForkNode):  # type: ignore[no-untyped-def]
+def _walk(node: ForkNode) -> Iterator[ForkNode]:
     yield node
     for child in node.forks:
         yield from _walk(child)
