@@ -203,3 +203,19 @@ def test_the_family_copies_are_self_contained(family, tmp_path: Path) -> None:
     source.scan()
     [row] = source.rows()
     assert row.forked_from == A and row.status == "completed"
+
+
+def test_fork_form_snapshot(snap_compare, family) -> None:
+    """The form at a generation: the run's model, the models seen, a message to add."""
+    runs, _ = family
+
+    async def open_form(pilot) -> None:
+        pilot.app.run_list.select(ROOT)
+        await pilot.pause()
+        pilot.app.screen.set_focus(pilot.app.timeline)
+        pilot.app.timeline.move_cursor(1)
+        await pilot.pause()
+        await pilot.press("F")
+        await pilot.pause(0.1)
+
+    assert snap_compare(app_for(runs), terminal_size=SIZE, run_before=open_form)
