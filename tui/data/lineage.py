@@ -15,26 +15,31 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from agentor.engine.events import FORK, RUN_START, Event
 from agentor.engine.forkmark import MODEL, PROMPT, RESULT, ForkMark
 
 from .runrow import RunRow
 
+_PARENT = attrgetter("forked_from")
+
 
 def note_fork(row: RunRow, events: Sequence[Event]) -> None:
-    """Take the lineage of `row` from `events` (folded in order): the last marker wins."""
+    """Take the lineage of `row` from `events` (folded in order): the last marker wins. Only
+    events naming a parent are looked at further (a listing hands every event here: a scan at
+    C speed first)."""
+    if not any(map(_PARENT, events)):
+        return
     for i, e in enumerate(events):
-        if e.type == FORK and e.forked_from and e.forked_from != row.run_id:
+        parent = e.forked_from
+        if parent is None or parent == row.run_id:
+            continue
+        if e.type == FORK:
             mark = ForkMark.of(i, e)
-            row.forked_from, row.fork_at, row.fork_edit = mark.forked_from, mark.at, edit_of(mark)
-        elif (
-            e.type == RUN_START
-            and e.forked_from
-            and e.forked_from != row.run_id
-            and row.forked_from is None
-        ):
-            row.forked_from = e.forked_from  # upstream's way of naming a parent
+            row.forked_from, row.fork_at, row.fork_edit = parent, mark.at, edit_of(mark)
+        elif e.type == RUN_START and row.forked_from is None:
+            row.forked_from = parent  # upstream's way of naming a parent
 
 
 def edit_of(mark: ForkMark) -> str:
