@@ -338,3 +338,20 @@ async def test_F_without_an_agent_at_a_generation_and_the_run_start(tmp_path: Pa
         said = app.screen.query_one("#fork-status", Static).content.plain
         assert f"agentor fork {parent} --at 1 --input 'Weather in Oslo?' --dir" in said
     assert len(list(runs.iterdir())) == 1  # nothing written
+
+
+async def test_F_at_a_resumes_run_start_asks_as_at_a_generation(tmp_path: Path) -> None:
+    """A later segment's run_start forks as the turn after it: the form asks for a model and
+    a message, not for a prompt."""
+    runs = copy_samples(tmp_path / "runs")
+    parent = SAMPLE_MANIFEST["resumed"]["run_id"]
+    kinds = [e.type for e in FileStore(runs).load(parent)]
+    second = [n for n, kind in enumerate(kinds, 1) if kind == "run_start"][1]
+    app = app_for(runs, agents=OneAgent(None))
+    async with app.run_test(size=SIZE) as pilot:
+        await open_at(pilot, app, parent, second)
+        await pilot.press("F")
+        await pilot.pause()
+        assert isinstance(app.screen, ForkScreen)
+        assert app.screen.query_one("#fork-model", Input).value == "offline-demo"
+        assert not app.screen.query("#fork-text")

@@ -77,6 +77,8 @@ class ForkHandlers(_Base):
         return ForkForm(run_id, index + 1, kind, recorded, model, models, item.name)
 
     def _later_segment(self, index: int) -> bool:
+        """Whether a run_start comes before line `index` (the run's first one is near the top:
+        only the lines before it are read)."""
         log = self.timeline.run_log
         assert log is not None
         return any(getattr(log.item(i), "type", None) == RUN_START for i in range(index))
