@@ -51,9 +51,9 @@ HELP: tuple[tuple[str, tuple[Key, ...]], ...] = (
     runs.SECTION,
     timeline.SECTION,
     event.SECTION,
+    forks.SECTION,
     run.SECTION,
     approval.SECTION,
-    forks.SECTION,
     app_keys.SECTION,
 )
 

@@ -8,10 +8,8 @@ SECTION = (
     "Forks",
     (
         Key(
-            "F",
-            "fork the open run at the highlighted line: a tool_result with a new result, a "
-            "generation asked again (another model, a message added), the run_start with a new "
-            "prompt; the fork runs here with --agent (else the agentor fork command is shown)",
+            "F, ctrl+s",
+            "fork at this line: a tool_result, a generation or the run_start; ctrl+s in its form",
             Bind(
                 TIMELINE,
                 "F,shift+f",
@@ -19,16 +17,12 @@ SECTION = (
                 "Fork",
                 palette=("Fork here", "Fork the open run at the highlighted line"),
             ),
-        ),
-        Key(
-            "ctrl+s",
-            "in the fork form: fork (esc leaves it; tab moves between its fields)",
             Bind(FORK_SCREEN, "ctrl+s", "submit", "Fork"),
             Bind(FORK_SCREEN, "escape", "cancel", "Cancel"),
         ),
         Key(
             "u",
-            "go to a fork's parent: selected in the list, its timeline at the fork point",
+            "go to a fork's parent, at the fork point",
             Bind(
                 APP,
                 "u",
@@ -40,7 +34,7 @@ SECTION = (
         ),
         Key(
             "L",
-            "the fork tree of the selected run: its root and every fork below; enter opens one",
+            "the fork tree of the selected run; enter opens a run",
             Bind(
                 APP,
                 "L,shift+l",

@@ -9,8 +9,8 @@ SECTION = (
     (
         Key(
             "/",
-            "filter by id, agent, model, status or prompt (fork or is:fork: forks only); enter "
-            "keeps it, esc clears it",
+            "filter by id, agent, model, status or prompt (fork: forks only); enter keeps, esc "
+            "clears",
             Bind(
                 APP,
                 "slash",

@@ -198,7 +198,7 @@ def detail(
     `run_start`. `lineage`, a fork's parent and fork point, comes first."""
     out = DetailText()
     if lineage is not None:
-        out.block(lineage, indent=0)
+        out.block(lineage.copy(), indent=0)  # a block crops its final newline in place
     if isinstance(item, BadLine):
         _unreadable(out, item, run_id)
         return out
