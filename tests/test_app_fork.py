@@ -10,6 +10,7 @@ from textual.widgets import Input, Select, Static, TextArea
 
 from agentor import Agentor
 from agentor.engine.store import FileStore
+from agentor.testing import ScriptedModel
 from tests.app_support import (
     IDS,
     SAMPLE_MANIFEST,
@@ -355,3 +356,29 @@ async def test_F_at_a_resumes_run_start_asks_as_at_a_generation(tmp_path: Path) 
         assert isinstance(app.screen, ForkScreen)
         assert app.screen.query_one("#fork-model", Input).value == "offline-demo"
         assert not app.screen.query("#fork-text")
+
+
+async def test_quitting_while_a_fork_runs_leaves_it_interrupted_and_resumable(
+    tmp_path: Path,
+) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    parent = IDS["crash_after_tool_result"]
+    store = FileStore(runs)
+    line = [e.type for e in store.load(parent)].index("tool_result") + 1
+    model = GatedModel([text_reply("never said")]).hold(0)
+    app = app_for(runs, agents=OneAgent(weather_agent(runs, model)))
+    async with app.run_test(size=SIZE) as pilot:
+        await open_at(pilot, app, parent, line)
+        await pilot.press("F")
+        await pilot.pause()
+        app.screen.query_one("#fork-text", TextArea).text = "Hail in Vienna, 3C."
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: model.waiting.is_set(), what="the model request")
+        [row] = await wait_until(pilot, lambda: fork_rows(app, parent), what="the fork's row")
+        await pilot.press("q")
+    fork_id = row.run_id
+    assert not store.is_locked(fork_id)
+    asked = ScriptedModel([text_reply("Vienna: hail.")])
+    done = await weather_agent(runs, asked).aresume(fork_id)
+    assert done.status == "completed" and done.final_output == "Vienna: hail."
+    assert tool_messages(asked.requests[0]) == ["Hail in Vienna, 3C."]  # the edit, kept
