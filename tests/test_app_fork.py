@@ -260,6 +260,10 @@ async def test_the_fork_opens_live_while_the_model_is_still_asked(tmp_path: Path
         assert f"forked from {parent}" in screen
         assert "get_weather → Hail in Vienna, 3C." in screen
         assert "Forking 2dfade51 at line" in " ".join(notifications(app))
+        await pilot.press("F")  # one fork at a time
+        await pilot.pause()
+        assert not isinstance(app.screen, ForkScreen)
+        assert f"Fork {row.run_id[:8]} is still running: one fork at a time." in notifications(app)
         model.gate.set()
         await wait_until(pilot, lambda: app.source.get(row.run_id).status == "completed")
         await pilot.pause()

@@ -51,6 +51,9 @@ class ForkHandlers(_Base):
 
     def on_timeline_fork_wanted(self, message: Timeline.ForkWanted) -> None:
         timeline, index = self.timeline, message.index
+        if self.forker.running and self.forker.fork_id is not None:
+            self.tell_note(fork_text.one_fork_at_a_time(self.forker.fork_id))
+            return
         if timeline.run_id is None or timeline.run_log is None or index is None:
             self.tell_note(Note("Open a run's timeline and pick a line to fork at."))
             return
@@ -65,7 +68,7 @@ class ForkHandlers(_Base):
 
     def _fork_form(self, run_id: str, index: int, item: Event) -> ForkForm:
         row = self.source.get(run_id)
-        model = (row.summary.model if row and row.summary else None) or item.model or ""
+        model = item.model or (row.summary.model if row and row.summary else None) or ""
         models = [r.summary.model for r in self.source.rows() if r.summary and r.summary.model]
         kind, recorded = item.type, None
         if kind == RUN_START and self._later_segment(index):
