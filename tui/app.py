@@ -27,6 +27,7 @@ from textual.widgets import Input
 from agentor.engine.statuses import UNREADABLE
 from agentor.literal import literal_line
 
+from .compare_actions import CompareActions
 from .controllers.agents import AgentSet
 from .controllers.approver import Approver
 from .controllers.forker import Forker
@@ -52,7 +53,9 @@ from .widgets.timeline import Timeline
 from .widgets.timeline_pane import TimelinePane
 
 
-class RunsApp(CursorActions, WatchHandlers, ResumeHandlers, ForkHandlers, App[str | None]):
+class RunsApp(
+    CursorActions, CompareActions, WatchHandlers, ResumeHandlers, ForkHandlers, App[str | None]
+):
     """Browse, follow and resume the runs of one source (a FileStore directory, a schema of a
     PostgreSQL database)."""
 

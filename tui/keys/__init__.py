@@ -7,16 +7,18 @@ from __future__ import annotations
 
 from textual.binding import Binding
 
-from . import app_keys, approval, event, forks, run, runs, timeline
+from . import app_keys, approval, compare, event, forks, run, runs, timeline
 from .model import (
     APP,
     APPROVALS,
     ARGS_EDITOR,
+    COMPARE_SCREEN,
     FILTER_BAR,
     FORK_SCREEN,
     FORK_TREE,
     HELP_SCREEN,
     LIST,
+    PLAYBACK_SCREEN,
     RAW_SCREEN,
     REASON_SCREEN,
     SEARCH_BAR,
@@ -29,6 +31,7 @@ __all__ = [
     "APP",
     "APPROVALS",
     "ARGS_EDITOR",
+    "COMPARE_SCREEN",
     "FILTER_BAR",
     "FOOTER_ORDER",
     "FOOTER_PRIORITY",
@@ -37,6 +40,7 @@ __all__ = [
     "HELP",
     "HELP_SCREEN",
     "LIST",
+    "PLAYBACK_SCREEN",
     "RAW_SCREEN",
     "REASON_SCREEN",
     "SEARCH_BAR",
@@ -50,6 +54,7 @@ __all__ = [
 HELP: tuple[tuple[str, tuple[Key, ...]], ...] = (
     runs.SECTION,
     timeline.SECTION,
+    compare.SECTION,
     event.SECTION,
     forks.SECTION,
     run.SECTION,

@@ -8,8 +8,8 @@ SECTION = (
     "Forks",
     (
         Key(
-            "F, ctrl+s",
-            "fork at this line: a tool_result, a generation or the run_start; ctrl+s in its form",
+            "F  u  L",
+            "fork here (ctrl+s); a fork's parent; the fork tree",
             Bind(
                 TIMELINE,
                 "F,shift+f",
@@ -19,10 +19,6 @@ SECTION = (
             ),
             Bind(FORK_SCREEN, "ctrl+s", "submit", "Fork"),
             Bind(FORK_SCREEN, "escape", "cancel", "Cancel"),
-        ),
-        Key(
-            "u",
-            "go to a fork's parent, at the fork point",
             Bind(
                 APP,
                 "u",
@@ -31,10 +27,6 @@ SECTION = (
                 show=False,
                 palette=("Go to parent", "Select the fork's parent, at the fork point"),
             ),
-        ),
-        Key(
-            "L",
-            "the fork tree of the selected run; enter opens a run",
             Bind(
                 APP,
                 "L,shift+l",

@@ -19,6 +19,8 @@ ARGS_EDITOR = "args_editor"
 REASON_SCREEN = "reason_screen"
 FORK_SCREEN = "fork_screen"  # the form `F` opens
 FORK_TREE = "fork_tree"  # the tree `L` opens
+COMPARE_SCREEN = "compare_screen"
+PLAYBACK_SCREEN = "playback_screen"
 
 
 @dataclass(frozen=True)
