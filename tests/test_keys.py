@@ -14,6 +14,8 @@ from tui.widgets.args_editor import ArgsEditor
 from tui.widgets.compare_screen import CompareScreen
 from tui.widgets.cursor_list import CursorList
 from tui.widgets.filter_bar import FilterBar
+from tui.widgets.fork_screen import ForkScreen
+from tui.widgets.fork_tree import ForkTreeScreen
 from tui.widgets.help_screen import HelpScreen
 from tui.widgets.playback_screen import PlaybackScreen
 from tui.widgets.raw_event import RawEventScreen
@@ -48,7 +50,8 @@ TEXTUAL_COMMANDS = {"quit": "Quit", "clear_search": "Back"}
 # its base's: Timeline's include CursorList's).
 BINDERS = (
     *(RunsApp, CursorList, Timeline, ApprovalList, FilterBar, SearchBar, HelpScreen),
-    *(RawEventScreen, ArgsEditor, ReasonScreen, CompareScreen, PlaybackScreen),
+    *(RawEventScreen, ArgsEditor, ReasonScreen, ForkScreen, ForkTreeScreen),
+    *(CompareScreen, PlaybackScreen),
 )
 
 

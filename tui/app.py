@@ -30,13 +30,16 @@ from agentor.literal import literal_line
 from .compare_actions import CompareActions
 from .controllers.agents import AgentSet
 from .controllers.approver import Approver
+from .controllers.forker import Forker
 from .controllers.resumer import Resumer
 from .controllers.watcher import Watcher
 from .cursor_actions import CursorActions
 from .data.directory import DirectorySource
 from .data.source import RunSource
+from .fork_handlers import ForkHandlers
 from .keys import APP, bindings, palette
 from .resume_handlers import ResumeHandlers
+from .text.fork_text import lineage_line
 from .text.notices import Note
 from .watch_handlers import WatchHandlers
 from .widgets.approval_pane import ApprovalPane
@@ -50,7 +53,9 @@ from .widgets.timeline import Timeline
 from .widgets.timeline_pane import TimelinePane
 
 
-class RunsApp(CursorActions, CompareActions, WatchHandlers, ResumeHandlers, App[str | None]):
+class RunsApp(
+    CursorActions, CompareActions, WatchHandlers, ResumeHandlers, ForkHandlers, App[str | None]
+):
     """Browse, follow and resume the runs of one source (a FileStore directory, a schema of a
     PostgreSQL database)."""
 
@@ -76,6 +81,7 @@ class RunsApp(CursorActions, CompareActions, WatchHandlers, ResumeHandlers, App[
         self.resumer = Resumer(self.source, agents if agents is not None else AgentSet())
         # `by`: whom the decisions taken here are recorded as (None: user@host).
         self.approver = Approver(self.source, self.resumer.agents, self.resumer, by)
+        self.forker = Forker(self.source, self.resumer.agents)  # F: forks run here
         self.clock = clock
         self.source_label = literal_line(self.source.label)  # the list's title
 
@@ -99,6 +105,7 @@ class RunsApp(CursorActions, CompareActions, WatchHandlers, ResumeHandlers, App[
         yield self.watcher
         yield self.resumer
         yield self.approver
+        yield self.forker
 
     # -- children ------------------------------------------------------------------------------
 
@@ -208,6 +215,7 @@ class RunsApp(CursorActions, CompareActions, WatchHandlers, ResumeHandlers, App[
         row = self.source.get(timeline.run_id) if timeline.run_id is not None else None
         run = row.summary if row is not None and row.complete else None
         target = (timeline.run_log, timeline.run_id, index, run, timeline.empty_message)
+        self.event_detail.lineage = lineage_line(row)  # a fork's parent and fork point
         self.event_detail.point_at(target, live)
 
     def action_reload(self) -> None:

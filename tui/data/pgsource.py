@@ -7,8 +7,8 @@ Everything it shows is the store's, one query each (agentor/engine/pg/listings.p
   append in the same transaction, and whether a session holds the run now. `scan()` lists
   every run briefly (`brief_rows()`: status, agent, model, times, prompt; one
   indexed query, 100,000 runs in a quarter of the time of whole summaries), as the directory
-  source sketches rows; `fill()` reads the whole summaries (the counts) a page at a time
-  (`list_summaries(run_ids=...)`), newest first; a change reads its runs' whole summaries.
+  source sketches rows; `fill()` reads the whole summaries (the counts) and forks' markers
+  a page at a time, newest first; a change reads its runs' whole summaries.
 - Changes: `changes()`, the store's feed of `run_id:seq` (LISTEN, with polling from the last
   horizon as its fallback), read in the watch's own thread. A take or a release is reported
   too, so a run a worker takes shows *running* at once.
@@ -33,6 +33,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Hashable, Iterable, Iterator
 from typing import Any, TypeVar
 
+from agentor.engine.events import FORK
 from agentor.engine.pg.dsn import scrub
 from agentor.engine.pg.errors import PostgresStoreError, StoreUnavailableError
 from agentor.engine.pg.feed import POLL_INTERVAL, ChangeFeed
@@ -42,6 +43,7 @@ from agentor.engine.replay import RunSummary
 from agentor.engine.statuses import INCOMPLETE, INTERRUPTED, RUNNING, UNREADABLE, live_status
 from agentor.engine.store import RUN_ID_RE
 
+from .lineage import note_fork
 from .logfile import gc_paused
 from .pglog import StoredLog
 from .runrow import RunRow, may_be_live, newest_first, note_holder
@@ -177,6 +179,7 @@ class PostgresSource:
             return []
         with self._lock, gc_paused():
             self._take(listings, set(ids), FILL)
+        self._read_lineage(ids)
         return ids
 
     def refresh(self, run_ids: Iterable[str] | None = None) -> Changes:
@@ -194,7 +197,18 @@ class PostgresSource:
         if listings is None:
             return Changes()
         with self._lock, gc_paused():
-            return self._take(listings, asked, how)
+            changes = self._take(listings, asked, how)
+        if asked is not None:
+            self._read_lineage(asked)
+        return changes
+
+    def _read_lineage(self, run_ids: Iterable[str]) -> None:
+        """Which of these runs are forks, of what (their `fork` events, `tui.data.lineage`)."""
+        marks = self._ask(lambda: self.store.events_of_type(run_ids, FORK)) or {}
+        with self._lock:
+            for run_id, events in marks.items():
+                if (row := self._rows.get(run_id)) is not None:
+                    note_fork(row, events)
 
     def refresh_liveness(self, budget: int | None = None) -> list[str]:
         """Ask the server which runs are held now (one query, whatever `budget` is); the ids

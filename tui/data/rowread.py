@@ -15,6 +15,7 @@ from agentor.engine.replay import RunSummary, fold
 from agentor.engine.statuses import INCOMPLETE, INTERRUPTED, RUNNING, UNREADABLE
 from agentor.engine.store import RUN_ID_RULE, SUFFIX
 
+from .lineage import note_fork
 from .logfile import Unreadable, decode_for_summary, open_readonly, os_reason, whole_lines
 from .quickread import quick_read
 from .runrow import RunRow, note_holder
@@ -116,6 +117,7 @@ class RowReader:
                     events.append(item)
             self.lines_decoded += len(events)
             fold(row.summary, events)
+            note_fork(row, events)
             tail.offset = pos
 
     def _count(self, size: int) -> None:
@@ -137,6 +139,7 @@ class RowReader:
         tail.offset = read.offset
         tail.lineno = len(read.items) if read.every_line else 0
         fold(row.summary, events)
+        note_fork(row, events)
         return read.every_line
 
 

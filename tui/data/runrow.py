@@ -23,6 +23,12 @@ class RunRow:
     # alone cannot tell when it began. None: not seen so (`rowread.settle`).
     held_since: float | None = None
     seen_free_at: float | None = None
+    # A fork's lineage, from its own `fork` event (`tui.data.lineage`): the run it was forked
+    # from, the line of that run it was forked at (None: the whole run), what was changed there
+    # ("result edited", "model gpt-4o", ...). None for a run that is no fork.
+    forked_from: str | None = None
+    fork_at: int | None = None
+    fork_edit: str | None = None
 
     @property
     def sort_key(self) -> float:

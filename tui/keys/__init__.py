@@ -7,13 +7,15 @@ from __future__ import annotations
 
 from textual.binding import Binding
 
-from . import app_keys, approval, compare, event, run, runs, timeline
+from . import app_keys, approval, compare, event, forks, run, runs, timeline
 from .model import (
     APP,
     APPROVALS,
     ARGS_EDITOR,
     COMPARE_SCREEN,
     FILTER_BAR,
+    FORK_SCREEN,
+    FORK_TREE,
     HELP_SCREEN,
     LIST,
     PLAYBACK_SCREEN,
@@ -33,6 +35,8 @@ __all__ = [
     "FILTER_BAR",
     "FOOTER_ORDER",
     "FOOTER_PRIORITY",
+    "FORK_SCREEN",
+    "FORK_TREE",
     "HELP",
     "HELP_SCREEN",
     "LIST",
@@ -52,6 +56,7 @@ HELP: tuple[tuple[str, tuple[Key, ...]], ...] = (
     timeline.SECTION,
     compare.SECTION,
     event.SECTION,
+    forks.SECTION,
     run.SECTION,
     approval.SECTION,
     app_keys.SECTION,
@@ -70,6 +75,7 @@ FOOTER_ORDER = (
     "cycle_status",
     "resume",
     "stop_resume",
+    "fork",
     "follow",
     "copy_id",
     "reload",

@@ -17,6 +17,8 @@ RAW_SCREEN = "raw_screen"
 APPROVALS = "approvals"  # the approvals pane's list of gated calls
 ARGS_EDITOR = "args_editor"
 REASON_SCREEN = "reason_screen"
+FORK_SCREEN = "fork_screen"  # the form `F` opens
+FORK_TREE = "fork_tree"  # the tree `L` opens
 COMPARE_SCREEN = "compare_screen"
 PLAYBACK_SCREEN = "playback_screen"
 

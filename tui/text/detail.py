@@ -188,14 +188,17 @@ def detail(
     request: list[dict[str, Any]] | None = None,
     setup: Event | None = None,
     run: RunSummary | None = None,
+    lineage: Text | None = None,
 ) -> DetailText:
     """Everything about one event: fields, the request as a conversation, values as JSON.
 
     `setup` is the run_start of a generation's segment: the tools offered and the settings
     it records are shown when the generation names them (its `config`). `run`, the whole
     run's summary (when it was read whole), adds the run's active and wall times to a
-    `run_start`."""
+    `run_start`. `lineage`, a fork's parent and fork point, comes first."""
     out = DetailText()
+    if lineage is not None:
+        out.block(lineage.copy(), indent=0)  # a block crops its final newline in place
     if isinstance(item, BadLine):
         _unreadable(out, item, run_id)
         return out

@@ -20,7 +20,7 @@ from agentor.literal import literal_line
 
 from ..data.runrow import RunRow
 from .formatting import count, duration, relative_time, short_id
-from .styles import STATUS_STYLES
+from .styles import FORK_MARK, FORK_STYLE, STATUS_STYLES
 
 Column = tuple[str, int, bool]  # title, width, right-aligned
 
@@ -143,6 +143,8 @@ def run_line(
     if row.status == UNREADABLE or s is None:
         out.append(literal_line(row.error or "unreadable", 200), "red")
         return out
+    if row.forked_from is not None:  # a fork: marked before its prompt (`/fork` finds them)
+        out.append(f"{FORK_MARK} ", FORK_STYLE)
     out.append(literal_line(s.first_prompt or "", 300))
     if s.error and row.status in (FAILED, MAX_TURNS):
         out.append("  ")

@@ -60,3 +60,6 @@ ROLE_STYLES = {
     "tool": "bold yellow",
 }
 ERROR_STYLE = "red"
+# A fork's mark (the run list, the fork tree, the detail pane) and its colour (a fork event's).
+FORK_MARK = "⑂"
+FORK_STYLE = TYPE_STYLES[FORK]

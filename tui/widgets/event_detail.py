@@ -33,6 +33,8 @@ class EventDetail(VerticalScroll):
         super().__init__(id=id)
         self.due: Target | None = None  # the event to show once the frame is drawn (`point_at`)
         self._shown_at = 0.0
+        # The open run's lineage when it is a fork (`fork_text.lineage_line`), above each event.
+        self.lineage: Text | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(Text(""), markup=False, id="detail-body")
@@ -85,7 +87,7 @@ class EventDetail(VerticalScroll):
         kind = getattr(item, "type", None)
         request = log.request(index) if kind == GENERATION else None
         setup = segment_start(log, index) if kind == GENERATION else None
-        body = detail(item, index, run_id, log.start_time, request, setup, run)
+        body = detail(item, index, run_id, log.start_time, request, setup, run, self.lineage)
         if kind == APPROVAL_REQUEST:
             request_sections(body, item, decision_of(log, index), time.time())
         elif kind == APPROVAL:

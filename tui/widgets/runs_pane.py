@@ -110,6 +110,16 @@ class RunsPane(Vertical):
         self._set_filter("")
         return True
 
+    def reveal(self, run_id: str) -> bool:
+        """Select `run_id`; when the filters hide it, drop them first (False: not listed)."""
+        if self.run_list.select(run_id):
+            return True
+        self.filter_bar.value = ""
+        self.filter_bar.display = False
+        self.run_filter.text, self.run_filter.status = "", 0
+        self.show_rows(keep_in_view=False)
+        return self.run_list.select(run_id)
+
     def cycle_status(self) -> None:
         current = self.run_list.current
         self.run_filter.cycle_status()

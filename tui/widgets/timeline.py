@@ -53,6 +53,12 @@ class Timeline(CursorList):
     class SearchWanted(Message):
         """`/`: the pane opens its search bar (with the current query)."""
 
+    @dataclass
+    class ForkWanted(Message):
+        """`F`: fork the open run at line `index` (None: no line highlighted)."""
+
+        index: int | None
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.run_log: RunEvents | None = None
@@ -253,6 +259,9 @@ class Timeline(CursorList):
     def action_search(self) -> None:
         self._anywhere()
         self.post_message(self.SearchWanted())
+
+    def action_fork(self) -> None:
+        self.post_message(self.ForkWanted(self.cursor if self.row_count() else None))
 
     def action_next_match(self) -> None:
         self._anywhere()

@@ -293,6 +293,23 @@ class PostgresStore(RunListings, RunUpkeep):
         last = entries[-1][0] if entries else after_seq
         return RunChunk(run_id, entries, last, decoder)
 
+    def events_of_type(self, run_ids: Iterable[str], kind: str) -> dict[str, list[Event]]:
+        """The events of type `kind` of each of `run_ids` (that has any), in log order, in one
+        query (agentor-tui reads forks' `fork` markers so). Unreadable lines are left out."""
+        ids = sorted(set(run_ids))
+        if not ids:
+            return {}
+        rows = self._read(
+            "cannot read the runs of",
+            lambda c: c.execute(self._q.lines_of_type, (ids, kind), binary=True).fetchall(),
+        )
+        out: dict[str, list[Event]] = {}
+        for run_id, line in rows:
+            item = LogDecoder().decode(bytes(line))
+            if isinstance(item, Event):
+                out.setdefault(run_id, []).append(item)
+        return out
+
     def list_runs(self) -> list[str]:
         return self._read(
             "cannot list the runs of", lambda c: [r[0] for r in c.execute(self._q.list_runs)]
