@@ -15,8 +15,12 @@ from tui.widgets.cursor_list import CursorList
 from tui.widgets.filter_bar import FilterBar
 from tui.widgets.help_screen import HelpScreen
 from tui.widgets.raw_event import RawEventScreen
+from tui.widgets.delete_screen import DeleteScreen
+from tui.widgets.export_screen import ExportScreen
 from tui.widgets.reason_screen import ReasonScreen
+from tui.widgets.runs_search import RunsSearchScreen
 from tui.widgets.search_bar import SearchBar
+from tui.widgets.stats_screen import StatsScreen
 from tui.widgets.timeline import Timeline
 
 # How the help and README write the keys Textual names otherwise.
@@ -40,6 +44,7 @@ TEXTUAL_COMMANDS = {"quit": "Quit", "clear_search": "Back"}
 BINDERS = (
     *(RunsApp, CursorList, Timeline, ApprovalList, FilterBar, SearchBar, HelpScreen),
     *(RawEventScreen, ArgsEditor, ReasonScreen),
+    *(DeleteScreen, ExportScreen, RunsSearchScreen, StatsScreen),
 )
 
 

@@ -36,6 +36,7 @@ from .data.directory import DirectorySource
 from .data.source import RunSource
 from .keys import APP, bindings, palette
 from .resume_handlers import ResumeHandlers
+from .store_actions import StoreActions
 from .text.notices import Note
 from .watch_handlers import WatchHandlers
 from .widgets.approval_pane import ApprovalPane
@@ -49,7 +50,7 @@ from .widgets.timeline import Timeline
 from .widgets.timeline_pane import TimelinePane
 
 
-class RunsApp(CursorActions, WatchHandlers, ResumeHandlers, App[str | None]):
+class RunsApp(CursorActions, WatchHandlers, ResumeHandlers, StoreActions, App[str | None]):
     """Browse, follow and resume the runs of one source (a FileStore directory, a schema of a
     PostgreSQL database)."""
 

@@ -8,6 +8,7 @@ from operator import attrgetter
 
 from agentor.engine.replay import RunSummary
 from agentor.engine.statuses import INCOMPLETE, INTERRUPTED, RUNNING, UNREADABLE
+from agentor.ops.pricing import RunCost
 
 
 @dataclass(slots=True, eq=False)
@@ -23,6 +24,9 @@ class RunRow:
     # alone cannot tell when it began. None: not seen so (`rowread.settle`).
     held_since: float | None = None
     seen_free_at: float | None = None
+    # What the run cost, every generation priced (`tui.data.rowcost`); None until the row is
+    # read whole and priced (a quick row, a row being filled).
+    cost: RunCost | None = None
 
     @property
     def sort_key(self) -> float:

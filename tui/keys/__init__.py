@@ -7,17 +7,21 @@ from __future__ import annotations
 
 from textual.binding import Binding
 
-from . import app_keys, approval, event, run, runs, timeline
+from . import app_keys, approval, event, run, runs, store_keys, timeline
 from .model import (
     APP,
     APPROVALS,
     ARGS_EDITOR,
+    CONFIRM_SCREEN,
+    EXPORT_SCREEN,
     FILTER_BAR,
     HELP_SCREEN,
     LIST,
     RAW_SCREEN,
     REASON_SCREEN,
+    RUNS_SEARCH,
     SEARCH_BAR,
+    STATS_SCREEN,
     TIMELINE,
     Bind,
     Key,
@@ -27,6 +31,8 @@ __all__ = [
     "APP",
     "APPROVALS",
     "ARGS_EDITOR",
+    "CONFIRM_SCREEN",
+    "EXPORT_SCREEN",
     "FILTER_BAR",
     "FOOTER_ORDER",
     "FOOTER_PRIORITY",
@@ -35,7 +41,9 @@ __all__ = [
     "LIST",
     "RAW_SCREEN",
     "REASON_SCREEN",
+    "RUNS_SEARCH",
     "SEARCH_BAR",
+    "STATS_SCREEN",
     "TIMELINE",
     "Bind",
     "Key",
@@ -48,6 +56,7 @@ HELP: tuple[tuple[str, tuple[Key, ...]], ...] = (
     timeline.SECTION,
     event.SECTION,
     run.SECTION,
+    store_keys.SECTION,
     approval.SECTION,
     app_keys.SECTION,
 )
@@ -67,6 +76,11 @@ FOOTER_ORDER = (
     "stop_resume",
     "follow",
     "copy_id",
+    "pin",
+    "delete_run",
+    "export",
+    "search_runs",
+    "stats",
     "reload",
     "toggle_maximize",
     "view_raw",

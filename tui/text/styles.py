@@ -60,3 +60,5 @@ ROLE_STYLES = {
     "tool": "bold yellow",
 }
 ERROR_STYLE = "red"
+
+MATCH_STYLE = "black on yellow"  # a search's matches (the timeline's, every run's)

@@ -14,7 +14,7 @@ from agentor.literal import literal_line
 
 from ..data.runrow import RunRow
 from ..text.formatting import short_id
-from ..text.run_line import GAP, columns_for, fit, run_line, timed
+from ..text.run_line import GAP, TITLES, columns_for, fit, run_line, timed
 from .cursor_list import CursorList
 
 
@@ -39,6 +39,7 @@ class RunList(CursorList):
         self.marks: dict[str, str] = {}
         # A status the app knows better than the file, shown in place of the row's.
         self.statuses: dict[str, str] = {}
+        self.pinned: set[str] = set()  # the runs pinned in the store (marked)
         self._where: dict[str, int] | None = None  # run id -> index, built when asked
         # run id -> its "started" and "took" texts as last drawn (the clock moves them)
         self._timed: dict[str, tuple[str, str]] = {}
@@ -126,7 +127,7 @@ class RunList(CursorList):
     def render_header(self, width: int) -> Text:
         out = Text(no_wrap=True)
         for title, w, right in columns_for(width, self.id_width):
-            out.append(fit(title, w, right) + GAP)
+            out.append(fit(TITLES.get(title, title), w, right) + GAP)
         out.append("prompt")
         return out
 
@@ -134,6 +135,7 @@ class RunList(CursorList):
         row, now = self.rows[index], self.clock()
         self._timed[row.run_id] = timed(row, now)
         columns = columns_for(width, self.id_width)
-        return run_line(
-            row, now, columns, self.marks.get(row.run_id), self.statuses.get(row.run_id)
-        )
+        run_id = row.run_id
+        status = self.statuses.get(run_id)
+        pinned = run_id in self.pinned
+        return run_line(row, now, columns, self.marks.get(run_id), status, pinned)

@@ -14,6 +14,7 @@ from textual.containers import Vertical
 from textual.content import Content
 
 from ..data.runrow import RunRow
+from ..text.costs import list_cost
 from ..text.run_filter import RunFilter, list_title
 from .filter_bar import FilterBar
 from .run_list import RunList
@@ -80,6 +81,7 @@ class RunsPane(Vertical):
         run_list = self.run_list
         total = len(run_list.rows) + run_list.hidden
         title = f"{self.label} · {list_title(run_list.rows, total, run_list.shown_status)}"
+        title += f" · {list_cost(run_list.rows)}"
         if self.gone:
             title += " · directory gone"
         subtitle = self.run_filter.describe()

@@ -1,0 +1,254 @@
+"""`StoreActions`: operating the store from the TUI (`tui.keys.store_keys`): `p` pins or unpins
+the selected run, `d` deletes it once confirmed, `w` writes its export to a file, `ctrl+f`
+searches every run, `S` shows the stats of the runs shown. A part of `RunsApp`, mixed into it,
+kept apart so that the app's module stays its wiring; handlers go by Textual's naming rule.
+
+Everything goes through `agentor.ops` and the source's store, by the store protocols: a store
+without pins (`PinningStore`) or deletion (`DeletingStore`) says so, and nothing else happens.
+Searching and exporting run in worker threads: the screen never waits on them.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agentor.engine.store import DeletingStore, PinningStore, RunNotFoundError, Store
+from agentor.literal import literal_line
+from agentor.ops.export import export
+from agentor.ops.retention import DeleteRefusedError, delete_run, pin, pinned, unpin
+from agentor.ops.search import Hit, search
+
+from .data.export_file import write_new
+from .data.runrow import RunRow
+from .text.detail import RunTotals
+from .widgets.delete_screen import DeleteScreen
+from .widgets.export_screen import ExportScreen
+from .widgets.runs_search import RunsSearchScreen
+from .widgets.stats_screen import StatsScreen
+
+if TYPE_CHECKING:  # to a type checker the mixin is the app it is mixed into
+    from collections.abc import Iterator
+
+    from textual.app import App
+    from textual.notifications import SeverityLevel
+
+    from .data.source import Changes, RunSource
+    from .widgets.event_detail import EventDetail
+    from .widgets.run_list import RunList
+    from .widgets.runs_pane import RunsPane
+    from .widgets.timeline import Timeline
+
+    _Base = App[str | None]
+else:
+    _Base = object
+
+
+class StoreActions(_Base):
+    """Mixed into `RunsApp` (an `App`), whose source, run list, timeline and `tell` these use."""
+
+    export_dir: str | os.PathLike[str] | None = None  # `--export-dir`; None: the current one
+
+    if TYPE_CHECKING:
+        source: RunSource
+        run_list: RunList
+        runs_pane: RunsPane
+        timeline: Timeline
+        event_detail: EventDetail
+
+        def tell(
+            self,
+            message: str,
+            *,
+            title: str = "",
+            severity: SeverityLevel = "information",
+            timeout: float | None = None,
+        ) -> None: ...
+        def apply_changes(self, changes: Changes) -> None: ...
+        def open_run(self, run_id: str | None) -> None: ...
+        def show_detail(self, index: int | None, live: bool = False) -> None: ...
+
+    @property
+    def store(self) -> Store | None:
+        """The source's store (both sources have one; a directory that is gone has none)."""
+        return getattr(self.source, "store", None)
+
+    def on_mount(self) -> None:  # after the app's own (Textual calls each class's in turn)
+        self.event_detail.totals_of = self._totals
+        self.refresh_pins()
+
+    def on_watcher_ticked(self) -> None:
+        self.refresh_pins()  # `agentor pin` in a shell shows here too
+
+    def _totals(self, run_id: str) -> RunTotals | None:
+        row = self.source.get(run_id)
+        cost = row.cost if row is not None else None
+        return RunTotals(cost, run_id in self.run_list.pinned)
+
+    def _selected(self) -> RunRow | None:
+        row = self.run_list.current
+        if row is None:
+            self.tell("No run selected.", severity="warning")
+        return row
+
+    def _cannot(self, doing: str) -> None:
+        where = self.source.where
+        self.tell(f"This store cannot {doing} ({where}).", severity="warning", timeout=6)
+
+    # -- p: pins -------------------------------------------------------------------------------
+
+    def refresh_pins(self) -> None:
+        """Read which runs are pinned (one call); mark those in the list."""
+        store = self.store
+        try:
+            now = pinned(store) if store is not None else set()
+        except Exception:  # a store that cannot answer now: the marks stay as they were
+            return
+        if now != self.run_list.pinned:
+            changed = now ^ self.run_list.pinned
+            self.run_list.pinned = now
+            self.run_list.runs_updated(changed)
+
+    def action_pin(self) -> None:
+        row, store = self._selected(), self.store
+        if row is None:
+            return
+        if not isinstance(store, PinningStore):
+            self._cannot("pin runs")
+            return
+        run_id, was = row.run_id, row.run_id in self.run_list.pinned
+        try:
+            (unpin if was else pin)(store, run_id)
+        except (RunNotFoundError, OSError, ValueError) as exc:
+            self.tell(
+                f"Run {run_id} cannot be {'un' if was else ''}pinned: {exc}", severity="error"
+            )
+            return
+        self.refresh_pins()
+        if was:
+            self.tell(f"Unpinned run {run_id}: prune may remove it again.", timeout=4)
+        else:
+            self.tell(f"Pinned run {run_id}: prune keeps it.", timeout=4)
+        if self.timeline.run_id == run_id:
+            self.show_detail(self.timeline.cursor)  # its detail says so
+
+    # -- d: delete -----------------------------------------------------------------------------
+
+    def action_delete_run(self) -> None:
+        row = self._selected()
+        if row is None:
+            return
+        if not isinstance(self.store, DeletingStore):
+            self._cannot("delete runs")
+            return
+        run_id = row.run_id
+        screen = DeleteScreen(row, self.run_list.shown_status(row))
+        self.push_screen(screen, lambda yes: self._delete(run_id) if yes else None)
+
+    def _delete(self, run_id: str) -> None:
+        store = self.store
+        if store is None:
+            self._cannot("delete runs")
+            return
+        try:
+            freed = delete_run(store, run_id)
+        except DeleteRefusedError as exc:
+            self.tell(f"Run {run_id} is not deleted: {exc.detail}.", severity="error", timeout=8)
+            return
+        except RunNotFoundError:
+            self.tell(f"Run {run_id} is gone already.", severity="warning")
+        except (OSError, ValueError, TypeError) as exc:
+            self.tell(f"Run {run_id} cannot be deleted: {exc}", severity="error", timeout=8)
+            return
+        else:
+            size = f" ({freed:,} bytes freed)" if freed else ""
+            self.tell(f"Deleted run {run_id}{size}.", timeout=6)
+        self.apply_changes(self.source.refresh([run_id]))  # the list, without a watch too
+        self.refresh_pins()
+
+    # -- w: export -----------------------------------------------------------------------------
+
+    def action_export(self) -> None:
+        row = self._selected()
+        if row is None:
+            return
+        where = os.path.abspath(self.export_dir or os.curdir)
+        run_id = row.run_id
+        self.push_screen(
+            ExportScreen(run_id, where),
+            lambda format: self._export(run_id, format, where) if format else None,
+        )
+
+    def _export(self, run_id: str, format: str, where: str) -> None:
+        store = self.store
+        if store is None:
+            self.tell(
+                f"Run {run_id} cannot be read: {self.source.where} is gone.", severity="error"
+            )
+            return
+        self.run_worker(
+            lambda: self._write_export(store, run_id, format, where),
+            thread=True,
+            group="export",
+            exit_on_error=False,
+        )
+
+    def _write_export(self, store: Store, run_id: str, format: str, where: str) -> None:
+        """In a worker thread: the export, then a file that did not exist; told either way."""
+        try:
+            path = write_new(where, run_id, format, export(store, run_id, format))
+        except (OSError, KeyError, ValueError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            message, severity = f"Run {run_id} was not exported: {reason}", "error"
+        else:
+            message, severity = f"Wrote {path}", "information"
+            first = Path(where) / f"{run_id}{path.suffix}"
+            if path != first:
+                message += f" ({first.name} exists: left as it is)"
+        self.call_from_thread(self.tell, message, title="Export", severity=severity, timeout=10)
+
+    # -- ctrl+f: every run ---------------------------------------------------------------------
+
+    def action_search_runs(self) -> None:
+        store = self.store
+        if store is None:
+            self.tell(f"Nothing to search: {self.source.where} is gone.", severity="warning")
+            return
+
+        def searcher(query: str) -> Iterator[Hit]:
+            return search(store, query)
+
+        screen = RunsSearchScreen(searcher, self._prompt_of, self.source.label)
+        self.push_screen(screen, self._jump_to)
+
+    def _prompt_of(self, run_id: str) -> str | None:
+        row = self.source.get(run_id)
+        return row.summary.first_prompt if row is not None and row.summary is not None else None
+
+    def _jump_to(self, found: Any) -> None:
+        """The run of a search's hit, open at its line in the timeline (the filter is
+        dropped when it hides the run)."""
+        if not found:
+            return
+        run_id, line = found
+        if self.run_list.index_of(run_id) is None:
+            self.runs_pane.clear_filter()
+        if not self.run_list.select(run_id):
+            self.tell(f"Run {run_id} is not in the list any more.", severity="warning")
+            return
+        self.open_run(run_id)
+        timeline = self.timeline
+        if timeline.run_id == run_id and timeline.run_log is not None:
+            timeline.follow = False
+            timeline.move_cursor(min(max(0, line - 1), len(timeline.run_log) - 1))
+            self.screen.set_focus(timeline)
+
+    # -- S: stats ------------------------------------------------------------------------------
+
+    def action_stats(self) -> None:
+        pane, rows = self.runs_pane, self.run_list.rows
+        described = f"{len(rows):,} runs shown of {len(rows) + self.run_list.hidden:,}"
+        if filtered := pane.run_filter.describe():
+            described += f" · {filtered}"
+        self.push_screen(StatsScreen(rows, f"{literal_line(pane.label)} · {described}"))
