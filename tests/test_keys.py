@@ -12,11 +12,11 @@ from tui.keys import HELP, palette
 from tui.widgets.approval_pane import ApprovalList
 from tui.widgets.args_editor import ArgsEditor
 from tui.widgets.cursor_list import CursorList
+from tui.widgets.delete_screen import DeleteScreen
+from tui.widgets.export_screen import ExportScreen
 from tui.widgets.filter_bar import FilterBar
 from tui.widgets.help_screen import HelpScreen
 from tui.widgets.raw_event import RawEventScreen
-from tui.widgets.delete_screen import DeleteScreen
-from tui.widgets.export_screen import ExportScreen
 from tui.widgets.reason_screen import ReasonScreen
 from tui.widgets.runs_search import RunsSearchScreen
 from tui.widgets.search_bar import SearchBar

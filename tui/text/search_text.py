@@ -14,7 +14,6 @@ from .run_line import fit
 from .styles import MATCH_STYLE
 from .timeline_line import type_label
 
-
 FIELD_WIDTH = 24  # "messages[1].content", "args.city": longer ones are cut
 
 
