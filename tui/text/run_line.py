@@ -38,7 +38,7 @@ COLUMNS: tuple[Column, ...] = (
     ("turns", 5, True),
     ("tools", 5, True),
     ("tokens", 7, True),
-    ("cost", 8, True),  # every generation priced (`agentor.ops.pricing`); "–" unknown
+    ("cost", 9, True),  # every generation priced (`agentor.ops.pricing`); "–" unknown
 )
 # How the status column writes a status whose name does not fit it (the title, the help and the
 # detail say it whole).

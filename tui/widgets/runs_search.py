@@ -12,7 +12,7 @@ listed: a query matching more is stopped there, and says so.
 from __future__ import annotations
 
 import threading
-import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from typing import ClassVar
 
@@ -60,8 +60,9 @@ class RunsSearchScreen(ModalScreen[tuple[str, int] | None]):
         self.hits: list[Hit] = []
         self.runs: list[str] = []
         self.query_text = ""
-        self.state = "idle"  # searching, done, stopped, failed
-        self._stop = threading.Event()
+        self.state = "idle"  # searching, done, stopped, full, failed
+        self._stop = threading.Event()  # set: the search under way stops (a new one, esc)
+        self._found: deque[tuple[threading.Event, Hit]] = deque()  # from the worker
 
     def compose(self) -> ComposeResult:
         with Vertical(id="runs-search"):
@@ -74,6 +75,7 @@ class RunsSearchScreen(ModalScreen[tuple[str, int] | None]):
         box.border_title = Content(f"Search every run · {literal_line(self.where, 80)}")
         box.border_subtitle = Content("enter searches, then opens · tab · esc stops, closes")
         self.query_one(Input).focus()
+        self.set_interval(BATCH_S, self._drain)
 
     @property
     def hit_list(self) -> OptionList:
@@ -98,26 +100,30 @@ class RunsSearchScreen(ModalScreen[tuple[str, int] | None]):
 
     @work(thread=True, exclusive=True, group="runs-search", exit_on_error=False)
     def _search(self, query: str, stop: threading.Event) -> None:
-        batch: list[Hit] = []
-        shown_at = time.monotonic()
+        """In a worker thread: hits go to `_found` as they come (the screen takes them in
+        every BATCH_S: a hit is shown even when the next one is long in coming)."""
+        found, error = self._found, None
         try:
             for hit in self.searcher(query):
                 if stop.is_set():
                     return
-                batch.append(hit)
-                if time.monotonic() - shown_at > BATCH_S or len(batch) >= 200:
-                    self.app.call_from_thread(self._add, batch, stop)
-                    batch, shown_at = [], time.monotonic()
+                found.append((stop, hit))
         except (ValueError, OSError, KeyError) as exc:
-            self.app.call_from_thread(self._add, batch, stop)
-            self.app.call_from_thread(self._failed, str(exc), stop)
-            return
-        self.app.call_from_thread(self._add, batch, stop)
-        self.app.call_from_thread(self._done, stop)
+            error = str(exc)
+        self.app.call_from_thread(self._finished, stop, error)
 
-    def _add(self, batch: list[Hit], stop: threading.Event) -> None:
-        if stop is not self._stop or stop.is_set() or not batch:
-            return
+    def _drain(self) -> None:
+        """Show the hits found since the last look (those of a search since replaced or
+        stopped are dropped)."""
+        batch = []
+        while self._found:
+            stop, hit = self._found.popleft()
+            if stop is self._stop and not stop.is_set():
+                batch.append(hit)
+        if batch:
+            self._add(batch)
+
+    def _add(self, batch: list[Hit]) -> None:
         room = MAX_HITS - len(self.hits)
         options = []
         for hit in batch[:room]:
@@ -131,19 +137,22 @@ class RunsSearchScreen(ModalScreen[tuple[str, int] | None]):
         if self.hit_list.highlighted is None:
             self.hit_list.action_first()
         if len(batch) > room:
-            stop.set()
+            self._stop.set()
             self.state = "full"
         self._say(search_status(self.state, self.query_text, len(self.hits), len(self.runs)))
 
-    def _done(self, stop: threading.Event) -> None:
-        if stop is self._stop and not stop.is_set():
-            self.state = "done"
-            self._say(search_status(self.state, self.query_text, len(self.hits), len(self.runs)))
-
-    def _failed(self, reason: str, stop: threading.Event) -> None:
-        if stop is self._stop:
+    def _finished(self, stop: threading.Event, error: str | None) -> None:
+        if stop is not self._stop or stop.is_set():
+            return
+        self._drain()
+        if self.state != "searching":
+            return  # stopped at MAX_HITS
+        if error is not None:
             self.state = "failed"
-            self._say(Text("✗ " + literal_line(reason, 300), "red"))
+            self._say(Text("✗ " + literal_line(error, 300), "red"))
+            return
+        self.state = "done"
+        self._say(search_status(self.state, self.query_text, len(self.hits), len(self.runs)))
 
     def _say(self, text: Text) -> None:
         self.query_one("#runs-search-status", Static).update(text)
