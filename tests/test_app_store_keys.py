@@ -396,3 +396,31 @@ async def test_s_shows_runs_tokens_and_cost_of_the_runs_shown(runs: Path) -> Non
         await pilot.pause()
         text = screen_text(app)
         assert "1 runs shown of 4" in text and "1 runs · 1100 tokens · cost ≥$0.00021" in text
+
+
+async def test_a_store_without_pins_or_deletion_says_so_and_changes_nothing(runs: Path) -> None:
+    class PlainStore:
+        """A store of the three methods only (no `PinningStore`, no `DeletingStore`)."""
+
+        def __init__(self, inner: FileStore) -> None:
+            self.inner = inner
+
+        def append(self, run_id, event):
+            self.inner.append(run_id, event)
+
+        def load(self, run_id):
+            return self.inner.load(run_id)
+
+        def list_runs(self):
+            return self.inner.list_runs()
+
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_list(pilot, "known")
+        app.source.store = PlainStore(FileStore(runs))
+        await pilot.press("p", "d")
+        await pilot.pause()
+        assert f"This store cannot pin runs ({runs})." in notifications(app)
+        assert f"This store cannot delete runs ({runs})." in notifications(app)
+        assert not (runs / ".pins").exists() and (runs / "known.jsonl").exists()
+        assert not isinstance(app.screen, DeleteScreen)
