@@ -395,7 +395,7 @@ async def test_s_shows_runs_tokens_and_cost_of_the_runs_shown(runs: Path) -> Non
         await pilot.press("escape", "slash", *"Half", "enter", "S")
         await pilot.pause()
         text = screen_text(app)
-        assert "1 runs shown of 4" in text and "1 runs · 1100 tokens · cost ≥$0.00021" in text
+        assert "1 shown of 4 runs" in text and "1 run · 1100 tokens · cost ≥$0.00021" in text
 
 
 async def test_a_store_without_pins_or_deletion_says_so_and_changes_nothing(runs: Path) -> None:

@@ -248,7 +248,7 @@ class StoreActions(_Base):
 
     def action_stats(self) -> None:
         pane, rows = self.runs_pane, self.run_list.rows
-        described = f"{len(rows):,} runs shown of {len(rows) + self.run_list.hidden:,}"
+        described = f"{len(rows):,} shown of {len(rows) + self.run_list.hidden:,} runs"
         if filtered := pane.run_filter.describe():
             described += f" · {filtered}"
         self.push_screen(StatsScreen(rows, f"{literal_line(pane.label)} · {described}"))

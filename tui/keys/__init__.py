@@ -56,8 +56,8 @@ HELP: tuple[tuple[str, tuple[Key, ...]], ...] = (
     timeline.SECTION,
     event.SECTION,
     run.SECTION,
-    store_keys.SECTION,
     approval.SECTION,
+    store_keys.SECTION,
     app_keys.SECTION,
 )
 

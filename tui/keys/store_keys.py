@@ -18,8 +18,7 @@ SECTION = (
     (
         Key(
             "p",
-            "pin or unpin the selected run: prune keeps a pinned run; pinned runs are marked "
-            "* in the list and the detail says so",
+            "pin or unpin the run (prune keeps it); marked *",
             Bind(
                 APP,
                 "p",
@@ -30,8 +29,7 @@ SECTION = (
         ),
         Key(
             "d",
-            "delete the selected run, after a confirmation naming it (y deletes, n or esc "
-            "keeps it); refused for a run held by a live process or awaiting approval",
+            "delete the run, once confirmed; never a held or awaiting one",
             Bind(
                 APP,
                 "d",
@@ -44,8 +42,7 @@ SECTION = (
         ),
         Key(
             "w",
-            "write the selected run to a file: Markdown, HTML or JSON (m h j, or ↑ ↓ and "
-            "enter); never over an existing file; the notice says where",
+            "write the run to a file: Markdown, HTML or JSON (m h j)",
             Bind(
                 APP,
                 "w",
@@ -60,8 +57,7 @@ SECTION = (
         ),
         Key(
             "ctrl+f",
-            "search every event of every run; enter jumps to the run and the event, esc stops "
-            "a search or closes",
+            "search every run's events; enter opens one; esc stops",
             Bind(
                 APP,
                 "ctrl+f",
@@ -73,7 +69,7 @@ SECTION = (
         ),
         Key(
             "S",
-            "stats of the runs shown: runs, tokens and cost per day, agent and model",
+            "stats of the runs shown: per day, agent and model",
             Bind(
                 APP,
                 "S",

@@ -36,8 +36,8 @@ class Tally:
 
     def add(self, row: RunRow) -> None:
         self.runs += 1
-        if row.cost is None or not row.complete:
-            self.pending += 1
+        if row.summary is not None and (row.cost is None or not row.complete):
+            self.pending += 1  # (an unreadable run has nothing to count: not pending)
         if row.summary is not None and row.complete:
             self.tokens += row.summary.usage.total_tokens
         if row.cost is not None:
@@ -52,6 +52,8 @@ class Tally:
 def day_of(row: RunRow) -> str:
     s = row.summary
     t = s.started_at if s is not None and s.started_at else row.modified_at
+    if not t:
+        return "unknown"  # an unreadable run that records no time
     try:
         return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d")
     except (ValueError, OverflowError, OSError):
@@ -82,6 +84,10 @@ def bar(value: int, most: int, width: int = BAR_WIDTH) -> str:
     return "█" * (eighths // 8) + (EIGHTHS[eighths % 8] if eighths % 8 else "")
 
 
+def _runs(n: int) -> str:
+    return f"{count(n)} run{'s' if n != 1 else ''}"
+
+
 def _table(title: str, first: str, groups: dict[str, Tally], chart: bool) -> Table:
     table = Table(title=title, title_justify="left", title_style="bold", expand=False)
     table.add_column(first, no_wrap=True)
@@ -107,10 +113,10 @@ def stats(rows: Sequence[RunRow], described: str) -> Group:
     models = dict(sorted(tallies(rows, model_of).items(), key=lambda kv: -kv[1].runs))
     head = Text()
     head.append(literal_line(described, 200), "bold")
-    head.append(f"\n{count(total.runs)} runs · {count(total.tokens)} tokens · cost ")
+    head.append(f"\n{_runs(total.runs)} · {count(total.tokens)} tokens · cost ")
     head.append(total.cost_text())
     if total.pending:
-        head.append(f"\n{count(total.pending)} runs not read whole or priced yet: ", "dim")
+        head.append(f"\n{_runs(total.pending)} not read whole or priced yet: ", "dim")
         head.append("tokens and cost are lower bounds (+, ≥)", "dim")
     return Group(
         head,
