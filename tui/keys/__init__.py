@@ -55,9 +55,9 @@ HELP: tuple[tuple[str, tuple[Key, ...]], ...] = (
     runs.SECTION,
     timeline.SECTION,
     event.SECTION,
+    store_keys.SECTION,  # before Run: the help's two columns then fit 160x45
     run.SECTION,
     approval.SECTION,
-    store_keys.SECTION,
     app_keys.SECTION,
 )
 

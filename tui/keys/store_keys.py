@@ -13,28 +13,28 @@ from .model import (
     Key,
 )
 
+# Three lines of help (the help fits a 160x45 screen without scrolling); the README's keys
+# table says more.
 SECTION = (
     "Store",
     (
         Key(
-            "p",
-            "pin or unpin the run (prune keeps it); marked *",
+            "p  d",
+            "pin or unpin the run (*) / delete it, once asked",
             Bind(
                 APP,
                 "p",
                 "pin",
                 "Pin",
+                show=False,
                 palette=("Pin or unpin run", "Pin the selected run so prune keeps it, or unpin"),
             ),
-        ),
-        Key(
-            "d",
-            "delete the run, once confirmed; never a held or awaiting one",
             Bind(
                 APP,
                 "d",
                 "delete_run",
                 "Delete",
+                show=False,
                 palette=("Delete run", "Delete the selected run, once confirmed"),
             ),
             Bind(CONFIRM_SCREEN, "y", "confirm", "Delete"),
@@ -42,12 +42,13 @@ SECTION = (
         ),
         Key(
             "w",
-            "write the run to a file: Markdown, HTML or JSON (m h j)",
+            "write the run to a file: Markdown, HTML or JSON",
             Bind(
                 APP,
                 "w",
                 "export",
                 "Export",
+                show=False,
                 palette=("Export run", "Write the selected run as Markdown, HTML or JSON"),
             ),
             Bind(EXPORT_SCREEN, "m", "write('md')", "Markdown", show=False),
@@ -56,25 +57,23 @@ SECTION = (
             Bind(EXPORT_SCREEN, "escape", "cancel", "Cancel"),
         ),
         Key(
-            "ctrl+f",
-            "search every run's events; enter opens one; esc stops",
+            "ctrl+f  S",
+            "search every run / stats of the runs shown",
             Bind(
                 APP,
                 "ctrl+f",
                 "search_runs",
                 "Search runs",
+                show=False,
                 palette=("Search every run", "Every event of every run: jump to a match"),
             ),
             Bind(RUNS_SEARCH, "escape", "close", "Close"),
-        ),
-        Key(
-            "S",
-            "stats of the runs shown: per day, agent and model",
             Bind(
                 APP,
                 "S",
                 "stats",
                 "Stats",
+                show=False,
                 palette=("Stats", "Runs, tokens and cost per day, agent and model"),
             ),
             Bind(STATS_SCREEN, "escape,q,S", "dismiss", "Close"),
