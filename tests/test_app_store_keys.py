@@ -158,6 +158,7 @@ async def test_p_pins_the_run_marks_it_and_p_again_unpins(runs: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await open_list(pilot, "known")
         await pilot.press("p")
+        await wait_until(pilot, lambda: "known" in app.run_list.pinned, what="the pin")
         await pilot.pause()
         assert (runs / ".pins" / "known").is_file()
         assert FileStore(runs).pinned() == {"known"}
@@ -168,6 +169,7 @@ async def test_p_pins_the_run_marks_it_and_p_again_unpins(runs: Path) -> None:
         await pilot.pause()
         assert "pinned   yes: prune keeps it (p unpins)" in app.event_detail.text
         await pilot.press("escape", "p")
+        await wait_until(pilot, lambda: not app.run_list.pinned, what="the pin gone")
         await pilot.pause()
         assert not (runs / ".pins" / "known").exists()
         assert line_of(app, "known").startswith("│    completed")
@@ -180,7 +182,9 @@ async def test_d_asks_naming_the_run_and_y_deletes_it(runs: Path) -> None:
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
         await open_list(pilot, "known")
-        await pilot.press("p", "d")
+        await pilot.press("p")
+        await wait_until(pilot, lambda: "known" in app.run_list.pinned, what="the pin")
+        await pilot.press("d")
         await pilot.pause()
         assert isinstance(app.screen, DeleteScreen)
         screen = screen_text(app)
@@ -190,7 +194,7 @@ async def test_d_asks_naming_the_run_and_y_deletes_it(runs: Path) -> None:
         await pilot.pause()
         assert (runs / "known.jsonl").exists() and app.run_list.index_of("known") is not None
         await pilot.press("d", "y")
-        await pilot.pause()
+        await wait_until(pilot, lambda: app.run_list.index_of("known") is None, what="gone")
         assert not (runs / "known.jsonl").exists()
         assert not (runs / ".pins" / "known").exists()  # its pin went with it
         assert app.run_list.index_of("known") is None
@@ -206,9 +210,9 @@ async def test_d_refuses_a_run_awaiting_approval_or_held(runs: Path) -> None:
         await pilot.pause()
         assert "Book it [bold]now[/bold]" in screen_text(app)  # named literally
         await pilot.press("y")
-        await pilot.pause()
-        assert (runs / "gated.jsonl").exists()
-        assert "Run gated is not deleted: awaiting approval." in notifications(app)
+        refused = "Run gated is not deleted: awaiting approval."
+        await wait_until(pilot, lambda: refused in notifications(app), what="the refusal")
+        assert (runs / "gated.jsonl").exists() and app.run_list.index_of("gated") is not None
 
         held, release = threading.Event(), threading.Event()
 
@@ -425,3 +429,16 @@ async def test_a_store_without_pins_or_deletion_says_so_and_changes_nothing(runs
         assert f"This store cannot delete runs ({runs})." in notifications(app)
         assert not (runs / ".pins").exists() and (runs / "known.jsonl").exists()
         assert not isinstance(app.screen, DeleteScreen)
+
+
+async def test_a_pin_made_elsewhere_is_marked_at_the_next_tick(runs: Path) -> None:
+    from tui.controllers.watcher import Watcher
+
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await priced(pilot)
+        FileStore(runs).pin("unknown")  # `agentor pin` in a shell
+        app.watcher.post_message(Watcher.Ticked(moved=False))  # a second goes by
+        await wait_until(pilot, lambda: "unknown" in app.run_list.pinned, what="the mark")
+        await pilot.pause()
+        assert line_of(app, "unknown").startswith("│ *  completed")

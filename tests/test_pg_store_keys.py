@@ -75,7 +75,8 @@ async def test_the_keys_on_a_database(pg_stores: PgStores, tmp_path: Path) -> No
         await pilot.press("p")
         await pilot.pause()
         if isinstance(source.store, PinningStore):
-            assert source.store.pinned() == {"known"} and "known" in app.run_list.pinned
+            await wait_until(pilot, lambda: "known" in app.run_list.pinned, what="the pin")
+            assert source.store.pinned() == {"known"}
         else:  # said, and nothing else happens
             assert f"This store cannot pin runs ({source.where})." in notifications(app)
             assert app.run_list.pinned == set()

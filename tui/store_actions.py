@@ -98,17 +98,34 @@ class StoreActions(_Base):
 
     # -- p: pins -------------------------------------------------------------------------------
 
+    # The store is asked in worker threads: a database may be slow to answer, or not at all.
+
     def refresh_pins(self) -> None:
-        """Read which runs are pinned (one call); mark those in the list."""
+        """Read which runs are pinned (one call, in a worker thread); the list marks them."""
         store = self.store
+        self.run_worker(
+            lambda: self._read_pins(store),
+            thread=True,
+            group="pins",
+            exclusive=True,
+            exit_on_error=False,
+        )
+
+    def _read_pins(self, store: Store | None) -> None:
         try:
             now = pinned(store) if store is not None else set()
         except Exception:  # a store that cannot answer now: the marks stay as they were
             return
-        if now != self.run_list.pinned:
-            changed = now ^ self.run_list.pinned
-            self.run_list.pinned = now
-            self.run_list.runs_updated(changed)
+        self.call_from_thread(self._show_pins, now)
+
+    def _show_pins(self, now: set[str]) -> None:
+        changed = now ^ self.run_list.pinned
+        if not changed:
+            return
+        self.run_list.pinned = now
+        self.run_list.runs_updated(changed)
+        if self.timeline.run_id in changed:
+            self.show_detail(self.timeline.cursor)  # its detail says so
 
     def action_pin(self) -> None:
         row, store = self._selected(), self.store
@@ -118,53 +135,72 @@ class StoreActions(_Base):
             self._cannot("pin runs")
             return
         run_id, was = row.run_id, row.run_id in self.run_list.pinned
+        self.run_worker(
+            lambda: self._pin(store, run_id, was), thread=True, group="pin", exit_on_error=False
+        )
+
+    def _pin(self, store: PinningStore, run_id: str, was: bool) -> None:
+        """In a worker thread: pin or unpin, then the marks and the notice."""
         try:
             (unpin if was else pin)(store, run_id)
+            now = pinned(store)
         except (RunNotFoundError, OSError, ValueError) as exc:
-            self.tell(
-                f"Run {run_id} cannot be {'un' if was else ''}pinned: {exc}", severity="error"
+            doing = "unpinned" if was else "pinned"
+            self.call_from_thread(
+                self.tell, f"Run {run_id} cannot be {doing}: {exc}", severity="error"
             )
             return
-        self.refresh_pins()
         if was:
-            self.tell(f"Unpinned run {run_id}: prune may remove it again.", timeout=4)
+            told = f"Unpinned run {run_id}: prune may remove it again."
         else:
-            self.tell(f"Pinned run {run_id}: prune keeps it.", timeout=4)
-        if self.timeline.run_id == run_id:
-            self.show_detail(self.timeline.cursor)  # its detail says so
+            told = f"Pinned run {run_id}: prune keeps it."
+        self.call_from_thread(self._pinned, now, told)
+
+    def _pinned(self, now: set[str], told: str) -> None:
+        self._show_pins(now)
+        self.tell(told, timeout=4)
 
     # -- d: delete -----------------------------------------------------------------------------
 
     def action_delete_run(self) -> None:
-        row = self._selected()
+        row, store = self._selected(), self.store
         if row is None:
             return
-        if not isinstance(self.store, DeletingStore):
+        if not isinstance(store, DeletingStore):
             self._cannot("delete runs")
             return
         run_id = row.run_id
         screen = DeleteScreen(row, self.run_list.shown_status(row))
-        self.push_screen(screen, lambda yes: self._delete(run_id) if yes else None)
+        self.push_screen(screen, lambda yes: self._delete(store, run_id) if yes else None)
 
-    def _delete(self, run_id: str) -> None:
-        store = self.store
-        if store is None:
-            self._cannot("delete runs")
-            return
+    def _delete(self, store: Store, run_id: str) -> None:
+        self.run_worker(
+            lambda: self._delete_in_thread(store, run_id),
+            thread=True,
+            group="delete",
+            exit_on_error=False,
+        )
+
+    def _delete_in_thread(self, store: Store, run_id: str) -> None:
+        """Delete the run (its lock is taken: a held run is refused), say how it went; the
+        list shows it gone, watched or not."""
         try:
             freed = delete_run(store, run_id)
         except DeleteRefusedError as exc:
-            self.tell(f"Run {run_id} is not deleted: {exc.detail}.", severity="error", timeout=8)
-            return
+            told, severity = f"Run {run_id} is not deleted: {exc.detail}.", "error"
         except RunNotFoundError:
-            self.tell(f"Run {run_id} is gone already.", severity="warning")
+            told, severity = f"Run {run_id} is gone already.", "warning"
         except (OSError, ValueError, TypeError) as exc:
-            self.tell(f"Run {run_id} cannot be deleted: {exc}", severity="error", timeout=8)
-            return
+            told, severity = f"Run {run_id} cannot be deleted: {exc}", "error"
         else:
             size = f" ({freed:,} bytes freed)" if freed else ""
-            self.tell(f"Deleted run {run_id}{size}.", timeout=6)
-        self.apply_changes(self.source.refresh([run_id]))  # the list, without a watch too
+            told, severity = f"Deleted run {run_id}{size}.", "information"
+        changes = self.source.refresh([run_id])
+        self.call_from_thread(self._deleted, changes, told, severity)
+
+    def _deleted(self, changes: Changes, told: str, severity: SeverityLevel) -> None:
+        self.apply_changes(changes)
+        self.tell(told, severity=severity, timeout=8)
         self.refresh_pins()
 
     # -- w: export -----------------------------------------------------------------------------
