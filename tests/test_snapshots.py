@@ -25,6 +25,7 @@ from tests.app_support import (
     app_for,
     copy_fixtures,
     priced,
+    wait_until,
     weather_agent,
     write_log,
 )
@@ -278,6 +279,8 @@ def test_run_list_with_costs_and_a_pinned_run(snap_compare, runs: Path) -> None:
 
     async def open_run(pilot) -> None:
         await priced(pilot)
+        pinned = IDS["half_finished_crash"]
+        await wait_until(pilot, lambda: pinned in pilot.app.run_list.pinned, what="the mark")
         pilot.app.run_list.select(IDS["half_finished_crash"])
         await pilot.pause()
 
