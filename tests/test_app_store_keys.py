@@ -297,7 +297,9 @@ async def test_w_into_a_directory_that_is_gone_says_why_and_writes_nothing(
         await open_list(pilot, "known")
         await pilot.press("w", "enter")
         await wait_until(pilot, lambda: [n for n in notifications(app) if "not exported" in n])
-        assert "Run known was not exported: No such file or directory" in notifications(app)
+        where = tmp_path / "no-such-dir"
+        told = f"Run known was not exported to {where}: No such file or directory"
+        assert told in notifications(app)
 
 
 # -- ctrl+f: every run ---------------------------------------------------------------------------
@@ -442,3 +444,21 @@ async def test_a_pin_made_elsewhere_is_marked_at_the_next_tick(runs: Path) -> No
         await wait_until(pilot, lambda: "unknown" in app.run_list.pinned, what="the mark")
         await pilot.pause()
         assert line_of(app, "unknown").startswith("│ *  completed")
+
+
+async def test_the_store_keys_do_nothing_while_a_screen_is_open_above_the_list(
+    runs: Path,
+) -> None:
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_list(pilot, "known")
+        await pilot.press("w")
+        await pilot.pause()
+        export_screen = app.screen
+        await pilot.press("p", "d", "ctrl+f", "S")  # not the export screen's keys
+        await pilot.pause(0.2)
+        assert app.screen is export_screen and len(app.screen_stack) == 2
+        assert not (runs / ".pins").exists()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert len(app.screen_stack) == 1

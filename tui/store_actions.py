@@ -20,6 +20,7 @@ from agentor.ops.export import export
 from agentor.ops.retention import DeleteRefusedError, delete_run, pin, pinned, unpin
 from agentor.ops.search import Hit, search
 
+from .controllers.controller import while_running
 from .data.export_file import write_new
 from .data.runrow import RunRow
 from .text.detail import RunTotals
@@ -78,6 +79,7 @@ class StoreActions(_Base):
         self.event_detail.totals_of = self._totals
         self.refresh_pins()
 
+    @while_running
     def on_watcher_ticked(self) -> None:
         self.refresh_pins()  # `agentor pin` in a shell shows here too
 
@@ -87,6 +89,10 @@ class StoreActions(_Base):
         return RunTotals(cost, run_id in self.run_list.pinned)
 
     def _selected(self) -> RunRow | None:
+        """The run the keys act on; None (said) when there is none, or when a screen is open
+        above the list (the app's keys reach it too: `d` there deletes nothing)."""
+        if self.screen is not self.screen_stack[0]:
+            return None
         row = self.run_list.current
         if row is None:
             self.tell("No run selected.", severity="warning")
@@ -236,7 +242,7 @@ class StoreActions(_Base):
             path = write_new(where, run_id, format, export(store, run_id, format))
         except (OSError, KeyError, ValueError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            message, severity = f"Run {run_id} was not exported: {reason}", "error"
+            message, severity = f"Run {run_id} was not exported to {where}: {reason}", "error"
         else:
             message, severity = f"Wrote {path}", "information"
             first = Path(where) / f"{run_id}{path.suffix}"
@@ -247,6 +253,8 @@ class StoreActions(_Base):
     # -- ctrl+f: every run ---------------------------------------------------------------------
 
     def action_search_runs(self) -> None:
+        if self.screen is not self.screen_stack[0]:
+            return  # a screen is open above the list
         store = self.store
         if store is None:
             self.tell(f"Nothing to search: {self.source.where} is gone.", severity="warning")
@@ -283,6 +291,8 @@ class StoreActions(_Base):
     # -- S: stats ------------------------------------------------------------------------------
 
     def action_stats(self) -> None:
+        if self.screen is not self.screen_stack[0]:
+            return  # a screen is open above the list
         pane, rows = self.runs_pane, self.run_list.rows
         described = f"{len(rows):,} shown of {len(rows) + self.run_list.hidden:,} runs"
         if filtered := pane.run_filter.describe():
