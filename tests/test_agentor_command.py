@@ -44,11 +44,13 @@ LS_FIELDS = [
 ]
 
 
-def agentor(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def agentor(
+    *args: str, env: dict[str, str] | None = None, cwd: Path = ROOT
+) -> subprocess.CompletedProcess[str]:
     """The installed `agentor` console script, in a fresh process."""
     return subprocess.run(
         [str(SCRIPT), *args],
-        cwd=ROOT,
+        cwd=cwd,
         env={**ENV, **(env or {})},
         capture_output=True,
         text=True,
@@ -177,6 +179,22 @@ def test_ls_of_an_empty_or_missing_directory(tmp_path: Path) -> None:
     missing = tmp_path / "nope"
     assert refused(agentor("ls", str(missing))) == f"agentor ls: no such directory: {missing}"
     assert not missing.exists(), "a command never creates a directory"
+
+
+def test_without_a_directory_the_commands_use_runs_in_the_current_directory(
+    tmp_path: Path,
+) -> None:
+    run_id = awaiting_run(tmp_path / "runs")
+    listed = agentor("ls", "--json", cwd=tmp_path)
+    assert [r["run_id"] for r in json.loads(listed.stdout)] == [run_id], listed.stderr
+    decided = agentor("reject", run_id, "--reason", "not now", "--by", "dora", cwd=tmp_path)
+    assert decided.returncode == 0, decided.stderr
+    decisions = [e for e in FileStore(tmp_path / "runs").load(run_id) if e.type == "approval"]
+    assert [(d.decision, d.by, d.note) for d in decisions] == [("rejected", "dora", "not now")]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    missing = refused(agentor("ls", cwd=elsewhere))
+    assert missing == f"agentor ls: no such directory: runs (in {elsewhere})"
 
 
 # -- show -----------------------------------------------------------------------------------------

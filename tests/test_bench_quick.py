@@ -28,6 +28,7 @@ BENCHES = {
     "fleet": "fleet",
     "pg_list": "pg-list",
     "pg_tail": "pg-tail",
+    "compare_view": "compare-view",
 }
 RESULT = re.compile(
     r"^(?P<name>\S+) ratio=(?P<ratio>\d+\.\d+|inf|nan) goal=\S+ ours=\S+ baseline=\S+$"

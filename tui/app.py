@@ -27,6 +27,7 @@ from textual.widgets import Input
 from agentor.engine.statuses import UNREADABLE
 from agentor.literal import literal_line
 
+from .compare_actions import CompareActions
 from .controllers.agents import AgentSet
 from .controllers.approver import Approver
 from .controllers.resumer import Resumer
@@ -50,7 +51,9 @@ from .widgets.timeline import Timeline
 from .widgets.timeline_pane import TimelinePane
 
 
-class RunsApp(CursorActions, WatchHandlers, ResumeHandlers, StoreActions, App[str | None]):
+class RunsApp(
+    CursorActions, CompareActions, WatchHandlers, ResumeHandlers, StoreActions, App[str | None]
+):
     """Browse, follow and resume the runs of one source (a FileStore directory, a schema of a
     PostgreSQL database)."""
 

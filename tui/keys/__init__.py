@@ -7,16 +7,18 @@ from __future__ import annotations
 
 from textual.binding import Binding
 
-from . import app_keys, approval, event, run, runs, store_keys, timeline
+from . import app_keys, approval, compare, event, run, runs, store_keys, timeline
 from .model import (
     APP,
     APPROVALS,
     ARGS_EDITOR,
+    COMPARE_SCREEN,
     CONFIRM_SCREEN,
     EXPORT_SCREEN,
     FILTER_BAR,
     HELP_SCREEN,
     LIST,
+    PLAYBACK_SCREEN,
     RAW_SCREEN,
     REASON_SCREEN,
     RUNS_SEARCH,
@@ -31,6 +33,7 @@ __all__ = [
     "APP",
     "APPROVALS",
     "ARGS_EDITOR",
+    "COMPARE_SCREEN",
     "CONFIRM_SCREEN",
     "EXPORT_SCREEN",
     "FILTER_BAR",
@@ -39,6 +42,7 @@ __all__ = [
     "HELP",
     "HELP_SCREEN",
     "LIST",
+    "PLAYBACK_SCREEN",
     "RAW_SCREEN",
     "REASON_SCREEN",
     "RUNS_SEARCH",
@@ -54,6 +58,7 @@ __all__ = [
 HELP: tuple[tuple[str, tuple[Key, ...]], ...] = (
     runs.SECTION,
     timeline.SECTION,
+    compare.SECTION,
     event.SECTION,
     store_keys.SECTION,  # before Run: the help's two columns then fit 160x45
     run.SECTION,

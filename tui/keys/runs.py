@@ -61,7 +61,7 @@ SECTION = (
         ),
         Key(
             "esc",
-            "back out: detail → timeline → runs; clears the filter",
+            "back: detail → timeline → runs; clears the filter",
             Bind(APP, "escape", "back", "Back", palette=("Back", "Back out to the run list")),
             Bind(TIMELINE, "escape", "clear_search", "Back"),
         ),

@@ -13,14 +13,14 @@ from .model import (
     Key,
 )
 
-# Three lines of help (the help fits a 160x45 screen without scrolling); the README's keys
+# Two lines of help (the help fits a 160x45 screen without scrolling); the README's keys
 # table says more.
 SECTION = (
     "Store",
     (
         Key(
-            "p  d",
-            "pin or unpin the run (*) / delete it, once asked",
+            "p  d  w",
+            "pin (*) / delete, once asked / write to a file",
             Bind(
                 APP,
                 "p",
@@ -39,10 +39,6 @@ SECTION = (
             ),
             Bind(CONFIRM_SCREEN, "y", "confirm", "Delete"),
             Bind(CONFIRM_SCREEN, "n,escape", "cancel", "Keep"),
-        ),
-        Key(
-            "w",
-            "write the run to a file: Markdown, HTML or JSON",
             Bind(
                 APP,
                 "w",

@@ -85,7 +85,7 @@ SECTION = (
         ),
         Key(
             "f",
-            "follow: keep the newest event of the open run in view",
+            "follow: keep the newest event of the run in view",
             Bind(
                 APP,
                 "f",

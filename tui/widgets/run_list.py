@@ -17,6 +17,8 @@ from ..text.formatting import short_id
 from ..text.run_line import GAP, TITLES, columns_for, fit, run_line, timed
 from .cursor_list import CursorList
 
+COMPARE_MARK = "◆ marked"  # before the prompt of the run `M` marked
+
 
 class RunList(CursorList):
     """The run rows it is given (already filtered and sorted by the app)."""
@@ -37,6 +39,8 @@ class RunList(CursorList):
         self.hidden = 0  # runs a filter hides (an empty list then says so)
         # A note shown before a run's prompt, kept for the session (e.g. "⚠ unsaved").
         self.marks: dict[str, str] = {}
+        # The run `M` marked to compare with another (shown as COMPARE_MARK), or None.
+        self.compare_mark: str | None = None
         # A status the app knows better than the file, shown in place of the row's.
         self.statuses: dict[str, str] = {}
         self.pinned: set[str] = set()  # the runs pinned in the store (marked)
@@ -97,6 +101,11 @@ class RunList(CursorList):
         self.marks[run_id] = note
         self.runs_updated([run_id])
 
+    def set_compare_mark(self, run_id: str | None) -> None:
+        """Mark `run_id` as the run to compare with (None: no run)."""
+        before, self.compare_mark = self.compare_mark, run_id
+        self.runs_updated(r for r in (before, run_id) if r is not None)
+
     def shown_status(self, row: RunRow) -> str:
         """The status the row shows: the app's, where it knows better, else the row's own."""
         return self.statuses.get(row.run_id, row.status)
@@ -136,6 +145,8 @@ class RunList(CursorList):
         self._timed[row.run_id] = timed(row, now)
         columns = columns_for(width, self.id_width)
         run_id = row.run_id
-        status = self.statuses.get(run_id)
-        pinned = run_id in self.pinned
-        return run_line(row, now, columns, self.marks.get(run_id), status, pinned)
+        mark = self.marks.get(run_id)
+        if run_id == self.compare_mark:
+            mark = COMPARE_MARK + (f" {mark}" if mark else "")
+        status, pinned = self.statuses.get(run_id), run_id in self.pinned
+        return run_line(row, now, columns, mark, status, pinned)
