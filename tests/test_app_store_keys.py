@@ -462,3 +462,13 @@ async def test_the_store_keys_do_nothing_while_a_screen_is_open_above_the_list(
         await pilot.press("escape")
         await pilot.pause()
         assert len(app.screen_stack) == 1
+
+
+def test_an_export_dir_that_is_not_a_directory_is_refused(
+    runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tui.cli import main
+
+    assert main([str(runs), "--export-dir", str(tmp_path / "nope")]) == 2
+    err = capsys.readouterr().err
+    assert err == f"agentor-tui: error: --export-dir: no such directory: {tmp_path / 'nope'}\n"
