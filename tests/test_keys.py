@@ -13,6 +13,8 @@ from tui.widgets.approval_pane import ApprovalList
 from tui.widgets.args_editor import ArgsEditor
 from tui.widgets.compare_screen import CompareScreen
 from tui.widgets.cursor_list import CursorList
+from tui.widgets.delete_screen import DeleteScreen
+from tui.widgets.export_screen import ExportScreen
 from tui.widgets.filter_bar import FilterBar
 from tui.widgets.fork_screen import ForkScreen
 from tui.widgets.fork_tree import ForkTreeScreen
@@ -20,7 +22,9 @@ from tui.widgets.help_screen import HelpScreen
 from tui.widgets.playback_screen import PlaybackScreen
 from tui.widgets.raw_event import RawEventScreen
 from tui.widgets.reason_screen import ReasonScreen
+from tui.widgets.runs_search import RunsSearchScreen
 from tui.widgets.search_bar import SearchBar
+from tui.widgets.stats_screen import StatsScreen
 from tui.widgets.timeline import Timeline
 
 # How the help and README write the keys Textual names otherwise.
@@ -52,6 +56,7 @@ BINDERS = (
     *(RunsApp, CursorList, Timeline, ApprovalList, FilterBar, SearchBar, HelpScreen),
     *(RawEventScreen, ArgsEditor, ReasonScreen, ForkScreen, ForkTreeScreen),
     *(CompareScreen, PlaybackScreen),
+    *(DeleteScreen, ExportScreen, RunsSearchScreen, StatsScreen),
 )
 
 

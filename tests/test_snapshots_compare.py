@@ -13,7 +13,7 @@ import agentor.agent
 import agentor.engine.loop
 import agentor.forking
 from agentor.engine.store import FileStore
-from tests.app_support import SIZE, app_for, write_log
+from tests.app_support import SIZE, app_for, priced, write_log
 from tests.forkkit import Weather, result_line, weather_model
 from tests.playkit import EVENTS, ManualClock, press
 from tests.test_snapshots import SteppingClock
@@ -74,6 +74,7 @@ def test_compare_a_model_fork_at_100x30(snap_compare, runs: Path) -> None:
 
 def test_a_marked_run_in_the_list(snap_compare, runs: Path) -> None:
     async def run_before(pilot) -> None:
+        await priced(pilot)  # the cost column filled in, as it is a moment after start
         pilot.app.run_list.select("parent-run")
         await press(pilot, "M")
         pilot.app.clear_notifications()

@@ -39,6 +39,7 @@ from .data.source import RunSource
 from .fork_handlers import ForkHandlers
 from .keys import APP, bindings, palette
 from .resume_handlers import ResumeHandlers
+from .store_actions import StoreActions
 from .text.fork_text import lineage_line
 from .text.notices import Note
 from .watch_handlers import WatchHandlers
@@ -54,7 +55,13 @@ from .widgets.timeline_pane import TimelinePane
 
 
 class RunsApp(
-    CursorActions, CompareActions, WatchHandlers, ResumeHandlers, ForkHandlers, App[str | None]
+    CursorActions,
+    CompareActions,
+    WatchHandlers,
+    ResumeHandlers,
+    ForkHandlers,
+    StoreActions,
+    App[str | None],
 ):
     """Browse, follow and resume the runs of one source (a FileStore directory, a schema of a
     PostgreSQL database)."""

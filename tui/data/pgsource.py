@@ -30,7 +30,7 @@ import contextlib
 import itertools
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Hashable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Hashable, Iterable
 from typing import Any, TypeVar
 
 from agentor.engine.events import FORK
@@ -45,7 +45,10 @@ from agentor.engine.store import RUN_ID_RE
 
 from .lineage import note_fork
 from .logfile import gc_paused
+from .pgcost import run_costs
 from .pglog import StoredLog
+from .pgtelling import TellingStore
+from .rowcost import needs_pricing
 from .runrow import RunRow, may_be_live, newest_first, note_holder
 from .source import Changes
 
@@ -56,23 +59,6 @@ BRIEF, FILL = 1, 2  # how rows were read (`_take`): brief summaries; the whole s
 # the one waiting; afterwards reads return at once until the server is back).
 READ_TIMEOUT_S = 3.0
 WAIT_S = 0.25  # the longest the watch's thread waits on the feed before it looks around again
-
-
-class _TellingStore(PostgresStore):
-    """The schema's store, telling each `resume_store` caller when this process has taken a
-    run. One store serves the list, the resumes and the decisions of this app (one pool, one
-    lock session): a run it holds is refused to a second taker here too (`RunLockedError`)."""
-
-    def __init__(self, dsn: str, **kwargs: Any) -> None:
-        super().__init__(dsn, **kwargs)
-        self.held_hooks: list[Callable[[str], None]] = []
-
-    @contextlib.contextmanager
-    def lock(self, run_id: str) -> Iterator[None]:
-        with super().lock(run_id):
-            for hook in list(self.held_hooks):
-                hook(run_id)  # from the thread taking the run
-            yield
 
 
 def status_of(summary: RunSummary, held: bool) -> tuple[str, str | None]:
@@ -103,7 +89,7 @@ class PostgresSource:
         poll_interval: float = POLL_INTERVAL,
         read_timeout: float = READ_TIMEOUT_S,
     ) -> None:
-        self.store = _TellingStore(dsn, schema=schema, pool_timeout=read_timeout)
+        self.store = TellingStore(dsn, schema=schema, pool_timeout=read_timeout)
         self._dsn = dsn  # only to keep its password out of what a lost connection says
         where = self.store.where
         self.where = f"{where} (schema {schema})"
@@ -169,18 +155,25 @@ class PostgresSource:
 
     def fill(self, max_rows: int | None = None) -> list[str]:
         """Read the whole summaries of up to `max_rows` rows listed briefly (one query), in the
-        order they were listed (newest first)."""
+        order they were listed (newest first), and their cost (`tui.data.pgcost`); or price
+        up to `max_rows` rows whose runs gained events since they were priced."""
         with self._lock:
-            ids = list(itertools.islice(self._sketches, max_rows))
-        if not ids:
-            return []
-        listings = self._ask(lambda: self.store.list_summaries(run_ids=ids))
-        if listings is None:
-            return []
-        with self._lock, gc_paused():
-            self._take(listings, set(ids), FILL)
-        self._read_lineage(ids)
-        return ids
+            sketched = list(itertools.islice(self._sketches, max_rows))
+            ids = sketched or [r.run_id for r in self._rows.values() if needs_pricing(r)]
+        ids = ids[:max_rows]
+        if sketched:
+            listings = self._ask(lambda: self.store.list_summaries(run_ids=sketched))
+            if listings is None:
+                return []
+            with self._lock, gc_paused():
+                self._take(listings, set(sketched), FILL)
+            self._read_lineage(sketched)
+        costs = self._ask(lambda: run_costs(self.store, ids)) if ids else None
+        with self._lock:
+            for run_id, cost in (costs or {}).items():
+                if (row := self._rows.get(run_id)) is not None and row.complete:
+                    row.cost = cost
+        return ids if costs is not None else []
 
     def refresh(self, run_ids: Iterable[str] | None = None) -> Changes:
         """Read these runs' rows again (None: every run, briefly, and which runs there are;
@@ -337,7 +330,7 @@ class PostgresSource:
                 self._sorted = None
                 changes.removed.add(run_id)
         for run_id in changes.added | changes.updated | changes.appended.keys():
-            if run_id in self._sketches:
+            if run_id in self._sketches or needs_pricing(rows[run_id]):
                 changes.incomplete.add(run_id)  # `fill` has work again
         return changes
 
@@ -354,6 +347,8 @@ class PostgresSource:
             # A brief listing of a run that gained nothing keeps its whole summary.
             summary = row.summary = listing.summary
             row.complete = not how & BRIEF
+            if seq != read:
+                row.cost = None  # priced by `fill`
             self._seq_read[run_id] = seq
             if row.complete:
                 self._sketches.pop(run_id, None)

@@ -8,6 +8,7 @@ from operator import attrgetter
 
 from agentor.engine.replay import RunSummary
 from agentor.engine.statuses import INCOMPLETE, INTERRUPTED, RUNNING, UNREADABLE
+from agentor.ops.pricing import RunCost
 
 
 @dataclass(slots=True, eq=False)
@@ -29,6 +30,9 @@ class RunRow:
     forked_from: str | None = None
     fork_at: int | None = None
     fork_edit: str | None = None
+    # What the run cost, every generation priced (`tui.data.rowcost`); None until the row is
+    # read whole and priced (a quick row, a row being filled).
+    cost: RunCost | None = None
 
     @property
     def sort_key(self) -> float:

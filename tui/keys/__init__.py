@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from textual.binding import Binding
 
-from . import app_keys, approval, compare, event, forks, run, runs, timeline
+from . import app_keys, approval, compare, event, forks, run, runs, store_keys, timeline
 from .model import (
     APP,
     APPROVALS,
     ARGS_EDITOR,
     COMPARE_SCREEN,
+    CONFIRM_SCREEN,
+    EXPORT_SCREEN,
     FILTER_BAR,
     FORK_SCREEN,
     FORK_TREE,
@@ -21,7 +23,9 @@ from .model import (
     PLAYBACK_SCREEN,
     RAW_SCREEN,
     REASON_SCREEN,
+    RUNS_SEARCH,
     SEARCH_BAR,
+    STATS_SCREEN,
     TIMELINE,
     Bind,
     Key,
@@ -32,6 +36,8 @@ __all__ = [
     "APPROVALS",
     "ARGS_EDITOR",
     "COMPARE_SCREEN",
+    "CONFIRM_SCREEN",
+    "EXPORT_SCREEN",
     "FILTER_BAR",
     "FOOTER_ORDER",
     "FOOTER_PRIORITY",
@@ -43,7 +49,9 @@ __all__ = [
     "PLAYBACK_SCREEN",
     "RAW_SCREEN",
     "REASON_SCREEN",
+    "RUNS_SEARCH",
     "SEARCH_BAR",
+    "STATS_SCREEN",
     "TIMELINE",
     "Bind",
     "Key",
@@ -57,6 +65,7 @@ HELP: tuple[tuple[str, tuple[Key, ...]], ...] = (
     compare.SECTION,
     event.SECTION,
     forks.SECTION,
+    store_keys.SECTION,  # before Run: the help's two columns then fit 160x45
     run.SECTION,
     approval.SECTION,
     app_keys.SECTION,
@@ -78,6 +87,11 @@ FOOTER_ORDER = (
     "fork",
     "follow",
     "copy_id",
+    "pin",
+    "delete_run",
+    "export",
+    "search_runs",
+    "stats",
     "reload",
     "toggle_maximize",
     "view_raw",

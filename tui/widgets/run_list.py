@@ -14,7 +14,7 @@ from agentor.literal import literal_line
 
 from ..data.runrow import RunRow
 from ..text.formatting import short_id
-from ..text.run_line import GAP, columns_for, fit, run_line, timed
+from ..text.run_line import GAP, TITLES, columns_for, fit, run_line, timed
 from .cursor_list import CursorList
 
 COMPARE_MARK = "◆ marked"  # before the prompt of the run `M` marked
@@ -43,6 +43,7 @@ class RunList(CursorList):
         self.compare_mark: str | None = None
         # A status the app knows better than the file, shown in place of the row's.
         self.statuses: dict[str, str] = {}
+        self.pinned: set[str] = set()  # the runs pinned in the store (marked)
         self._where: dict[str, int] | None = None  # run id -> index, built when asked
         # run id -> its "started" and "took" texts as last drawn (the clock moves them)
         self._timed: dict[str, tuple[str, str]] = {}
@@ -135,7 +136,7 @@ class RunList(CursorList):
     def render_header(self, width: int) -> Text:
         out = Text(no_wrap=True)
         for title, w, right in columns_for(width, self.id_width):
-            out.append(fit(title, w, right) + GAP)
+            out.append(fit(TITLES.get(title, title), w, right) + GAP)
         out.append("prompt")
         return out
 
@@ -143,7 +144,9 @@ class RunList(CursorList):
         row, now = self.rows[index], self.clock()
         self._timed[row.run_id] = timed(row, now)
         columns = columns_for(width, self.id_width)
-        mark = self.marks.get(row.run_id)
-        if row.run_id == self.compare_mark:
+        run_id = row.run_id
+        mark = self.marks.get(run_id)
+        if run_id == self.compare_mark:
             mark = COMPARE_MARK + (f" {mark}" if mark else "")
-        return run_line(row, now, columns, mark, self.statuses.get(row.run_id))
+        status, pinned = self.statuses.get(run_id), run_id in self.pinned
+        return run_line(row, now, columns, mark, status, pinned)
