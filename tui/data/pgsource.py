@@ -26,7 +26,6 @@ waiting for the server, until the watch's connection is back; it then reads ever
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import threading
 import time
@@ -34,7 +33,6 @@ from collections.abc import AsyncIterator, Callable, Hashable, Iterable
 from typing import Any, TypeVar
 
 from agentor.engine.events import FORK
-from agentor.engine.pg.dsn import scrub
 from agentor.engine.pg.errors import PostgresStoreError, StoreUnavailableError
 from agentor.engine.pg.feed import POLL_INTERVAL, ChangeFeed
 from agentor.engine.pg.rows import BRIEF_HELD, BRIEF_LAST_SEQ, RunListing, brief_from_row
@@ -46,6 +44,7 @@ from agentor.engine.store import RUN_ID_RE
 from .lineage import note_fork
 from .logfile import gc_paused
 from .pgcost import run_costs
+from .pgfeed import FeedReading
 from .pglog import StoredLog
 from .pgtelling import TellingStore
 from .rowcost import needs_pricing
@@ -58,7 +57,6 @@ BRIEF, FILL = 1, 2  # how rows were read (`_take`): brief summaries; the whole s
 # The longest a read waits for a connection when the server is gone (the screen's thread may be
 # the one waiting; afterwards reads return at once until the server is back).
 READ_TIMEOUT_S = 3.0
-WAIT_S = 0.25  # the longest the watch's thread waits on the feed before it looks around again
 
 
 def status_of(summary: RunSummary, held: bool) -> tuple[str, str | None]:
@@ -72,7 +70,7 @@ def status_of(summary: RunSummary, held: bool) -> tuple[str, str | None]:
     return live_status(summary.status, held), bad
 
 
-class PostgresSource:
+class PostgresSource(FeedReading):
     """The runs of schema `schema` of the database `dsn`, kept up to date.
 
     Raises what `PostgresStore` raises for a database it cannot use (one line, no password):
@@ -371,41 +369,3 @@ class PostgresSource:
             changes.appended[run_id] = seq - told
         if (row.status, row.error, row.sort_key) != before or seq < told:
             changes.updated.add(run_id)
-
-    # -- the feed ------------------------------------------------------------------------------
-
-    def _open_feed(self) -> ChangeFeed:
-        feed = self.store.changes(poll_interval=self.poll_interval)
-        with self._feed_lock:
-            old, self._feed = self._feed, feed
-        if old is not None:
-            self._close_feed(old)
-        return feed
-
-    def _next_changes(self, feed: ChangeFeed) -> Changes:
-        """What the feed reports within WAIT_S, read from the runs table."""
-        with self._feed_lock:
-            if self._feed is not feed:
-                return Changes()  # closed meanwhile
-            seen = feed.wait(WAIT_S)
-            if not feed.connected:
-                seen.update(feed.wait(0))  # dropped: connect again at once, once
-            connected, why = feed.connected, feed.error
-        if not connected:
-            self._unreachable = True
-            self.error = scrub(f"lost {self.where}: {why or 'no connection'}", self._dsn)
-            return Changes()
-        if self._unreachable:
-            # Back: the feed polled from where it was; read every row again all the same (who
-            # holds which run may have moved without a write).
-            self._unreachable = False
-            self.error = None
-            return self.refresh()
-        return self.refresh(seen) if seen else Changes()
-
-    def _close_feed(self, feed: ChangeFeed) -> None:
-        with self._feed_lock:
-            if self._feed is feed:
-                self._feed = None
-            with contextlib.suppress(Exception):
-                feed.close()
