@@ -55,9 +55,10 @@ def test_a_run_awaiting_approval_is_pink_counted_first_and_first_in_needs_attent
     assert attention.describe() == "status: needs attention"
 
     line = run_line(rows[2], now=10)
-    assert line.plain.startswith("awaiting ")
+    assert line.plain.split()[0] == "awaiting"  # after the pin column, blank: not pinned
     assert STATUS_STYLES[AWAITING_APPROVAL] == AWAITING_STYLE
-    assert [s.style for s in line.spans if s.start == 0] == [AWAITING_STYLE]
+    at = line.plain.index("awaiting")
+    assert [s.style for s in line.spans if s.start == at] == [AWAITING_STYLE]
 
 
 def test_a_resume_that_ends_awaiting_approval_leaves_the_news_to_the_announcement() -> None:

@@ -30,6 +30,7 @@ from agentor.literal import literal_line
 from .compare_actions import CompareActions
 from .controllers.agents import AgentSet
 from .controllers.approver import Approver
+from .controllers.controller import while_running
 from .controllers.forker import Forker
 from .controllers.resumer import Resumer
 from .controllers.watcher import Watcher
@@ -178,6 +179,7 @@ class RunsApp(
             self.tell(f"Run {run_id} is not in {self.source.where}.", severity="warning")
 
     @on(RunList.Highlighted)
+    @while_running
     def _run_highlighted(self, message: RunList.Highlighted) -> None:
         self.open_run(message.run_id)
 
@@ -213,6 +215,7 @@ class RunsApp(
     # -- timeline and detail -------------------------------------------------------------------
 
     @on(Timeline.Highlighted)
+    @while_running  # a highlight queued as run_test shuts the app down finds no timeline
     def _event_highlighted(self, message: Timeline.Highlighted) -> None:
         self.show_detail(message.index, live=message.live)
 
