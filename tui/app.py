@@ -29,6 +29,7 @@ from agentor.literal import literal_line
 
 from .controllers.agents import AgentSet
 from .controllers.approver import Approver
+from .controllers.index_saver import IndexSaver
 from .controllers.resumer import Resumer
 from .controllers.watcher import Watcher
 from .cursor_actions import CursorActions
@@ -72,6 +73,7 @@ class RunsApp(CursorActions, WatchHandlers, ResumeHandlers, App[str | None]):
         # `watch` is taken by DOMNode.watch: `watching` says whether watchers and timers run.
         self.watching = watch
         self.watcher = Watcher(self.source, live=watch)
+        self.index_saver = IndexSaver(self.source, live=watch)
         self.resumer = Resumer(self.source, agents if agents is not None else AgentSet())
         # `by`: whom the decisions taken here are recorded as (None: user@host).
         self.approver = Approver(self.source, self.resumer.agents, self.resumer, by)
@@ -96,6 +98,7 @@ class RunsApp(CursorActions, WatchHandlers, ResumeHandlers, App[str | None]):
             yield EventDetail(id="detail")
         yield KeysFooter()
         yield self.watcher
+        yield self.index_saver
         yield self.resumer
         yield self.approver
 
@@ -143,6 +146,7 @@ class RunsApp(CursorActions, WatchHandlers, ResumeHandlers, App[str | None]):
         # them, and one no longer lands between an append and its line on screen.
         gc.freeze()
         self.watcher.start()
+        self.index_saver.start()
         self.approver.start()
 
     def on_unmount(self) -> None:
