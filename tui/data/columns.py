@@ -33,6 +33,15 @@ _LEAVES: dict[Any, tuple[str, tuple[type, ...]]] = {
 }
 
 
+class Column(list):  # type: ignore[type-arg]
+    """A column whose value types are known without looking at each (one value repeated, a
+    palette's): `from_columns` checks `types` instead."""
+
+    def __init__(self, values: list[Any], types: set[type]) -> None:
+        super().__init__(values)
+        self.types = types
+
+
 class ShapeError(ValueError):
     """Columns that do not fit the class (another version wrote them, or they are damaged)."""
 
@@ -129,7 +138,8 @@ def _objects(
             args.append(given[f.name])
             continue
         col = _column(cols, f.name, count)
-        if not set(map(type, col)) <= f.allowed:
+        kinds = col.types if isinstance(col, Column) else set(map(type, col))
+        if not kinds <= f.allowed:
             raise ShapeError(f"{cls.__name__}.{f.name}: a value of a wrong type")
         if f.nested is not None:
             prefix = f.name + "."

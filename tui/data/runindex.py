@@ -41,7 +41,7 @@ from typing import Any
 
 import orjson
 
-from .columns import ShapeError, from_columns, shape, to_columns
+from .columns import Column, ShapeError, from_columns, shape, to_columns
 from .rowread import LogTail
 from .runrow import RunRow
 
@@ -166,13 +166,14 @@ def unpacked(stored: Any, count: int) -> dict[str, list[Any]]:
         if isinstance(col, dict) and "same" in col and col["same"] in cols:
             col = cols[col["same"]]
         elif isinstance(col, dict) and "all" in col:
-            col = [col["all"]] * count
+            col = Column([col["all"]] * count, {type(col["all"])})
         elif isinstance(col, dict) and isinstance(col.get("palette"), list):
             codes = col.get("codes")
             if not isinstance(codes, list) or not set(map(type, codes)) <= {int}:
                 raise ValueError(f"column {name!r}: damaged codes")
             try:
-                col = list(map(col["palette"].__getitem__, codes))
+                palette = col["palette"]
+                col = Column(list(map(palette.__getitem__, codes)), set(map(type, palette)))
             except IndexError:
                 raise ValueError(f"column {name!r}: a code out of its palette") from None
         elif not isinstance(col, list):
