@@ -308,3 +308,17 @@ def test_values_json_cannot_say_plainly_come_back_as_they_were(tmp_path: Path) -
     assert b"Infinity" in body
     assert b"100000000000000000000" in body  # the usage summed past 2**64
     assert b"\\udcff" in body
+
+
+def test_locked_among_answers_for_many_runs_as_is_locked_does_for_one(runs) -> None:
+    directory, ids = runs
+    holder, prober = FileStore(directory), FileStore(directory)
+    held = ids["interrupted"]
+    with holder.lock(held):
+        assert prober.locked_among(ids.values()) == {held}  # another process's lock (flock)
+        assert {r for r in ids.values() if prober.is_locked(r)} == {held}
+        assert holder.locked_among([held, ids["failed"]]) == {held}  # this store's own hold
+    assert prober.locked_among(ids.values()) == set()
+    assert prober.locked_among(["no-such-run"]) == set()
+    with pytest.raises(ValueError):
+        prober.locked_among(["../etc/passwd"])  # refused before anything is opened

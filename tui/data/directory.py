@@ -36,7 +36,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from pathlib import Path
 
 from agentor.engine.statuses import RUNNING
-from agentor.engine.store import RUN_ID_RE, SUFFIX, FileStore, LockingStore, run_id_of
+from agentor.engine.store import RUN_ID_RE, SUFFIX, FileStore, run_id_of
 
 from .dirwatch import changed_paths, identity
 from .logfile import gc_paused, os_reason
@@ -58,13 +58,14 @@ def row_id_of(name: str) -> str | None:
     is not a log's (`<id>.jsonl.torn` sidecars, notes) and for hidden names (`.x.jsonl`, an
     editor's `.#x.jsonl` lock), which are not listed, as `ls` does not list them."""
     if _LOG_NAME.fullmatch(name):
-        return name[: -len(SUFFIX)]  # at once, as most are: 100,000 names to look at
+        return name[: -len(SUFFIX)]
     if not name.endswith(SUFFIX) or name.startswith("."):
         return None
     return run_id_of(name) or name
 
 
-_LOG_NAME = re.compile(RUN_ID_RE.pattern + re.escape(SUFFIX))
+_LOG_NAME = re.compile(RUN_ID_RE.pattern + re.escape(SUFFIX))  # most names: told at once
+_CUT = -len(SUFFIX)
 
 
 def file_name(row_id: str) -> str:
@@ -96,7 +97,7 @@ class DirectorySource:
         self.where = str(self.directory)
         self.label = short_path(self.directory)
         self.error: str | None = None
-        self.store: LockingStore | None = None
+        self.store: FileStore | None = None
         self._reader = RowReader(self._locked, clock)
         self._rows: dict[str, RunRow] = {}
         self._tails: dict[str, LogTail] = {}
@@ -133,15 +134,15 @@ class DirectorySource:
                 self._add(run_id, path, whole_under)
 
     def _from_index(self, entries: list[tuple[str, str]]) -> list[tuple[str, str]]:
-        """Take the index's rows of the files unchanged since (`runindex.take_fresh`); the
-        entries left to read."""
+        """Take the index's rows of files unchanged since (`take_fresh`); the rest to read."""
         known = self.index.read()
         rest = take_fresh(known, entries, self._rows, self._tails)
         self.from_index = len(self._rows)
         self.index_stale = bool(rest) or len(known) != len(self._rows)  # read, or gone since
-        for row in self._rows.values():
-            if may_be_live(row):  # who holds it is asked now, never stored
-                settle(row, self._tails[row.run_id], self._locked, self._reader.clock)
+        live = [row for row in self._rows.values() if may_be_live(row)]  # asked, never stored
+        held = self.store.locked_among(r.run_id for r in live) if self.store else set()
+        for row in live:
+            settle(row, self._tails[row.run_id], held.__contains__, self._reader.clock)
         return rest
 
     def save_index(self) -> Path:
@@ -255,12 +256,12 @@ class DirectorySource:
         """(row id, path) of every `*.jsonl` name (see `row_id_of`); None if the directory
         is unusable. Other names (`.torn` sidecars, notes, ...) are not logs."""
         out = []
+        prefix = os.path.join(self.directory, "")
         try:
-            with os.scandir(self.directory) as it:
-                for entry in it:
-                    row_id = row_id_of(entry.name)
-                    if row_id is not None:
-                        out.append((row_id, entry.path))
+            for name in os.listdir(self.directory):  # names only: 100,000 of them
+                row_id = name[:_CUT] if _LOG_NAME.fullmatch(name) else row_id_of(name)
+                if row_id is not None:
+                    out.append((row_id, prefix + name))
         except FileNotFoundError:
             self._directory_gone()
             return None

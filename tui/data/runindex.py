@@ -88,8 +88,15 @@ def take_fresh(
                 st = stat(path, follow_symlinks=False)
             except OSError:
                 st = None
-            if st is not None and fresh(hit[1], st):
-                hit[1].path = path
+            tail = hit[1]
+            # `fresh`, inline: one call fewer a file.
+            if st is not None and (tail.dev, tail.inode, tail.size, tail.mtime_ns) == (
+                st.st_dev,
+                st.st_ino,
+                st.st_size,
+                st.st_mtime_ns,
+            ):
+                tail.path = path
                 rows[run_id], tails[run_id] = hit
                 continue
         rest.append((run_id, path))
