@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from agentor.engine.store import FileStore
+from agentor.ops.search import search
 from tests.test_runs_index import EXPECTED, calls, engine_runs, text
 from tests.test_runs_index import agent as weather_agent
 from tui.data import directory as directory_source
@@ -110,6 +111,10 @@ def test_the_index_lives_in_a_hidden_directory_that_no_reader_lists(runs) -> Non
     assert index_file(directory).stat().st_mode & 0o777 == 0o600  # rows hold prompts
     assert sorted(FileStore(directory).list_runs()) == sorted(ids.values())
     assert {r.run_id for r in listed(directory).rows()} == set(ids.values())
+    # The index holds the prompts too; `agentor search` finds them in the logs alone.
+    assert b"Paris and Oslo?" in index_file(directory).read_bytes()
+    hits = list(search(directory, "Paris and Oslo?"))
+    assert hits and {h.run_id for h in hits} == {ids["parallel"]}
 
 
 # -- stale, damaged, foreign ----------------------------------------------------------------------

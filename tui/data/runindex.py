@@ -4,8 +4,8 @@ runs reads no log whose file has not changed. Never imports textual.
 What it holds: each row read so far (`RunRow`, its summary, and the `LogTail` that says where
 reading its file goes on), keyed by its file's identity as it was when read: device, inode,
 size and mtime in nanoseconds (`LogTail.dev/inode/size/mtime_ns`). A row is taken from the
-index only while its file still has that key (`fresh`); any other file is read as if there
-were no index. Who holds a run is never stored: it is asked again (`rowread.settle`).
+index only while its file still has that key (`take_fresh`); any other file is read as if
+there were no index. Who holds a run is never stored: it is asked again (`rowread.settle`).
 
 Where it lives: `DIR/.agentor-index/runs.json`, beside the logs but outside them (a hidden
 directory: FileStore, `agentor` and the TUI list only `*.jsonl` names, and hidden ones never),
@@ -22,7 +22,7 @@ power cut fails its checksum and is rebuilt. An index that cannot be read, is da
 truncated, of another version or another directory (copied in), or of a `RunRow` with other
 fields (a field added since) is ignored (`problem` says why) and replaced at the next save.
 
-Cost model (100,000 rows, ~35 MB): the body is parsed by orjson (stdlib `json` when orjson
+Cost model (100,000 rows, ~17 MB): the body is parsed by orjson (stdlib `json` when orjson
 refuses a value it wrote, such as NaN), each column's types checked in C, objects built
 positionally; writing is stdlib `json`, exact for every value a row may hold.
 """
@@ -60,16 +60,6 @@ def cache_dir() -> Path:
     return Path(base) / "agentor-tui"
 
 
-def key_of(st: os.stat_result) -> tuple[int, int, int, int]:
-    """A file's identity and version: device, inode, size, mtime (ns)."""
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-
-
-def fresh(tail: LogTail, st: os.stat_result) -> bool:
-    """Whether the file `st` describes is the one, unchanged, that `tail` was read from."""
-    return (tail.dev, tail.inode, tail.size, tail.mtime_ns) == key_of(st)
-
-
 def take_fresh(
     known: dict[str, tuple[RunRow, LogTail]],
     entries: list[tuple[str, str]],
@@ -77,8 +67,8 @@ def take_fresh(
     tails: dict[str, LogTail],
 ) -> list[tuple[str, str]]:
     """Put into `rows` and `tails` the known row of each (row id, path) whose file is the one
-    it was read from, unchanged (`fresh`); return the entries left to read. (One tight loop:
-    100,000 files, a stat each.)"""
+    it was read from, unchanged: the same device, inode, size and mtime (ns) as its tail's.
+    Return the entries left to read. (One tight loop: 100,000 files, an lstat each.)"""
     stat = os.stat
     rest = []
     for run_id, path in entries:
@@ -89,7 +79,6 @@ def take_fresh(
             except OSError:
                 st = None
             tail = hit[1]
-            # `fresh`, inline: one call fewer a file.
             if st is not None and (tail.dev, tail.inode, tail.size, tail.mtime_ns) == (
                 st.st_dev,
                 st.st_ino,
