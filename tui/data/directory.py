@@ -148,7 +148,7 @@ class DirectorySource:
     def save_index(self) -> Path:
         """Write the rows read so far to the run index (`RunIndex.save`, from a worker
         thread); OSError if it cannot be written anywhere."""
-        with self._lock:
+        with self._lock, gc_paused():  # 100,000 new pairs would wake the collector
             pairs = [(r, self._tails[k]) for k, r in self._rows.items()]
             self.index_stale = False  # a change from now on is saved next time
         try:

@@ -42,6 +42,7 @@ from typing import Any
 import orjson
 
 from .columns import Column, ShapeError, from_columns, shape, to_columns
+from .logfile import gc_paused
 from .rowread import LogTail
 from .runrow import RunRow
 
@@ -53,6 +54,7 @@ INDEX_FILE = "runs.json"
 ROW_TRANSIENT = ("held_since", "seen_free_at")
 TAIL_GIVEN = ("path",)  # where the file is now, not where it was
 SAVE_CHUNK = 2000  # rows encoded per hold of the source's lock (a few milliseconds)
+DUMP_SLICE = 5000  # values of a column encoded per call (the GIL held a few milliseconds)
 
 
 def cache_dir() -> Path:
@@ -112,45 +114,25 @@ def packed(cols: dict[str, list[Any]]) -> dict[str, Any]:
     """Columns as stored: one holding a single value as `{"all": value}`, one of few distinct
     strings as `{"palette": [...], "codes": [...]}`, one equal to a column before it as
     `{"same": name}`, any other as its list. Parsing 100,000 `null`s or repeated strings costs
-    more than the rest of a row; these cost next to nothing, and share their values."""
+    more than the rest of a row; these cost next to nothing, and share their values. (No
+    object is made per value: a save of 100,000 rows must not wake the collector.)"""
     out: dict[str, Any] = {}
-    seen: dict[tuple[type, Any], str] = {}  # a column's first value -> columns starting so
+    kinds = {name: list(map(type, col)) for name, col in cols.items()}
     for name, col in cols.items():
-        typed = _typed(col)
-        first = typed[0] if typed else None
-        twin = seen.get(first) if first is not None and _hashable(first) else None
-        if twin is not None and cols[twin] == col and _typed(cols[twin]) == typed:
-            out[name] = {"same": twin}
-            continue
-        if first is not None and _hashable(first):
-            seen.setdefault(first, name)
-        out[name] = _pack(col, typed)
+        twin = next((t for t in out if cols[t] == col and kinds[t] == kinds[name]), None)
+        out[name] = {"same": twin} if twin is not None else _pack(col, set(kinds[name]))
     return out
 
 
-def _pack(col: list[Any], typed: list[tuple[type, Any]]) -> Any:
-    try:
-        distinct = dict.fromkeys(typed)
-    except TypeError:
-        return col  # lists, dicts: kept as they are
-    if len(distinct) == 1 and len(col) > 1:
-        return {"all": col[0]}
-    if str in {t for t, _ in distinct} and len(distinct) <= max(1, len(col) // 4):
-        code = {key: i for i, key in enumerate(distinct)}
-        return {"palette": [v for _, v in distinct], "codes": list(map(code.__getitem__, typed))}
+def _pack(col: list[Any], types: set[type]) -> Any:
+    if len(types) == 1 and len(col) > 1 and col.count(col[0]) == len(col):
+        return {"all": col[0]}  # one type: equal values are the same value
+    if str in types and types <= {str, type(None)}:
+        distinct = dict.fromkeys(col)
+        if len(distinct) <= len(col) // 4:
+            code = {value: i for i, value in enumerate(distinct)}
+            return {"palette": list(distinct), "codes": list(map(code.__getitem__, col))}
     return col
-
-
-def _typed(col: list[Any]) -> list[tuple[type, Any]]:
-    return list(zip(map(type, col), col, strict=True))
-
-
-def _hashable(value: Any) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
 
 
 def unpacked(stored: Any, count: int) -> dict[str, list[Any]]:
@@ -270,25 +252,25 @@ class RunIndex:
         """Write these rows (those still `current`), taking `lock` (the one their source
         changes them under) a chunk of rows at a time: a row and its file's key are saved as
         one, and the source never waits more than a few milliseconds."""
-        cols: dict[str, list[Any]] = columns_of([])
-        count = 0
-        for start in range(0, len(pairs), SAVE_CHUNK):
-            with lock:
-                chunk = [
-                    (r, t)
-                    for r, t in pairs[start : start + SAVE_CHUNK]
-                    if indexable(r, t) and current(r)
-                ]
-                part = columns_of(chunk)
-            count += len(chunk)
-            for key, col in part.items():
-                cols[key].extend(col)
-        return self.write(cols, count)
+        with gc_paused():  # as the fill does: 100,000 rows would wake the collector often
+            cols: dict[str, list[Any]] = columns_of([])
+            count = 0
+            for start in range(0, len(pairs), SAVE_CHUNK):
+                with lock:
+                    part = pairs[start : start + SAVE_CHUNK]
+                    chunk = [(r, t) for r, t in part if indexable(r, t) and current(r)]
+                    for key, col in columns_of(chunk).items():
+                        cols[key].extend(col)
+                count += len(chunk)
+            return self.write(cols, count)
 
     def write(self, cols: dict[str, list[Any]], count: int) -> Path:
         """Replace the index with these columns (of `count` rows): in the directory, else in
         the cache. OSError when neither can be written."""
         body = _dumps(packed(cols))
+        digest = hashlib.blake2b(digest_size=16)
+        for chunk in body:
+            digest.update(chunk)  # without the GIL: a chunk is large
         st = os.stat(self.directory)
         header = {
             "format": FORMAT,
@@ -296,10 +278,10 @@ class RunIndex:
             "directory": [st.st_dev, st.st_ino],
             "shape": self._shape(),
             "rows": count,
-            "bytes": len(body),
-            "blake2b": hashlib.blake2b(body, digest_size=16).hexdigest(),
+            "bytes": sum(map(len, body)),
+            "blake2b": digest.hexdigest(),
         }
-        data = json.dumps(header).encode() + b"\n" + body
+        data = [json.dumps(header).encode() + b"\n", *body]
         error: OSError | None = None
         for place in self.places():
             try:
@@ -314,20 +296,36 @@ class RunIndex:
         raise error
 
 
-def _dumps(cols: dict[str, Any]) -> bytes:
-    """`json.dumps` of the columns, a column per call: the encoder holds the GIL while it runs,
-    and one call over 100,000 rows would stop the screen's thread for a good part of a second."""
-    parts = [json.dumps(k) + ":" + json.dumps(v, separators=(",", ":")) for k, v in cols.items()]
-    return ("{" + ",".join(parts) + "}").encode()
+def _dumps(cols: dict[str, Any]) -> list[bytes]:
+    """`json.dumps` of the columns, in pieces (written one after the other), DUMP_SLICE values
+    per call: the encoder holds the GIL while it runs, and one call over 100,000 values, or one
+    copy of the whole, would stop the screen's thread for a while."""
+    out = [b"{"]
+    for name, col in cols.items():
+        if isinstance(col, list):
+            pieces = (_json(col[i : i + DUMP_SLICE])[1:-1] for i in range(0, len(col), DUMP_SLICE))
+            text = "[" + ",".join(pieces) + "]"
+        else:
+            text = _json(col)
+        out += [_json(name).encode(), b":", text.encode(), b","]
+    if len(out) > 1:
+        out[-1] = b"}"  # in place of the last comma
+    else:
+        out.append(b"}")
+    return out
 
 
-def _replace(place: Path, data: bytes) -> None:
-    """Write `data` to a temporary file beside `place` (mode 0600: rows hold prompts and
+def _json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def _replace(place: Path, data: list[bytes]) -> None:
+    """Write `data` (in pieces) to a temporary file beside `place` (mode 0600: rows hold prompts and
     answers), then rename it over `place`."""
     fd, tmp = tempfile.mkstemp(dir=place.parent, prefix=".runs-", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            f.writelines(data)
         os.replace(tmp, place)
     except BaseException:
         try:
