@@ -178,6 +178,7 @@ def prepare_index(directory: Path) -> tuple[float, float, float, int]:
 def save_in_background(source: Any) -> tuple[float, float]:
     """`save_index()` in a thread, as the app does it, while this thread wakes every
     millisecond: the save's seconds, and the longest this thread waited (the screen would)."""
+    gc.collect()  # a collection the fill made due must not land in the window
     done = threading.Event()
     worker = threading.Thread(target=lambda: (source.save_index(), done.set()))
     start = last = time.perf_counter()
