@@ -210,3 +210,21 @@ def toasts(app: RunsApp) -> list[str]:
     """What each notification widget on screen shows (its title, then its message), as drawn:
     the widgets' own text, not the screen's (the same words may be elsewhere on it)."""
     return [toast.render().plain for toast in app.screen.query("Toast")]
+
+
+async def priced(pilot: Any) -> None:
+    """Until every readable row of the list is read whole and priced (the fill's worker does it
+    after the first frame), and the list shows it."""
+    from tui.data.rowcost import needs_pricing
+
+    app = pilot.app
+    await wait_until(
+        pilot,
+        lambda: (
+            not any(needs_pricing(r) for r in app.source.rows())
+            and app.watcher.fill_worker is not None
+            and app.watcher.fill_worker.is_finished
+        ),
+        what="every row priced",
+    )
+    await pilot.pause()

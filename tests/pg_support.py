@@ -96,6 +96,6 @@ def pg_stores(pg_dsn: str) -> Iterator[PgStores]:
     """`pg_stores()` -> a PostgresStore on this session's schema, emptied before the test."""
     stores = PgStores(pg_dsn)
     stores().close()  # makes and migrates the schema the first time
-    stores.sql("TRUNCATE {s}.runs, {s}.events")
+    stores.sql("TRUNCATE {s}.runs, {s}.events, {s}.pins")
     yield stores
     stores.close()

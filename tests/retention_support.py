@@ -26,9 +26,11 @@ def write_run(
     ending: str | None = "completed",
     forked_from: str | None = None,
     prompt: str = "What is the weather in Oslo?",
+    now: float = NOW,
 ) -> None:
-    """A one-turn run whose last event is `age_days` before NOW; `ending` None: no run_end."""
-    t = NOW - age_days * DAY
+    """A one-turn run whose last event is `age_days` before `now` (default NOW); `ending`
+    None: no run_end."""
+    t = now - age_days * DAY
     events = [
         Event(
             RUN_START,
@@ -66,13 +68,26 @@ _HOLDER = textwrap.dedent(
         sys.stdin.read()
     """
 )
+_PG_HOLDER = textwrap.dedent(
+    """
+    import sys
+    from agentor.engine.pgstore import PostgresStore
+    with PostgresStore(sys.argv[1], schema=sys.argv[3]) as store, store.lock(sys.argv[2]):
+        print("held", flush=True)
+        sys.stdin.read()
+    """
+)
 
 
 @contextlib.contextmanager
-def held_by_another_process(directory: Path, run_id: str) -> Iterator[subprocess.Popen[str]]:
-    """A real process holding the run's lock until the block ends."""
+def held_by_another_process(
+    directory: Path | str, run_id: str, schema: str | None = None
+) -> Iterator[subprocess.Popen[str]]:
+    """A real process holding the run's lock until the block ends: a FileStore's directory,
+    or with `schema`, a database's (`directory` is then its DSN; its own connections)."""
+    script, extra = (_HOLDER, []) if schema is None else (_PG_HOLDER, [schema])
     proc = subprocess.Popen(
-        [sys.executable, "-c", _HOLDER, str(directory), run_id],
+        [sys.executable, "-c", script, str(directory), run_id, *extra],
         cwd=ROOT,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -41,14 +42,17 @@ LS_FIELDS = [
     "total_tokens",
     "first_prompt",
     "error",
+    "pinned",
 ]
 
 
-def agentor(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def agentor(
+    *args: str, env: dict[str, str] | None = None, cwd: Path = ROOT
+) -> subprocess.CompletedProcess[str]:
     """The installed `agentor` console script, in a fresh process."""
     return subprocess.run(
         [str(SCRIPT), *args],
-        cwd=ROOT,
+        cwd=cwd,
         env={**ENV, **(env or {})},
         capture_output=True,
         text=True,
@@ -75,6 +79,11 @@ def awaiting_run(runs: Path, **travel: Any) -> str:
     result = Travel(FileStore(runs), **travel).agent.run(TRAVEL_PROMPT)
     assert result.status == AWAITING_APPROVAL
     return result.run_id
+
+
+def ages_out(text: str) -> str:
+    """What a command printed, without the ages it counts from now."""
+    return re.sub(r"\b\d+(?:\.\d+)?(?:ms|s|m|h|d)\b( ago)?", "<age>", text)
 
 
 def cut(runs: Path, run_id: str, lines: int) -> None:
@@ -130,11 +139,13 @@ def test_ls_lists_status_agent_model_age_and_pending_approvals(runs: Path) -> No
 
     assert proc.returncode == 0, proc.stderr
     header, *rows = proc.stdout.splitlines()
-    assert header.split() == ["STATUS", "RUN", "AGENT", "MODEL", "AGE", "PENDING", "PROMPT"]
+    assert header.split() == [
+        "STATUS", "RUN", "AGENT", "MODEL", "AGE", "PENDING", "PINNED", "PROMPT"
+    ]  # fmt: skip
     by_id = {row.split()[1]: row.split() for row in rows}
     assert by_id[waiting][:6] == [AWAITING_APPROVAL, waiting, "Travel", "Agent", "scripted", "0s"]
     assert by_id[waiting][6] == "1"
-    assert (by_id[done][0], by_id[done][6]) == (COMPLETED, "-")
+    assert (by_id[done][0], by_id[done][6], by_id[done][7]) == (COMPLETED, "-", "-")
     assert by_id[crashed][0] == INTERRUPTED and by_id[held][0] == RUNNING
     assert rows[0].split()[1] == held, "newest first"
     assert all(row.endswith(TRAVEL_PROMPT) for row in rows)
@@ -164,6 +175,7 @@ def test_ls_json_is_an_array_of_the_documented_fields(runs: Path) -> None:
         "total_tokens": 6,
         "first_prompt": TRAVEL_PROMPT,
         "error": None,
+        "pinned": False,
     }
     assert row["last_event_at"] == events[-1].ts and 0 <= row["age"] < 60
     filtered = agentor("ls", str(runs), "--json", "--status", COMPLETED)
@@ -177,6 +189,22 @@ def test_ls_of_an_empty_or_missing_directory(tmp_path: Path) -> None:
     missing = tmp_path / "nope"
     assert refused(agentor("ls", str(missing))) == f"agentor ls: no such directory: {missing}"
     assert not missing.exists(), "a command never creates a directory"
+
+
+def test_without_a_directory_the_commands_use_runs_in_the_current_directory(
+    tmp_path: Path,
+) -> None:
+    run_id = awaiting_run(tmp_path / "runs")
+    listed = agentor("ls", "--json", cwd=tmp_path)
+    assert [r["run_id"] for r in json.loads(listed.stdout)] == [run_id], listed.stderr
+    decided = agentor("reject", run_id, "--reason", "not now", "--by", "dora", cwd=tmp_path)
+    assert decided.returncode == 0, decided.stderr
+    decisions = [e for e in FileStore(tmp_path / "runs").load(run_id) if e.type == "approval"]
+    assert [(d.decision, d.by, d.note) for d in decisions] == [("rejected", "dora", "not now")]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    missing = refused(agentor("ls", cwd=elsewhere))
+    assert missing == f"agentor ls: no such directory: runs (in {elsewhere})"
 
 
 # -- show -----------------------------------------------------------------------------------------
@@ -208,7 +236,7 @@ def test_show_prints_the_summary_the_timeline_and_the_pending_calls(runs: Path) 
     assert '    {\n      "city": "Rome",\n      "nights": 2\n    }\n' in pending
 
     by_path = agentor("show", str(FileStore(runs).path(run_id)))
-    assert by_path.stdout == out
+    assert ages_out(by_path.stdout) == ages_out(out)  # a second later, "1s ago" may be "2s ago"
 
 
 def test_show_json_holds_the_run_its_pending_calls_decisions_and_events(runs: Path) -> None:

@@ -97,7 +97,10 @@ async def test_list_timeline_and_detail_show_markup_and_escapes_literally(tmp_pa
         lines = screen.splitlines()
         list_line = next(x for x in lines if "nasty" in x and "interrupted" in x)
         assert "Agent [bold red…" in list_line and "m␛[5m" in list_line
-        assert_literal(list_line, "run list")
+        assert MARKUP in list_line and "␛[2J ␛]0;title␇" in list_line
+        # The prompt's end is past the screen's edge: the whole row, as drawn wider.
+        row = app.run_list.render_row(app.run_list.index_of("nasty"), 400).plain
+        assert_literal(row, "run list")
         timeline = "\n".join(x.split("││")[0] for x in lines[17:])
         assert 'fetch(q="[bold red]x[/] ' in timeline  # the call, arguments as JSON
         assert "fetch → [bold red]x[/] ␛[2J ␛]0;title␇ ␛]52;c;Zm9v␇ \\x9b31m" in timeline

@@ -35,6 +35,7 @@ from tests.app_support import (
     copy_samples,
     fixed_clock,
     notifications,
+    priced,
     row_statuses,
     screen_text,
     text_reply,
@@ -90,7 +91,7 @@ async def everything_shown(app: RunsApp) -> dict[str, Any]:
     async with app.run_test(size=SIZE) as pilot:
         # Listed briefly at first (a database's rows too), then filled in.
         await wait_until(pilot, lambda: not app.source.incomplete, what="the rows filled")
-        await pilot.pause()
+        await priced(pilot)  # the cost column: every generation's usage and model, both alike
         run_list, timeline = app.run_list, app.timeline
         width = run_list.size.width
         shown["list"] = [run_list.render_row(k, width).plain for k in range(len(run_list.rows))]

@@ -170,6 +170,19 @@ def test_a_rejected_call_never_runs_and_the_model_is_told_who_rejected_it_and_wh
     assert result.status == COMPLETED
 
 
+def test_agentor_reject_is_the_store_function_for_its_own_store(tmp_path: Path) -> None:
+    store = FileStore(tmp_path)
+    travel = Travel(store)
+    run_id = travel.agent.run(PROMPT).run_id
+    [decided] = travel.agent.reject(run_id, reason="too dear", by="erin")
+    assert (decided.decision, decided.by, decided.note) == (REJECTED, "erin", "too dear")
+    assert [e.decision for e in store.load(run_id) if e.type == APPROVAL] == [REJECTED]
+    with pytest.raises(AlreadyDecidedError):
+        travel.agent.reject(run_id, reason="again")
+    travel.agent.resume(run_id)
+    assert travel.executed("book_hotel") == []
+
+
 def test_an_approval_without_by_names_the_user_at_this_host(tmp_path: Path) -> None:
     store = FileStore(tmp_path)
     run_id = Travel(store).agent.run(PROMPT).run_id

@@ -28,6 +28,8 @@ BENCHES = {
     "fleet": "fleet",
     "pg_list": "pg-list",
     "pg_tail": "pg-tail",
+    "compare_view": "compare-view",
+    "pg_search": "pg-search",
 }
 RESULT = re.compile(
     r"^(?P<name>\S+) ratio=(?P<ratio>\d+\.\d+|inf|nan) goal=\S+ ours=\S+ baseline=\S+$"

@@ -208,6 +208,7 @@ def test_the_engine_imports_no_psycopg_until_a_postgres_store_is_named() -> None
 OPS_MODULES = [
     "agentor.ops.pricing",
     "agentor.ops.retention",
+    "agentor.ops.pins",
     "agentor.ops.export",
     "agentor.ops.run_document",
     "agentor.ops.search",
@@ -219,3 +220,31 @@ def test_the_ops_modules_import_no_tui_textual_openai_or_price_table() -> None:
     loaded = tops(imported_after(OPS_MODULES))
     assert "agentor" in loaded
     assert not loaded & {"textual", "tui", "openai", "genai_prices"}
+
+
+def _literals(node: ast.expr) -> list[object]:
+    if isinstance(node, ast.Constant):
+        return [node.value]
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return [v for e in node.elts for v in _literals(e)]
+    return []
+
+
+def test_readers_compare_statuses_by_their_names_in_engine_statuses() -> None:
+    """`agentor.engine.statuses` names every status once: a reader that compares a status
+    with a spelt-out string (`row.status == "failed"`) drifts the day a status is renamed."""
+    from agentor.engine import statuses
+
+    names = {v for k, v in vars(statuses).items() if k.isupper() and isinstance(v, str)}
+    spelt = []
+    for folder in ("tui", "agentor/cli", "agentor/ops", "agentor/fleet"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Compare):
+                    for side in (node.left, *node.comparators):
+                        spelt += [
+                            f"{path.relative_to(ROOT)}:{node.lineno} {v!r}"
+                            for v in _literals(side)
+                            if v in names
+                        ]
+    assert spelt == []

@@ -11,12 +11,20 @@ from tui.app import RunsApp
 from tui.keys import HELP, palette
 from tui.widgets.approval_pane import ApprovalList
 from tui.widgets.args_editor import ArgsEditor
+from tui.widgets.compare_screen import CompareScreen
 from tui.widgets.cursor_list import CursorList
+from tui.widgets.delete_screen import DeleteScreen
+from tui.widgets.export_screen import ExportScreen
 from tui.widgets.filter_bar import FilterBar
+from tui.widgets.fork_screen import ForkScreen
+from tui.widgets.fork_tree import ForkTreeScreen
 from tui.widgets.help_screen import HelpScreen
+from tui.widgets.playback_screen import PlaybackScreen
 from tui.widgets.raw_event import RawEventScreen
 from tui.widgets.reason_screen import ReasonScreen
+from tui.widgets.runs_search import RunsSearchScreen
 from tui.widgets.search_bar import SearchBar
+from tui.widgets.stats_screen import StatsScreen
 from tui.widgets.timeline import Timeline
 
 # How the help and README write the keys Textual names otherwise.
@@ -28,18 +36,27 @@ SHOWN = {
     "down": "↓",
     "pageup": "pgup",
     "pagedown": "pgdn",
+    "full_stop": ".",
+    "plus": "+",
+    "minus": "-",
+    "right": "→",
 }
 # Moving the cursor is not looked for by name.
 NOT_IN_PALETTE = {"cursor_up", "cursor_down", "page_up", "page_down", "first", "last"}
 # Nor are the argument editor's own keys (ctrl+s approves, esc leaves): it is a modal.
 NOT_IN_PALETTE |= {"save", "cancel"}
+# Nor the compare view's and the playback's (modal screens: the palette is not open there).
+NOT_IN_PALETTE |= {"next_difference", "previous_difference", "dismiss", "toggle_pause", "step"}
+NOT_IN_PALETTE |= {"speed(1)", "speed(2)", "speed(10)", "faster", "slower"}
 # Textual's own palette commands cover these.
 TEXTUAL_COMMANDS = {"quit": "Quit", "clear_search": "Back"}
 # Every class that binds keys, and its bindings as Textual sees them (a subclass's include
 # its base's: Timeline's include CursorList's).
 BINDERS = (
     *(RunsApp, CursorList, Timeline, ApprovalList, FilterBar, SearchBar, HelpScreen),
-    *(RawEventScreen, ArgsEditor, ReasonScreen),
+    *(RawEventScreen, ArgsEditor, ReasonScreen, ForkScreen, ForkTreeScreen),
+    *(CompareScreen, PlaybackScreen),
+    *(DeleteScreen, ExportScreen, RunsSearchScreen, StatsScreen),
 )
 
 
@@ -58,6 +75,8 @@ BOUND = [
     *CursorList.BINDINGS,
     *ApprovalList.BINDINGS,
     *ArgsEditor.BINDINGS,
+    *CompareScreen.BINDINGS,
+    *PlaybackScreen.BINDINGS,
 ]
 
 

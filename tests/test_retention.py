@@ -38,9 +38,13 @@ from tests.conftest import FIXTURES
 from tests.retention_support import DAY, NOW, held_by_another_process, write_run
 
 
-@pytest.fixture(params=["file", "memory"])
+@pytest.fixture(params=["file", "memory", "pg"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[FileStore | MemoryStore]:
-    yield FileStore(tmp_path / "runs") if request.param == "file" else MemoryStore()
+    """Each store that deletes and pins: a directory, memory, a database (a fresh schema)."""
+    if request.param == "pg":
+        yield request.getfixturevalue("pg_stores")()
+    else:
+        yield FileStore(tmp_path / "runs") if request.param == "file" else MemoryStore()
 
 
 def kept(report: object) -> dict[str, tuple[str, str]]:

@@ -29,11 +29,13 @@ from tui.data.runrow import ROW_FIELDS, RunRow
 
 
 def fresh_read(directory: Path) -> DirectorySource:
-    """The directory read from its logs alone (no index is looked at)."""
+    """The directory read from its logs alone (no index is looked at), every row read whole
+    and priced (`fill`), as the rows an index is saved from are once the app has filled them."""
     source = DirectorySource(directory)
     source.index.places = lambda: []  # type: ignore[method-assign]
     source.scan()
     assert source.from_index == 0
+    source.fill()
     return source
 
 
@@ -53,6 +55,7 @@ def listed(directory: Path) -> DirectorySource:
 
 
 def assert_same_rows(got: DirectorySource, want: DirectorySource) -> None:
+    got.fill()  # rows read again since (changed files) are read whole and priced too
     assert [r.run_id for r in got.rows()] == [r.run_id for r in want.rows()]
     for row in want.rows():
         other = got.get(row.run_id)
@@ -88,8 +91,9 @@ def test_a_warm_listing_reads_no_log_and_gives_the_rows_a_fresh_read_gives(runs)
     assert warm.from_index == len(ids) and not warm.index_stale
     assert (warm.bytes_read, warm.lines_decoded) == (0, 0)
     assert {n: warm.get(r).status for n, r in ids.items()} == EXPECTED  # type: ignore[union-attr]
+    assert warm.fill() == []  # rows came complete and priced: nothing to read
+    assert all(row.cost is not None for row in warm.rows())
     assert_same_rows(warm, fresh_read(directory))
-    assert warm.fill() == []  # complete rows came complete
 
 
 def test_quick_rows_from_the_index_are_filled_where_their_read_stopped(runs, monkeypatch) -> None:
@@ -243,7 +247,7 @@ def test_a_running_run_is_asked_who_holds_it_not_told_by_the_index(runs) -> None
 class CostlyRow(RunRow):
     """A RunRow as another branch may grow it: one field more."""
 
-    cost: float | None = None
+    budget: float | None = None
 
 
 def test_an_index_of_rows_with_other_fields_is_ignored_both_ways(runs, monkeypatch) -> None:
@@ -254,7 +258,7 @@ def test_an_index_of_rows_with_other_fields_is_ignored_both_ways(runs, monkeypat
         index = runindex.RunIndex(directory)
         assert index.read() == {} and "other fields" in (index.problem or "")
         # Written by that RunRow, read by ours: ignored too.
-        rows = [CostlyRow(**{f: getattr(r, f) for f in RunRow.__dataclass_fields__}, cost=0.01)
+        rows = [CostlyRow(**{f: getattr(r, f) for f in RunRow.__dataclass_fields__}, budget=0.01)
                 for r in plain.rows()]  # fmt: skip
         tails = [plain._tails[r.run_id] for r in rows]
         index.write(runindex.columns_of(list(zip(rows, tails, strict=True))), len(rows))
@@ -327,3 +331,20 @@ def test_locked_among_answers_for_many_runs_as_is_locked_does_for_one(runs) -> N
     assert prober.locked_among(["no-such-run"]) == set()
     with pytest.raises(ValueError):
         prober.locked_among(["../etc/passwd"])  # refused before anything is opened
+
+
+def test_a_priced_row_keeps_its_exact_cost_through_the_index(tmp_path: Path) -> None:
+    from decimal import Decimal
+
+    from agentor.engine.replay import RunSummary
+    from agentor.ops.pricing import RunCost
+    from tui.data.columns import from_columns
+    from tui.data.rowread import LogTail
+
+    cost = RunCost(Decimal("0.000123456789012345678901"), priced=2, unpriced=1)
+    row = RunRow("r1", summary=RunSummary("r1"), cost=cost, complete=True)
+    cols = runindex.columns_of([(row, LogTail("x", inode=1, mtime_ns=1))])
+    body = runindex._dumps(runindex.packed(cols))
+    stored = runindex.unpacked(json.loads(b"".join(body)), 1)
+    (back,) = from_columns(RunRow, runindex._split(stored, "row."), 1)
+    assert back.cost == cost and isinstance(back.cost.total, Decimal)

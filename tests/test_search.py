@@ -55,11 +55,14 @@ def weather_run(store: FileStore | MemoryStore, run_id: str, city: str, *, error
     store.append_many(run_id, events)
 
 
-@pytest.fixture(params=["file", "memory"])
+@pytest.fixture(params=["file", "memory", "pg"])
 def two_runs(request: pytest.FixtureRequest, tmp_path: Path) -> FileStore | MemoryStore:
-    store: FileStore | MemoryStore = (
-        FileStore(tmp_path / "runs") if request.param == "file" else MemoryStore()
-    )
+    """Two runs in a directory, in memory, in a database (which searches them itself)."""
+    store: FileStore | MemoryStore
+    if request.param == "pg":
+        store = request.getfixturevalue("pg_stores")()
+    else:
+        store = FileStore(tmp_path / "runs") if request.param == "file" else MemoryStore()
     weather_run(store, "r1", "Oslo", error=False)
     weather_run(store, "r2", "Lima", error=True)
     return store

@@ -14,6 +14,7 @@ import pytest
 
 import agentor.agent
 import agentor.engine.loop
+from agentor.engine.store import FileStore
 from agentor.testing import ScriptedModel
 from tests.app_support import (
     IDS,
@@ -23,6 +24,8 @@ from tests.app_support import (
     OneAgent,
     app_for,
     copy_fixtures,
+    priced,
+    wait_until,
     weather_agent,
     write_log,
 )
@@ -49,11 +52,12 @@ def runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_main_screen(snap_compare, runs: Path) -> None:
-    assert snap_compare(app_for(runs), terminal_size=SIZE)
+    assert snap_compare(app_for(runs), terminal_size=SIZE, run_before=priced)
 
 
 def test_timeline_with_detail(snap_compare, runs: Path) -> None:
     async def open_request(pilot) -> None:
+        await priced(pilot)  # the cost column filled in, as it is a moment after start
         pilot.app.run_list.select(IDS["parallel_calls"])
         await pilot.pause()
 
@@ -64,7 +68,9 @@ def test_timeline_with_detail(snap_compare, runs: Path) -> None:
 
 
 def test_help_screen(snap_compare, runs: Path) -> None:
-    assert snap_compare(app_for(runs), terminal_size=SIZE, press=["question_mark"])
+    assert snap_compare(
+        app_for(runs), terminal_size=SIZE, run_before=priced, press=["question_mark"]
+    )
 
 
 def test_resume_in_progress(snap_compare, runs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -81,6 +87,7 @@ def test_resume_in_progress(snap_compare, runs: Path, monkeypatch: pytest.Monkey
     app = app_for(runs, agents=OneAgent(weather_agent(runs, model)))
 
     async def resume(pilot) -> None:
+        await priced(pilot)  # the cost column filled in, as it is a moment after start
         pilot.app.run_list.select(IDS["half_finished_crash"])
         await pilot.pause()
         await pilot.press("r")
@@ -93,6 +100,7 @@ def test_resume_in_progress(snap_compare, runs: Path, monkeypatch: pytest.Monkey
 
 def test_small_screen_80x24(snap_compare, runs: Path) -> None:
     async def open_run(pilot) -> None:
+        await priced(pilot)  # the cost column filled in, as it is a moment after start
         pilot.app.run_list.select(IDS["crash_after_tool_result"])
         await pilot.pause()
 
@@ -102,6 +110,7 @@ def test_small_screen_80x24(snap_compare, runs: Path) -> None:
 
 def test_detail_at_100x30(snap_compare, runs: Path) -> None:
     async def open_run(pilot) -> None:
+        await priced(pilot)  # the cost column filled in, as it is a moment after start
         pilot.app.run_list.select(IDS["parallel_calls"])
         await pilot.pause()
 
@@ -112,6 +121,7 @@ def test_detail_at_100x30(snap_compare, runs: Path) -> None:
 
 def test_maximized_detail_at_80x24(snap_compare, runs: Path) -> None:
     async def open_run(pilot) -> None:
+        await priced(pilot)  # the cost column filled in, as it is a moment after start
         pilot.app.run_list.select(IDS["parallel_calls"])
         await pilot.pause()
 
@@ -122,6 +132,7 @@ def test_maximized_detail_at_80x24(snap_compare, runs: Path) -> None:
 
 def test_timeline_search(snap_compare, runs: Path) -> None:
     async def open_run(pilot) -> None:
+        await priced(pilot)  # the cost column filled in, as it is a moment after start
         pilot.app.run_list.select(IDS["parallel_calls"])
         await pilot.pause()
 
@@ -238,6 +249,7 @@ def test_approval_pane(snap_compare, runs: Path) -> None:
     run_id = gated_run(runs)
 
     async def open_run(pilot) -> None:
+        await priced(pilot)  # the cost column filled in, as it is a moment after start
         pilot.app.run_list.select(run_id)
         await pilot.pause()
 
@@ -250,6 +262,7 @@ def test_argument_editor_with_a_bad_edit(snap_compare, runs: Path) -> None:
     run_id = gated_run(runs)
 
     async def open_run(pilot) -> None:
+        await priced(pilot)  # the cost column filled in, as it is a moment after start
         pilot.app.run_list.select(run_id)
         await pilot.pause()
 
@@ -257,3 +270,25 @@ def test_argument_editor_with_a_bad_edit(snap_compare, runs: Path) -> None:
     assert snap_compare(
         app_for(runs), terminal_size=SIZE, run_before=open_run, press=["enter", "e", "x"]
     )
+
+
+def test_run_list_with_costs_and_a_pinned_run(snap_compare, runs: Path) -> None:
+    # Upstream's runs on gpt-4o-mini, priced; one pinned (`p`), marked * in the first column;
+    # the title sums the cost of the runs shown.
+    FileStore(runs).pin(IDS["half_finished_crash"])
+
+    async def open_run(pilot) -> None:
+        await priced(pilot)
+        pinned = IDS["half_finished_crash"]
+        await wait_until(pilot, lambda: pinned in pilot.app.run_list.pinned, what="the mark")
+        pilot.app.run_list.select(IDS["half_finished_crash"])
+        await pilot.pause()
+
+    # The run's start in the detail: the run's cost, priced generations, pinned.
+    assert snap_compare(
+        app_for(runs), terminal_size=SIZE, run_before=open_run, press=["enter", "home"]
+    )
+
+
+def test_stats_view(snap_compare, runs: Path) -> None:
+    assert snap_compare(app_for(runs), terminal_size=SIZE, run_before=priced, press=["S"])

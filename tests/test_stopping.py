@@ -57,6 +57,18 @@ async def started(tools: SlowTools) -> None:
     assert await asyncio.to_thread(tools.started.wait, 10)
 
 
+async def waiting(seen: list[Event]) -> Event:
+    """Once the cancelled run says it waits for a tool thread (its transient `tool_wait`): a
+    positive sign that the cancel arrived, so what is checked next cannot pass just because a
+    slow machine has not got round to the cancel yet."""
+    for _ in range(1000):
+        waits = [e for e in seen if e.type == "tool_wait"]
+        if waits:
+            return waits[0]
+        await asyncio.sleep(0.01)
+    raise AssertionError("the cancelled run never said it waits for its tool")
+
+
 async def test_a_run_cancelled_during_a_sync_tool_holds_the_run_until_the_result_is_recorded(
     tmp_path: Path,
 ) -> None:
@@ -147,10 +159,10 @@ async def test_a_stopping_run_tells_its_listener_which_tool_it_waits_for(tmp_pat
     task = asyncio.create_task(agent.aresume("job-1", listener=seen.append))
     await started(tools)
     task.cancel()
-    await asyncio.sleep(0.1)
-    waits = [e for e in seen if e.type == "tool_wait"]
-    assert [(e.name, e.call_id, e.turn) for e in waits] == [("get_weather", "c1_0", 1)]
-    assert waits[0].transient
+    wait = await waiting(seen)
+    assert (wait.name, wait.call_id, wait.turn) == ("get_weather", "c1_0", 1)
+    assert wait.transient
+    assert not task.done() and FileStore(tmp_path).is_locked("job-1")
     tools.release.set()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -202,3 +214,74 @@ async def test_async_tools_are_cancelled_and_sync_ones_of_the_same_turn_recorded
     resume.cancel()
     with pytest.raises(asyncio.CancelledError):
         await resume
+
+
+async def test_after_the_cancel_arrived_the_run_stays_held_until_its_tool_thread_ends(
+    tmp_path: Path,
+) -> None:
+    """The same promise, checked from the moment the run says it waits (never after a fixed
+    sleep): held, and no result yet, for as long as the thread runs."""
+    tools = SlowTools()
+    store = FileStore(tmp_path)
+    interrupted_run(store, "job-2", "Weather in Oslo?")
+    script = ScriptedModel([])
+    agent, _ = agent_on(store, tools, script.calls(("get_weather", {"city": "Oslo"})))
+    seen: list[Event] = []
+    task = asyncio.create_task(agent.aresume("job-2", listener=seen.append))
+    await started(tools)
+    task.cancel()
+    await waiting(seen)
+    for _ in range(5):  # at every look while the thread runs: held, not done, no result
+        assert not task.done()
+        assert FileStore(tmp_path).is_locked("job-2")
+        assert "tool_result" not in [d["type"] for d in log_lines(store.path("job-2"))]
+        await asyncio.sleep(0.02)
+    tools.release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert [d["type"] for d in log_lines(store.path("job-2"))][-1] == "tool_result"
+    assert not store.is_locked("job-2")
+
+
+async def test_an_async_result_that_arrived_before_the_cancel_is_kept(tmp_path: Path) -> None:
+    """Async tools are cancelled, but one whose result already arrived keeps it: the resume
+    runs neither tool again."""
+    tools = SlowTools()
+    quick_runs: list[str] = []
+
+    @function_tool
+    async def get_time(city: str) -> str:
+        """The local time (at once)."""
+        quick_runs.append(city)
+        return f"Noon in {city}."
+
+    store = FileStore(tmp_path)
+    interrupted_run(store, "job-3", "Time and weather in Oslo?")
+    script = ScriptedModel([])
+    turn = script.calls(("get_time", {"city": "Oslo"}), ("get_weather", {"city": "Oslo"}))
+    model = ScriptedModel([turn])
+    agent = Agentor("Weather Agent", model=model, tools=[get_time, *tools.tools], store=store)
+    seen: list[Event] = []
+    task = asyncio.create_task(agent.aresume("job-3", listener=seen.append))
+    await started(tools)
+    for _ in range(1000):  # the quick result is recorded while the slow tool still runs
+        if any(e.type == "tool_result" for e in seen):
+            break
+        await asyncio.sleep(0.01)
+    task.cancel()
+    await waiting(seen)
+    tools.release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    results = {
+        d["name"]: d["result"] for d in log_lines(store.path("job-3")) if d["type"] == "tool_result"
+    }
+    assert results == {"get_time": "Noon in Oslo.", "get_weather": "Sunny in Oslo."}
+
+    resumer, again = agent_on(FileStore(tmp_path), tools, ScriptedModel.text("Noon, sunny."))
+    # No get_time on the resumer: both results are recorded, neither tool may run again.
+    result = await resumer.aresume("job-3")
+    assert result.status == "completed"
+    assert quick_runs == ["Oslo"] and tools.sync_runs == ["Oslo"]
+    tool_messages = [m for m in again.requests[0] if m.get("role") == "tool"]
+    assert [m["content"] for m in tool_messages] == ["Noon in Oslo.", "Sunny in Oslo."]

@@ -21,9 +21,13 @@ from agentor.engine.store import (
 from tests.retention_support import held_by_another_process, write_run
 
 
-@pytest.fixture(params=["file", "memory"])
+@pytest.fixture(params=["file", "memory", "pg"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[FileStore | MemoryStore]:
-    yield FileStore(tmp_path / "runs") if request.param == "file" else MemoryStore()
+    """Each store that deletes and pins: a directory, memory, a database (a fresh schema)."""
+    if request.param == "pg":
+        yield request.getfixturevalue("pg_stores")()
+    else:
+        yield FileStore(tmp_path / "runs") if request.param == "file" else MemoryStore()
 
 
 def test_both_stores_delete_and_pin(store: FileStore | MemoryStore) -> None:

@@ -27,16 +27,21 @@ from textual.widgets import Input
 from agentor.engine.statuses import UNREADABLE
 from agentor.literal import literal_line
 
+from .compare_actions import CompareActions
 from .controllers.agents import AgentSet
 from .controllers.approver import Approver
+from .controllers.forker import Forker
 from .controllers.index_saver import IndexSaver
 from .controllers.resumer import Resumer
 from .controllers.watcher import Watcher
 from .cursor_actions import CursorActions
 from .data.directory import DirectorySource
 from .data.source import RunSource
+from .fork_handlers import ForkHandlers
 from .keys import APP, bindings, palette
 from .resume_handlers import ResumeHandlers
+from .store_actions import StoreActions
+from .text.fork_text import lineage_line
 from .text.notices import Note
 from .watch_handlers import WatchHandlers
 from .widgets.approval_pane import ApprovalPane
@@ -50,7 +55,15 @@ from .widgets.timeline import Timeline
 from .widgets.timeline_pane import TimelinePane
 
 
-class RunsApp(CursorActions, WatchHandlers, ResumeHandlers, App[str | None]):
+class RunsApp(
+    CursorActions,
+    CompareActions,
+    WatchHandlers,
+    ResumeHandlers,
+    ForkHandlers,
+    StoreActions,
+    App[str | None],
+):
     """Browse, follow and resume the runs of one source (a FileStore directory, a schema of a
     PostgreSQL database)."""
 
@@ -77,6 +90,7 @@ class RunsApp(CursorActions, WatchHandlers, ResumeHandlers, App[str | None]):
         self.resumer = Resumer(self.source, agents if agents is not None else AgentSet())
         # `by`: whom the decisions taken here are recorded as (None: user@host).
         self.approver = Approver(self.source, self.resumer.agents, self.resumer, by)
+        self.forker = Forker(self.source, self.resumer.agents)  # F: forks run here
         self.clock = clock
         self.source_label = literal_line(self.source.label)  # the list's title
 
@@ -101,6 +115,7 @@ class RunsApp(CursorActions, WatchHandlers, ResumeHandlers, App[str | None]):
         yield self.index_saver
         yield self.resumer
         yield self.approver
+        yield self.forker
 
     # -- children ------------------------------------------------------------------------------
 
@@ -211,6 +226,7 @@ class RunsApp(CursorActions, WatchHandlers, ResumeHandlers, App[str | None]):
         row = self.source.get(timeline.run_id) if timeline.run_id is not None else None
         run = row.summary if row is not None and row.complete else None
         target = (timeline.run_log, timeline.run_id, index, run, timeline.empty_message)
+        self.event_detail.lineage = lineage_line(row)  # a fork's parent and fork point
         self.event_detail.point_at(target, live)
 
     def action_reload(self) -> None:

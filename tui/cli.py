@@ -84,6 +84,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not watch the store (ctrl+r reloads it)",
     )
+    p.add_argument(
+        "--export-dir",
+        metavar="DIR",
+        help="where w writes a run's export (default: the current directory)",
+    )
     p.add_argument("--version", action=_VersionAction)
     return p
 
@@ -113,6 +118,8 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as exc:
             return fail(f"not a run log: {args.dir}: {exc}")
 
+    if args.export_dir is not None and not Path(args.export_dir).is_dir():
+        return fail(f"--export-dir: no such directory: {args.export_dir}")
     if args.by is not None and not args.by.strip():
         return fail("--by names who decides; give a non-empty name or leave it out")
     if args.any_agent and len(args.agent) != 1:
@@ -137,6 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     from .app import RunsApp  # textual loads only now
 
     app = RunsApp(source=source, agents=agents, watch=not args.no_watch, run_id=run_id, by=args.by)
+    app.export_dir = args.export_dir
     return run_app(app)
 
 

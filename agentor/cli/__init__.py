@@ -12,14 +12,19 @@ and the worker of a fleet.
     agentor fork RUN [--at N] [--result TEXT | --input TEXT] [--model M] --agent SPEC
     agentor replay RUN --model M --agent SPEC [--novel error|run]
     agentor diff RUN_A RUN_B [--json]
+    agentor prune [DIR|DSN] --older-than 30d [--keep-last N] [--status S,...] [--dry-run] [--json]
+    agentor pin RUN / agentor unpin RUN
+    agentor export RUN [--format md|json|html] [-o FILE]
+    agentor search [DIR|DSN] QUERY [--regex] [--json]
 
 Each takes `--store DIR|DSN` (a runs directory or a `postgresql://` URL, default `runs`) and
 `--schema NAME` (stores.py); those that took `--dir DIR` still do. Exit status: 0 done, 1
 refused (not found, already decided, locked, a run that failed), 2 a usage error; every
 refusal and usage error is one line on stderr. Each subcommand group is a module (runs_cmd:
 ls/show, decide_cmd: approve/reject, resume_cmd: resume, fleet_cmd: submit/worker, copy_cmd:
-copy, fork_cmd: fork/replay, diff_cmd: diff), imported only when its command runs: `agentor
---help` loads neither the engine nor the model client.
+copy, fork_cmd: fork/replay, diff_cmd: diff, ops_cmd: prune/pin/unpin, export_cmd: export,
+search_cmd: search), imported only when its command runs: `agentor --help` loads neither the
+engine nor the model client. `agentor search` exits as grep does: 0 found, 1 none, 2 an error.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from ..engine.statuses import (  # a module of names only: --help stays fast
     AWAITING_APPROVAL,
     COMPLETED,
     FAILED,
+    INCOMPLETE,
     INTERRUPTED,
     MAX_TURNS,
     RUNNING,
@@ -45,6 +51,8 @@ SCHEMA_HELP = "the schema of a PostgreSQL store (default: agentor)"
 
 # What `agentor ls --status` takes: the statuses a listed run can have.
 STATUSES = (COMPLETED, FAILED, MAX_TURNS, AWAITING_APPROVAL, RUNNING, INTERRUPTED, UNREADABLE)
+# What `agentor prune --status` names (agentor.ops.retention.STATUSES; a test checks).
+PRUNABLE = (COMPLETED, FAILED, MAX_TURNS, INTERRUPTED, RUNNING, AWAITING_APPROVAL, INCOMPLETE)
 
 
 class Parser(argparse.ArgumentParser):
@@ -52,6 +60,33 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+class Intermixed(Parser):
+    """A parser whose positionals and options may come in any order: `agentor search DSN
+    --schema S QUERY` (plain argparse takes DSN for QUERY there: the first positionals it meets
+    are all it assigns). The arguments are put in order first, options then positionals after
+    a `--`; what followed a `--` given stays a positional (`agentor search -- -x`)."""
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        given = list(args or [])
+        cut = given.index("--") if "--" in given else len(given)
+        options, positionals = [], []
+        todo = iter(given[:cut])
+        for arg in todo:
+            action = self._option_string_actions.get(arg)
+            if action is not None:
+                options.append(arg)
+                value = next(todo, None) if action.nargs is None else None
+                if value is not None:  # it takes one value: the next argument
+                    options.append(value)
+            elif arg.startswith("-") and len(arg) > 1:
+                options.append(arg)  # --opt=value, or one argparse says it does not know
+            else:
+                positionals.append(arg)
+        return super().parse_known_args(
+            [*options, "--", *positionals, *given[cut + 1 :]], namespace
+        )
 
 
 def _version() -> str:
@@ -69,12 +104,12 @@ def build_parser() -> Parser:
     p = Parser(
         prog="agentor",
         description=(
-            "List, show, approve, reject, resume, submit, copy, fork, replay and diff durable "
-            "agentor runs; run a worker of a fleet."
+            "List, show, approve, reject, resume, submit, copy, fork, replay, diff, prune, pin, "
+            "export and search durable agentor runs; run a worker of a fleet."
         ),
         epilog=(
-            "Exit status: 0 done, 1 refused, 2 usage error. The store (--store DIR|DSN) "
-            "defaults to the directory runs."
+            "Exit status: 0 done, 1 refused, 2 usage error (search: 0 found, 1 none, 2 error). "
+            "The store (--store DIR|DSN) defaults to the directory runs."
         ),
     )
     p.add_argument("--version", action="version", version=f"agentor {_version()}")
@@ -84,6 +119,7 @@ def build_parser() -> Parser:
     _add_run_commands(sub)
     _add_fleet_commands(sub)
     _add_fork_commands(sub)
+    _add_ops_commands(sub)
     return p
 
 
@@ -224,6 +260,55 @@ def _add_fork_commands(sub: Any) -> None:
     diff.set_defaults(run="diff_cmd:diff")
 
 
+def _add_ops_commands(sub: Any) -> None:
+    """Operating a store for months (README: Operating a store): prune, pin, unpin, export,
+    search."""
+    prune = sub.add_parser("prune", help="delete old runs; held, awaiting, pinned runs stay")
+    _store_positional(prune)
+    prune.add_argument(
+        "--older-than", metavar="AGE", help="runs last active longer ago: 30d, 12h, 90m, 45s, 2w"
+    )
+    prune.add_argument(
+        "--keep-last", type=_whole, metavar="N", help="keep the N newest of the matched runs"
+    )
+    prune.add_argument("--status", metavar="S,...", help="only these: " + ", ".join(PRUNABLE))
+    prune.add_argument("--dry-run", action="store_true", help="say what would go; remove nothing")
+    prune.add_argument("--json", action="store_true", help="a JSON object (README: agentor prune)")
+    prune.set_defaults(run="ops_cmd:prune")
+    for verb, what in (("pin", "keep a run whatever prune is asked"), ("unpin", "undo a pin")):
+        p = sub.add_parser(verb, help=what)
+        _run_args(p)
+        p.set_defaults(run=f"ops_cmd:{verb}")
+
+    export = sub.add_parser("export", help="a run as Markdown, JSON or one HTML file")
+    _run_args(export)
+    export.add_argument(
+        "--format",
+        choices=("md", "json", "html"),
+        help="md, json or html (default: from -o's suffix, else md)",
+    )
+    export.add_argument("-o", "--output", metavar="FILE", help="write FILE (default: stdout)")
+    export.set_defaults(run="export_cmd:export")
+
+    search = sub.add_parser("search", help="search every event of every run (exit 1: no hit)")
+    _store_positional(search)
+    search.add_argument(
+        "query",
+        metavar="QUERY",
+        help="the text to find (without a capital, in any case), or with --regex a regex",
+    )
+    search.add_argument("--regex", action="store_true", help="QUERY is a regular expression")
+    search.add_argument("--json", action="store_true", help="a JSON array (README: agentor search)")
+    search.set_defaults(run="search_cmd:search")
+    search.__class__ = Intermixed  # [DIR|DSN] QUERY, with options anywhere
+
+
+def _store_positional(p: argparse.ArgumentParser) -> None:
+    p.add_argument("dir_arg", nargs="?", metavar="DIR|DSN", help=STORE_HELP)
+    p.add_argument("--store", metavar="DIR|DSN", help="the same as DIR|DSN")
+    p.add_argument("--schema", metavar="NAME", help=SCHEMA_HELP)
+
+
 def _fork_args(p: argparse.ArgumentParser, verb: str) -> None:
     p.add_argument(
         "--agent",
@@ -261,6 +346,16 @@ def _agent_arg(p: argparse.ArgumentParser, what: str) -> None:
         metavar="SPEC",
         help=f"{what}: path/to/file.py:name or package.module:name",
     )
+
+
+def _whole(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more: {value}")
+    return value
 
 
 def _positive(text: str) -> int:

@@ -1,5 +1,5 @@
-"""The lines the `agentor` commands print: times and ages, an event as one timeline line, a
-refusal on stderr, JSON on stdout.
+"""The lines the `agentor` commands print: times, ages and sizes, an event as one timeline
+line, a refusal on stderr, JSON on stdout.
 
 Everything taken from a log (prompts, arguments, results, names, errors, notes) goes through
 `agentor.literal` before it is printed: a log may hold escape sequences, and a terminal obeys
@@ -97,6 +97,18 @@ def compact(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, default=str)
     except (TypeError, ValueError, RecursionError):
         return repr(value)
+
+
+def human_bytes(n: int | None) -> str:
+    """`512 B`, `1.5 kB`, `12.0 MB` (powers of 1000, as `du --si`); `? bytes` when unknown."""
+    if n is None:
+        return "? bytes"
+    size = float(n)
+    for unit in ("B", "kB", "MB", "GB"):
+        if size < 1000 or unit == "GB":
+            return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1000
+    raise AssertionError("unreachable")
 
 
 def plural(n: int, word: str) -> str:

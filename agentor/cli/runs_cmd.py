@@ -20,6 +20,7 @@ from ..engine.replay import RunSummary, fold
 from ..engine.statuses import INCOMPLETE, RUNNING, UNREADABLE
 from ..engine.store import Store
 from ..literal import literal, literal_line
+from ..ops.pins import pinned
 from .lines import compact, event_line, finite, plural, print_json, span, stamp
 from .stores import load_with_errors, status_of, store_of, the_run, where
 
@@ -36,6 +37,7 @@ class Run:
     pending: list[PendingCall] = field(default_factory=list)
     error: str | None = None
     waiting: int = 0  # calls waiting for a decision, when `pending` was not read (a listing)
+    pinned: bool = False  # prune keeps it (agentor pin)
 
     @property
     def n_pending(self) -> int:
@@ -80,6 +82,7 @@ def run_json(run: Run, now: float) -> dict[str, Any]:
         "total_tokens": s.usage.total_tokens,
         "first_prompt": s.first_prompt,
         "error": run.error,
+        "pinned": run.pinned,
     }
 
 
@@ -87,6 +90,9 @@ def ls(args: Namespace) -> int:
     store = store_of(args)
     now = time.time()
     runs = _listed(store, now)
+    pins = pins_of(store)
+    for r in runs:
+        r.pinned = r.run_id in pins
     runs.sort(key=lambda r: (finite(r.summary.started_at) or 0.0, r.run_id), reverse=True)
     if args.status:
         runs = [r for r in runs if r.status == args.status]
@@ -113,8 +119,16 @@ def _listed(store: Store, now: float) -> list[Run]:
     return runs
 
 
+def pins_of(store: Store) -> set[str]:
+    """The pinned runs; none when the store keeps none or its pins cannot be read."""
+    try:
+        return pinned(store)
+    except OSError:
+        return set()
+
+
 def _print_table(runs: list[Run], now: float) -> None:
-    header = ("STATUS", "RUN", "AGENT", "MODEL", "AGE", "PENDING", "PROMPT")
+    header = ("STATUS", "RUN", "AGENT", "MODEL", "AGE", "PENDING", "PINNED", "PROMPT")
     rows = [header]
     for r in runs:
         s = r.summary
@@ -127,6 +141,7 @@ def _print_table(runs: list[Run], now: float) -> None:
                 literal_line(s.model or "-", 24),
                 "-" if started is None else span(now - started),
                 str(r.n_pending) if r.n_pending else "-",
+                "yes" if r.pinned else "-",
                 literal_line(s.first_prompt or r.error or "", 60),
             )
         )
@@ -140,6 +155,7 @@ def show(args: Namespace) -> int:
     store, run_id = the_run(args)
     now = time.time()
     run = read_run(store, run_id, now)
+    run.pinned = run_id in pins_of(store)
     if args.json:
         print_json(show_json(run, now))
         return 0
@@ -207,6 +223,8 @@ def _print_summary(run: Run, now: float) -> None:
         print(f"output   {_indented(literal(s.final_output))}")
     if run.error:
         print(f"error    {literal_line(run.error, 300)}")
+    if run.pinned:
+        print("pinned   yes: prune keeps it (agentor unpin lets it go)")
 
 
 def _print_timeline(run: Run) -> None:

@@ -66,7 +66,8 @@ def _open_directory(directory: str, create: bool) -> FileStore:
     path = Path(directory)
     if not create and not path.is_dir():
         why = "not a directory" if path.exists() else "no such directory"
-        raise Refusal(f"{why}: {directory}")
+        where = "" if path.is_absolute() else f" (in {Path.cwd()})"
+        raise Refusal(f"{why}: {directory}{where}")
     try:
         return FileStore(path)
     except OSError as exc:

@@ -40,12 +40,17 @@ from agentor.engine.statuses import (
 from agentor.engine.store import (
     DeletingStore,
     LockingStore,
-    PinningStore,
     RunLockedError,
     RunNotFoundError,
     Store,
     validate_run_id,
 )
+
+# Pins have their own module; retention's callers find them here too.
+from .pins import is_pinned as is_pinned
+from .pins import pin as pin
+from .pins import pinned
+from .pins import unpin as unpin
 
 # Why a run was kept (`Kept.reason`); `Kept.detail` says it for people.
 HELD = "held"
@@ -141,36 +146,6 @@ class DeleteRefusedError(RuntimeError):
         self.run_id = run_id
         self.reason = reason
         self.detail = detail
-
-
-# -- pins ----------------------------------------------------------------------------------------
-
-
-def pin(store: Store, run_id: str) -> bool:
-    """Pin a run so that `prune` keeps it; False if it was pinned already. The run must exist
-    (`RunNotFoundError`); its log is left as it is."""
-    return _pinning(store).pin(validate_run_id(run_id))
-
-
-def unpin(store: Store, run_id: str) -> bool:
-    """Let `prune` remove the run again; False if it was not pinned."""
-    return _pinning(store).unpin(validate_run_id(run_id))
-
-
-def is_pinned(store: Store, run_id: str) -> bool:
-    validate_run_id(run_id)
-    return isinstance(store, PinningStore) and run_id in store.pinned()
-
-
-def pinned(store: Store) -> set[str]:
-    """Every pinned run (none, for a store that keeps no pins): one call for a whole list."""
-    return store.pinned() if isinstance(store, PinningStore) else set()
-
-
-def _pinning(store: Store) -> PinningStore:
-    if not isinstance(store, PinningStore):
-        raise TypeError(f"{store!r} keeps no pins: it has no pin, unpin and pinned methods")
-    return store
 
 
 def _deleting(store: Store) -> DeletingStore:

@@ -75,13 +75,13 @@ class SearchingStore(Protocol):
 
 
 @dataclass(frozen=True)
-class _Matcher:
+class Matcher:
     pattern: re.Pattern[str]  # matched against decoded text
     needle: bytes | None  # looked for in raw bytes first (lower case when `fold`)
     fold: bool
 
 
-def _matcher(query: str, regex: bool, ignore_case: bool | None) -> _Matcher:
+def matcher_for(query: str, regex: bool, ignore_case: bool | None) -> Matcher:
     if not isinstance(query, str) or not query:
         raise ValueError("search for what? give a non-empty query")
     fold = not any(c.isupper() for c in query) if ignore_case is None else bool(ignore_case)
@@ -92,8 +92,8 @@ def _matcher(query: str, regex: bool, ignore_case: bool | None) -> _Matcher:
         except re.error as exc:
             raise ValueError(f"not a regular expression: {query!r}: {exc}") from None
         fold = bool(pattern.flags & re.IGNORECASE)  # (?i) in the pattern says so too
-        return _Matcher(pattern, _needle(_required_literal(pattern), fold), fold)
-    return _Matcher(re.compile(re.escape(query), flags), _needle(query, fold), fold)
+        return Matcher(pattern, _needle(_required_literal(pattern), fold), fold)
+    return Matcher(re.compile(re.escape(query), flags), _needle(query, fold), fold)
 
 
 def _needle(text: str, fold: bool) -> bytes | None:
@@ -135,7 +135,7 @@ def search(
     """Every line of every run whose text matches `query` (see the module), run by run in
     the order of their ids. `source` is a store or a FileStore directory. A bad query is a
     `ValueError` at once; a missing directory a `FileNotFoundError`."""
-    matcher = _matcher(query, regex, ignore_case)
+    matcher = matcher_for(query, regex, ignore_case)
     if isinstance(source, FileStore):
         return _search_directory(source.directory, matcher)
     if isinstance(source, str | os.PathLike):
@@ -148,7 +148,7 @@ def search(
     return _search_store(source, matcher)
 
 
-def _search_store(store: Store, matcher: _Matcher) -> Iterator[Hit]:
+def _search_store(store: Store, matcher: Matcher) -> Iterator[Hit]:
     for run_id in sorted(store.list_runs()):
         try:
             events = store.load(run_id)
@@ -163,7 +163,7 @@ def _search_store(store: Store, matcher: _Matcher) -> Iterator[Hit]:
 # -- a FileStore directory -----------------------------------------------------------------------
 
 
-def _search_directory(directory: Path, matcher: _Matcher) -> Iterator[Hit]:
+def _search_directory(directory: Path, matcher: Matcher) -> Iterator[Hit]:
     try:
         dir_fd = open_directory(str(directory))
     except OSError as exc:
@@ -191,7 +191,7 @@ def _search_directory(directory: Path, matcher: _Matcher) -> Iterator[Hit]:
         os.close(dir_fd)
 
 
-def _scan(dir_fd: int, names: list[str], matcher: _Matcher) -> Iterator[Hit]:
+def _scan(dir_fd: int, names: list[str], matcher: Matcher) -> Iterator[Hit]:
     # The common case, a log that fits in FIRST bytes without a hit, is this loop and nothing
     # else (open, one read, close, one find): it is what keeps up with grep.
     needle, fold = matcher.needle, matcher.fold
@@ -215,7 +215,7 @@ def _scan(dir_fd: int, names: list[str], matcher: _Matcher) -> Iterator[Hit]:
         yield from _search_piece(name[: -len(SUFFIX)], data, 0, matcher)
 
 
-def _search_long(dir_fd: int, name: str, matcher: _Matcher) -> Iterator[Hit]:
+def _search_long(dir_fd: int, name: str, matcher: Matcher) -> Iterator[Hit]:
     """A log longer than FIRST bytes, read in pieces of whole lines (CHUNK bytes at a time), so
     memory stays flat whatever its size."""
     try:
@@ -269,7 +269,7 @@ class _Helper:
         self.out = self.proc.stdout.read()
 
     @classmethod
-    def start(cls, directory: Path, names: list[str], matcher: _Matcher) -> _Helper | None:
+    def start(cls, directory: Path, names: list[str], matcher: Matcher) -> _Helper | None:
         script = Path(__file__).with_name("search_scan.py")
         if not sys.executable or not script.is_file() or matcher.needle is None:
             return None
@@ -300,13 +300,13 @@ class _Helper:
                 pipe.close()
 
 
-def _search_piece(run_id: str, data: bytes, lineno: int, matcher: _Matcher) -> Iterator[Hit]:
+def _search_piece(run_id: str, data: bytes, lineno: int, matcher: Matcher) -> Iterator[Hit]:
     """Hits in `data` (whole lines; `lineno` lines precede it in the file)."""
     if matcher.needle is None:
         for line in data.split(b"\n"):
             lineno += 1
             if line:
-                hit = _line_hit(run_id, lineno, line, matcher)
+                hit = line_hit(run_id, lineno, line, matcher)
                 if hit is not None:
                     yield hit
         return
@@ -319,13 +319,13 @@ def _search_piece(run_id: str, data: bytes, lineno: int, matcher: _Matcher) -> I
         end = len(hay) if end < 0 else end
         lineno += hay.count(b"\n", counted, start)
         counted = start
-        hit = _line_hit(run_id, lineno + 1, data[start:end], matcher)
+        hit = line_hit(run_id, lineno + 1, data[start:end], matcher)
         if hit is not None:
             yield hit
         pos = hay.find(matcher.needle, end)
 
 
-def _line_hit(run_id: str, lineno: int, line: bytes, matcher: _Matcher) -> Hit | None:
+def line_hit(run_id: str, lineno: int, line: bytes, matcher: Matcher) -> Hit | None:
     event = _decode(line)
     if event is None:
         return None

@@ -19,6 +19,7 @@ import time
 
 from textual import work
 
+from ..data.columns import ShapeError
 from ..data.directory import DirectorySource
 from ..data.source import RunSource
 from ..text import notices
@@ -57,7 +58,7 @@ class IndexSaver(Controller):
         started = time.monotonic()
         try:
             source.save_index()
-        except OSError as exc:
+        except (OSError, ShapeError) as exc:  # not writable; a row field of no JSON form
             if not self.failed:
                 self.failed = True
                 self.say(notices.index_not_saved(source.where, exc))

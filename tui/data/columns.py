@@ -2,7 +2,8 @@
 (`tui.data.runindex`) stores rows without naming one of their fields. Never imports textual.
 
 A class's *shape* lists its fields in order, each with the JSON types its hint allows
-(`int`, `float`, `str`, `bool`, `None`, `bytes` kept as a latin-1 string, `list`, `dict`), and
+(`int`, `float`, `str`, `bool`, `None`, `list`, `dict`; `bytes` kept as a latin-1 string and
+`Decimal` as its exact text, `_TEXT`), and
 the shape of a dataclass a field holds (`RunRow.summary` -> `RunSummary` -> `Usage`). Columns
 are named by their field's path (`summary.usage.input_tokens`); a field holding a dataclass has
 a column of booleans (present or None) and its own columns over the present values only.
@@ -19,6 +20,8 @@ import dataclasses
 import functools
 import types
 import typing
+from collections.abc import Callable
+from decimal import Decimal
 from typing import Any
 
 _LEAVES: dict[Any, tuple[str, tuple[type, ...]]] = {
@@ -27,7 +30,8 @@ _LEAVES: dict[Any, tuple[str, tuple[type, ...]]] = {
     str: ("str", (str,)),
     bool: ("bool", (bool,)),
     type(None): ("null", (type(None),)),
-    bytes: ("bytes", (str,)),  # latin-1: any bytes, one character each
+    bytes: ("bytes", (str,)),
+    Decimal: ("decimal", (str,)),
     list: ("list", (list,)),
     dict: ("dict", (dict,)),
 }
@@ -42,6 +46,13 @@ class Column(list):  # type: ignore[type-arg]
         self.types = types
 
 
+# Values kept as text: to it, and back from it.
+_TEXT: dict[type, tuple[Callable[[Any], str], Callable[[str], Any]]] = {
+    bytes: (lambda b: b.decode("latin-1"), lambda t: t.encode("latin-1")),  # a byte a character
+    Decimal: (str, Decimal),  # exact: a price is no float
+}
+
+
 class ShapeError(ValueError):
     """Columns that do not fit the class (another version wrote them, or they are damaged)."""
 
@@ -52,7 +63,7 @@ class _Field:
     kinds: tuple[str, ...]  # the JSON types allowed, as the shape names them
     allowed: frozenset[type]  # what a decoded value's type may be
     nested: type | None  # the dataclass the field holds, if any
-    is_bytes: bool
+    text: type | None  # a type kept as text (`_TEXT`)
 
 
 @functools.cache
@@ -76,10 +87,10 @@ def _fields(cls: type) -> tuple[_Field, ...]:
             else:
                 raise ShapeError(f"{cls.__name__}.{f.name}: {arg!r} has no JSON form here")
             kinds.append(kind)
-        is_bytes = "bytes" in kinds
+        text = next((t for t in _TEXT if _LEAVES[t][0] in kinds), None)
         if nested is not None and len([k for k in kinds if k != "null"]) > 1:
             raise ShapeError(f"{cls.__name__}.{f.name}: a dataclass or None, nothing else")
-        out.append(_Field(f.name, tuple(kinds), frozenset(allowed), nested, is_bytes))
+        out.append(_Field(f.name, tuple(kinds), frozenset(allowed), nested, text))
     return tuple(out)
 
 
@@ -109,8 +120,9 @@ def to_columns(cls: type, objs: list[Any], skip: tuple[str, ...] = ()) -> dict[s
             present = [v for v in values if v is not None]
             for key, col in to_columns(f.nested, present).items():
                 cols[f"{f.name}.{key}"] = col
-        elif f.is_bytes:
-            cols[f.name] = [v.decode("latin-1") if isinstance(v, bytes) else v for v in values]
+        elif f.text is not None:
+            kind, (to_text, _) = f.text, _TEXT[f.text]
+            cols[f.name] = [to_text(v) if isinstance(v, kind) else v for v in values]
         else:
             cols[f.name] = values
     return cols
@@ -123,7 +135,7 @@ def from_columns(
     ShapeError when a column is missing, of another length, or holds a value of a wrong type."""
     try:
         return _objects(cls, cols, count, given or {})
-    except (TypeError, ValueError, UnicodeError) as exc:
+    except (TypeError, ValueError, UnicodeError, ArithmeticError) as exc:
         if isinstance(exc, ShapeError):
             raise
         raise ShapeError(f"{cls.__name__}: {exc}") from None
@@ -146,8 +158,9 @@ def _objects(
             sub = {k[len(prefix) :]: v for k, v in cols.items() if k.startswith(prefix)}
             objs = iter(from_columns(f.nested, sub, sum(col)))
             col = [next(objs) if p else None for p in col]
-        elif f.is_bytes:
-            col = [v.encode("latin-1") if isinstance(v, str) else v for v in col]
+        elif f.text is not None:
+            from_text = _TEXT[f.text][1]
+            col = [from_text(v) if isinstance(v, str) else v for v in col]
         args.append(col)
     return list(map(cls, *args)) if args else [cls() for _ in range(count)]
 

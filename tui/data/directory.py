@@ -41,6 +41,7 @@ from agentor.engine.store import RUN_ID_RE, SUFFIX, FileStore, run_id_of
 from .dirwatch import changed_paths, identity
 from .logfile import gc_paused, os_reason
 from .quickread import TAIL_BYTES
+from .rowcost import needs_pricing
 from .rowread import TAIL_FIELDS, LogTail, RowReader, bad_name, settle
 from .runindex import RunIndex, take_fresh
 from .runlog import RunLog
@@ -158,19 +159,22 @@ class DirectorySource:
             raise
 
     def fill(self, max_rows: int | None = None) -> list[str]:
-        """Read whole the files of rows that are not complete yet, newest first."""
+        """Read whole the files of rows that are not complete or not priced yet (their cost,
+        `tui.data.rowcost`), newest first."""
         done: list[str] = []
         with gc_paused():
             for row in self.rows():
                 if max_rows is not None and len(done) >= max_rows:
                     break
-                if row.complete:
+                if row.complete and not needs_pricing(row):
                     continue  # read without the lock (cheap over 10,000 rows); checked again
                 with self._lock:
-                    if row.complete or self._rows.get(row.run_id) is not row:
+                    if row.complete and not needs_pricing(row):
+                        continue
+                    if self._rows.get(row.run_id) is not row:
                         continue
                     before = row.sort_key
-                    self._reload(row, whole_under=None)
+                    self._reload(row, whole_under=None, priced=True)
                     if row.sort_key != before:
                         self._sorted = None
                     done.append(row.run_id)
@@ -314,7 +318,7 @@ class DirectorySource:
             self.index_stale |= bool(changes)
             for run_id in changes.added | changes.updated | changes.appended.keys():
                 row = self._rows.get(run_id)
-                if row is not None and not row.complete:
+                if row is not None and (not row.complete or needs_pricing(row)):
                     changes.incomplete.add(run_id)  # fill() has work again
         return changes
 
@@ -385,12 +389,12 @@ class DirectorySource:
         else:
             bad_name(row, tail)
 
-    def _reload(self, row: RunRow, whole_under: int | None) -> None:
+    def _reload(self, row: RunRow, whole_under: int | None, priced: bool = False) -> None:
         """Load into a scratch row, then take its fields: a row the app may be drawing
         from another thread never shows a half-read summary."""
         tail = self._tails[row.run_id]
         fresh, fresh_tail = RunRow(row.run_id), LogTail(tail.path)
-        self._reader.load(fresh, fresh_tail, whole_under)
+        self._reader.load(fresh, fresh_tail, whole_under, priced)
         for name in ROW_FIELDS:
             setattr(row, name, getattr(fresh, name))
         if row.status != RUNNING:

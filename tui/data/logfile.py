@@ -17,7 +17,7 @@ import stat
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from agentor.engine.events import RUN_START, Event
+from agentor.engine.events import FORK, RUN_START, Event
 from agentor.engine.logformat import BadLine, LogDecoder
 from agentor.engine.logio import READ_FLAGS
 
@@ -183,7 +183,10 @@ FOLD_FIELDS = (
     "ended_at",
     "ts",
 )
-_FOLD_START_FIELDS = (*FOLD_FIELDS, "messages")
+_FOLD_START_FIELDS = (*FOLD_FIELDS, "messages", "forked_from")
+# A fork's own marker: where it came from (`tui.data.lineage`); a replay's recording is not
+# kept (only that there is one).
+_FOLD_FORK_FIELDS = (*FOLD_FIELDS, "forked_from", "at", "edit")
 
 
 def decode_for_summary(line: bytes, offset: int, lineno: int) -> Event | BadLine:
@@ -191,6 +194,11 @@ def decode_for_summary(line: bytes, offset: int, lineno: int) -> Event | BadLine
     data = _loads(line)
     if not isinstance(data, dict) or not isinstance(kind := data.get("type"), str):
         return decode_line(line, offset, lineno)  # not an event: the engine says why
+    if kind == FORK:
+        kept = {k: data[k] for k in _FOLD_FORK_FIELDS if k in data}
+        if isinstance(data.get("replay"), dict):
+            kept["replay"] = {}
+        return Event.from_dict(kept)
     keys = _FOLD_START_FIELDS if kind == RUN_START else FOLD_FIELDS
     return Event.from_dict({k: data[k] for k in keys if k in data})
 

@@ -7,8 +7,8 @@ Everything it shows is the store's, one query each (agentor/engine/pg/listings.p
   append in the same transaction, and whether a session holds the run now. `scan()` lists
   every run briefly (`brief_rows()`: status, agent, model, times, prompt; one
   indexed query, 100,000 runs in a quarter of the time of whole summaries), as the directory
-  source sketches rows; `fill()` reads the whole summaries (the counts) a page at a time
-  (`list_summaries(run_ids=...)`), newest first; a change reads its runs' whole summaries.
+  source sketches rows; `fill()` reads the whole summaries (the counts) and forks' markers
+  a page at a time, newest first; a change reads its runs' whole summaries.
 - Changes: `changes()`, the store's feed of `run_id:seq` (LISTEN, with polling from the last
   horizon as its fallback), read in the watch's own thread. A take or a release is reported
   too, so a run a worker takes shows *running* at once.
@@ -26,14 +26,13 @@ waiting for the server, until the watch's connection is back; it then reads ever
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Hashable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Hashable, Iterable
 from typing import Any, TypeVar
 
-from agentor.engine.pg.dsn import scrub
+from agentor.engine.events import FORK
 from agentor.engine.pg.errors import PostgresStoreError, StoreUnavailableError
 from agentor.engine.pg.feed import POLL_INTERVAL, ChangeFeed
 from agentor.engine.pg.rows import BRIEF_HELD, BRIEF_LAST_SEQ, RunListing, brief_from_row
@@ -42,8 +41,13 @@ from agentor.engine.replay import RunSummary
 from agentor.engine.statuses import INCOMPLETE, INTERRUPTED, RUNNING, UNREADABLE, live_status
 from agentor.engine.store import RUN_ID_RE
 
+from .lineage import note_fork
 from .logfile import gc_paused
+from .pgcost import run_costs
+from .pgfeed import FeedReading
 from .pglog import StoredLog
+from .pgtelling import TellingStore
+from .rowcost import needs_pricing
 from .runrow import RunRow, may_be_live, newest_first, note_holder
 from .source import Changes
 
@@ -53,24 +57,6 @@ BRIEF, FILL = 1, 2  # how rows were read (`_take`): brief summaries; the whole s
 # The longest a read waits for a connection when the server is gone (the screen's thread may be
 # the one waiting; afterwards reads return at once until the server is back).
 READ_TIMEOUT_S = 3.0
-WAIT_S = 0.25  # the longest the watch's thread waits on the feed before it looks around again
-
-
-class _TellingStore(PostgresStore):
-    """The schema's store, telling each `resume_store` caller when this process has taken a
-    run. One store serves the list, the resumes and the decisions of this app (one pool, one
-    lock session): a run it holds is refused to a second taker here too (`RunLockedError`)."""
-
-    def __init__(self, dsn: str, **kwargs: Any) -> None:
-        super().__init__(dsn, **kwargs)
-        self.held_hooks: list[Callable[[str], None]] = []
-
-    @contextlib.contextmanager
-    def lock(self, run_id: str) -> Iterator[None]:
-        with super().lock(run_id):
-            for hook in list(self.held_hooks):
-                hook(run_id)  # from the thread taking the run
-            yield
 
 
 def status_of(summary: RunSummary, held: bool) -> tuple[str, str | None]:
@@ -84,7 +70,7 @@ def status_of(summary: RunSummary, held: bool) -> tuple[str, str | None]:
     return live_status(summary.status, held), bad
 
 
-class PostgresSource:
+class PostgresSource(FeedReading):
     """The runs of schema `schema` of the database `dsn`, kept up to date.
 
     Raises what `PostgresStore` raises for a database it cannot use (one line, no password):
@@ -101,7 +87,7 @@ class PostgresSource:
         poll_interval: float = POLL_INTERVAL,
         read_timeout: float = READ_TIMEOUT_S,
     ) -> None:
-        self.store = _TellingStore(dsn, schema=schema, pool_timeout=read_timeout)
+        self.store = TellingStore(dsn, schema=schema, pool_timeout=read_timeout)
         self._dsn = dsn  # only to keep its password out of what a lost connection says
         where = self.store.where
         self.where = f"{where} (schema {schema})"
@@ -167,17 +153,25 @@ class PostgresSource:
 
     def fill(self, max_rows: int | None = None) -> list[str]:
         """Read the whole summaries of up to `max_rows` rows listed briefly (one query), in the
-        order they were listed (newest first)."""
+        order they were listed (newest first), and their cost (`tui.data.pgcost`); or price
+        up to `max_rows` rows whose runs gained events since they were priced."""
         with self._lock:
-            ids = list(itertools.islice(self._sketches, max_rows))
-        if not ids:
-            return []
-        listings = self._ask(lambda: self.store.list_summaries(run_ids=ids))
-        if listings is None:
-            return []
-        with self._lock, gc_paused():
-            self._take(listings, set(ids), FILL)
-        return ids
+            sketched = list(itertools.islice(self._sketches, max_rows))
+            ids = sketched or [r.run_id for r in self._rows.values() if needs_pricing(r)]
+        ids = ids[:max_rows]
+        if sketched:
+            listings = self._ask(lambda: self.store.list_summaries(run_ids=sketched))
+            if listings is None:
+                return []
+            with self._lock, gc_paused():
+                self._take(listings, set(sketched), FILL)
+            self._read_lineage(sketched)
+        costs = self._ask(lambda: run_costs(self.store, ids)) if ids else None
+        with self._lock:
+            for run_id, cost in (costs or {}).items():
+                if (row := self._rows.get(run_id)) is not None and row.complete:
+                    row.cost = cost
+        return ids if costs is not None else []
 
     def refresh(self, run_ids: Iterable[str] | None = None) -> Changes:
         """Read these runs' rows again (None: every run, briefly, and which runs there are;
@@ -194,7 +188,18 @@ class PostgresSource:
         if listings is None:
             return Changes()
         with self._lock, gc_paused():
-            return self._take(listings, asked, how)
+            changes = self._take(listings, asked, how)
+        if asked is not None:
+            self._read_lineage(asked)
+        return changes
+
+    def _read_lineage(self, run_ids: Iterable[str]) -> None:
+        """Which of these runs are forks, of what (their `fork` events, `tui.data.lineage`)."""
+        marks = self._ask(lambda: self.store.events_of_type(run_ids, FORK)) or {}
+        with self._lock:
+            for run_id, events in marks.items():
+                if (row := self._rows.get(run_id)) is not None:
+                    note_fork(row, events)
 
     def refresh_liveness(self, budget: int | None = None) -> list[str]:
         """Ask the server which runs are held now (one query, whatever `budget` is); the ids
@@ -323,7 +328,7 @@ class PostgresSource:
                 self._sorted = None
                 changes.removed.add(run_id)
         for run_id in changes.added | changes.updated | changes.appended.keys():
-            if run_id in self._sketches:
+            if run_id in self._sketches or needs_pricing(rows[run_id]):
                 changes.incomplete.add(run_id)  # `fill` has work again
         return changes
 
@@ -340,6 +345,8 @@ class PostgresSource:
             # A brief listing of a run that gained nothing keeps its whole summary.
             summary = row.summary = listing.summary
             row.complete = not how & BRIEF
+            if seq != read:
+                row.cost = None  # priced by `fill`
             self._seq_read[run_id] = seq
             if row.complete:
                 self._sketches.pop(run_id, None)
@@ -362,41 +369,3 @@ class PostgresSource:
             changes.appended[run_id] = seq - told
         if (row.status, row.error, row.sort_key) != before or seq < told:
             changes.updated.add(run_id)
-
-    # -- the feed ------------------------------------------------------------------------------
-
-    def _open_feed(self) -> ChangeFeed:
-        feed = self.store.changes(poll_interval=self.poll_interval)
-        with self._feed_lock:
-            old, self._feed = self._feed, feed
-        if old is not None:
-            self._close_feed(old)
-        return feed
-
-    def _next_changes(self, feed: ChangeFeed) -> Changes:
-        """What the feed reports within WAIT_S, read from the runs table."""
-        with self._feed_lock:
-            if self._feed is not feed:
-                return Changes()  # closed meanwhile
-            seen = feed.wait(WAIT_S)
-            if not feed.connected:
-                seen.update(feed.wait(0))  # dropped: connect again at once, once
-            connected, why = feed.connected, feed.error
-        if not connected:
-            self._unreachable = True
-            self.error = scrub(f"lost {self.where}: {why or 'no connection'}", self._dsn)
-            return Changes()
-        if self._unreachable:
-            # Back: the feed polled from where it was; read every row again all the same (who
-            # holds which run may have moved without a write).
-            self._unreachable = False
-            self.error = None
-            return self.refresh()
-        return self.refresh(seen) if seen else Changes()
-
-    def _close_feed(self, feed: ChangeFeed) -> None:
-        with self._feed_lock:
-            if self._feed is feed:
-                self._feed = None
-            with contextlib.suppress(Exception):
-                feed.close()

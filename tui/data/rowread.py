@@ -14,9 +14,12 @@ from agentor.engine.logformat import BadLine
 from agentor.engine.replay import RunSummary, fold
 from agentor.engine.statuses import INCOMPLETE, INTERRUPTED, RUNNING, UNREADABLE
 from agentor.engine.store import RUN_ID_RULE, SUFFIX
+from agentor.ops.pricing import RunCost
 
+from .lineage import note_fork
 from .logfile import Unreadable, decode_for_summary, open_readonly, os_reason, whole_lines
 from .quickread import quick_read
+from .rowcost import price
 from .runrow import RunRow, note_holder
 
 
@@ -35,6 +38,7 @@ class LogTail:
     offset: int = 0
     lineno: int = 0
     first_bad: BadLine | None = None
+    model: str | None = None  # the last segment's model, for pricing appended generations
 
 
 # What a tail read again takes over from the scratch tail it was read into.
@@ -51,9 +55,12 @@ class RowReader:
         self.bytes_read = 0
         self.lines_decoded = 0
 
-    def load(self, row: RunRow, tail: LogTail, whole_under: int | None) -> None:
+    def load(
+        self, row: RunRow, tail: LogTail, whole_under: int | None, priced: bool = False
+    ) -> None:
         """Read a new row's file from scratch: whole if smaller than `whole_under` bytes
-        (None: always), else quickly (head and tail)."""
+        (None: always), else quickly (head and tail); `priced`: a row read whole gets its
+        cost too (`tui.data.rowcost`)."""
         try:
             fd, st = open_readonly(tail.path)
         except FileNotFoundError:
@@ -67,6 +74,7 @@ class RowReader:
             tail.dev, tail.mtime_ns = st.st_dev, st.st_mtime_ns
             row.summary = RunSummary(run_id=row.run_id)
             if whole_under is None or st.st_size <= whole_under:
+                row.cost = RunCost() if priced else None
                 self._consume(row, tail, fd, 0, st.st_size)
                 row.complete = True
             else:
@@ -121,6 +129,9 @@ class RowReader:
                     events.append(item)
             self.lines_decoded += len(events)
             fold(row.summary, events)
+            note_fork(row, events)
+            if row.cost is not None:
+                row.cost, tail.model = price(row.cost, events, tail.model)
             tail.offset = pos
 
     def _count(self, size: int) -> None:
@@ -142,6 +153,7 @@ class RowReader:
         tail.offset = read.offset
         tail.lineno = len(read.items) if read.every_line else 0
         fold(row.summary, events)
+        note_fork(row, events)
         return read.every_line
 
 

@@ -8,6 +8,7 @@ from operator import attrgetter
 
 from agentor.engine.replay import RunSummary
 from agentor.engine.statuses import INCOMPLETE, INTERRUPTED, RUNNING, UNREADABLE
+from agentor.ops.pricing import RunCost
 
 
 @dataclass(slots=True, eq=False)
@@ -23,6 +24,15 @@ class RunRow:
     # alone cannot tell when it began. None: not seen so (`rowread.settle`).
     held_since: float | None = None
     seen_free_at: float | None = None
+    # A fork's lineage, from its own `fork` event (`tui.data.lineage`): the run it was forked
+    # from, the line of that run it was forked at (None: the whole run), what was changed there
+    # ("result edited", "model gpt-4o", ...). None for a run that is no fork.
+    forked_from: str | None = None
+    fork_at: int | None = None
+    fork_edit: str | None = None
+    # What the run cost, every generation priced (`tui.data.rowcost`); None until the row is
+    # read whole and priced (a quick row, a row being filled).
+    cost: RunCost | None = None
 
     @property
     def sort_key(self) -> float:

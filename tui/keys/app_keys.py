@@ -9,7 +9,7 @@ SECTION = (
     (
         Key(
             "m",
-            "maximize the focused pane, or bring every pane back (esc too)",
+            "maximize the focused pane, or bring all back (esc too)",
             Bind(
                 APP,
                 "m",
@@ -30,8 +30,8 @@ SECTION = (
         ),
         Key(
             "q, ctrl+c",
-            "quit; a resume in flight is stopped first, as x does (q again quits at once: "
-            "a running tool's result is then lost, and the next resume runs it again)",
+            "quit, a resume stopped first as x does (q again: at once; a running tool's "
+            "result is lost and runs again on the next resume)",
             Bind(APP, "q", "quit", "Quit"),
             Bind(APP, "ctrl+c", "quit", "Quit", show=False),
         ),

@@ -17,6 +17,14 @@ RAW_SCREEN = "raw_screen"
 APPROVALS = "approvals"  # the approvals pane's list of gated calls
 ARGS_EDITOR = "args_editor"
 REASON_SCREEN = "reason_screen"
+FORK_SCREEN = "fork_screen"  # the form `F` opens
+FORK_TREE = "fork_tree"  # the tree `L` opens
+COMPARE_SCREEN = "compare_screen"
+PLAYBACK_SCREEN = "playback_screen"
+CONFIRM_SCREEN = "confirm_screen"  # a question asked before deleting a run
+EXPORT_SCREEN = "export_screen"
+RUNS_SEARCH = "runs_search"  # the search over every run (ctrl+f)
+STATS_SCREEN = "stats_screen"
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ SECTION = (
     (
         Key(
             "r",
-            "resume an interrupted, failed or max_turns run in this process",
+            "resume an interrupted, failed or max_turns run, here",
             Bind(
                 APP,
                 "r",
@@ -20,8 +20,8 @@ SECTION = (
         ),
         Key(
             "x",
-            "stop the resume in flight; a running tool is waited for (the run shows stopping), "
-            "its result recorded; the run stays interrupted and resumable",
+            "stop the resume: a running tool is waited for and its result recorded (the run "
+            "shows stopping); it stays resumable",
             Bind(
                 APP,
                 "x",
@@ -46,7 +46,7 @@ SECTION = (
         ),
         Key(
             "ctrl+r",
-            "reload the directory (with --no-watch; a watched one is always current)",
+            "reload the directory (with --no-watch)",
             Bind(
                 APP,
                 "ctrl+r",

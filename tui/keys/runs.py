@@ -9,7 +9,7 @@ SECTION = (
     (
         Key(
             "/",
-            "filter by id, agent, model, status or prompt; enter keeps it, esc clears it",
+            "filter by id, agent, model, status, prompt, fork",
             Bind(
                 APP,
                 "slash",
@@ -61,7 +61,7 @@ SECTION = (
         ),
         Key(
             "esc",
-            "back out: detail → timeline → runs; clears the filter",
+            "back out: detail → timeline → runs; clears filter",
             Bind(APP, "escape", "back", "Back", palette=("Back", "Back out to the run list")),
             Bind(TIMELINE, "escape", "clear_search", "Back"),
         ),

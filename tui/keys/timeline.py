@@ -85,7 +85,7 @@ SECTION = (
         ),
         Key(
             "f",
-            "follow: keep the newest event of the open run in view",
+            "follow: keep the open run's newest event in view",
             Bind(
                 APP,
                 "f",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from bisect import bisect_right
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rich.cells import cell_len
@@ -24,7 +25,9 @@ from agentor.engine.events import GENERATION, RUN_START, TOOL_CALL, TOOL_RESULT,
 from agentor.engine.logformat import BadLine
 from agentor.engine.replay import RunSummary, call_parts, event_time
 from agentor.literal import literal, literal_line
+from agentor.ops.pricing import RunCost
 
+from .costs import cost_words, generation_cost
 from .formatting import clock_time, duration, offset
 from .styles import DECISION_STYLES, ERROR_STYLE, ROLE_STYLES, STATUS_STYLES, TYPE_STYLES
 from .timeline_line import call_line, content_text
@@ -188,14 +191,18 @@ def detail(
     request: list[dict[str, Any]] | None = None,
     setup: Event | None = None,
     run: RunSummary | None = None,
+    lineage: Text | None = None,
+    totals: RunTotals | None = None,
 ) -> DetailText:
     """Everything about one event: fields, the request as a conversation, values as JSON.
 
     `setup` is the run_start of a generation's segment: the tools offered and the settings
     it records are shown when the generation names them (its `config`). `run`, the whole
     run's summary (when it was read whole), adds the run's active and wall times to a
-    `run_start`."""
+    `run_start`. `lineage`, a fork's parent and fork point, comes first."""
     out = DetailText()
+    if lineage is not None:
+        out.block(lineage.copy(), indent=0)  # a block crops its final newline in place
     if isinstance(item, BadLine):
         _unreadable(out, item, run_id)
         return out
@@ -206,6 +213,11 @@ def detail(
     out.append(f" · line {index + 1}", "dim")
     out.append("\n")
     out.fields(_event_fields(e, run_id, start, run if e.type == RUN_START else None))
+    if e.type == RUN_START and totals is not None:
+        out.fields(_totals_fields(totals))
+    elif e.type == GENERATION:
+        cost = generation_cost(e, setup.model if setup is not None else None)
+        out.fields([("cost", cost, "")])
     if e.error is not None:
         heading(out, "Error")
         out.long_block(e.error, style=ERROR_STYLE)
@@ -352,6 +364,20 @@ def _event_fields(
             ("wall", f"{duration(run.wall_time)} from the first start to the last event", "")
         )
     return rows
+
+
+@dataclass(frozen=True)
+class RunTotals:
+    """What the detail of a run's `run_start` adds about the whole run: what it cost (None:
+    not read whole and priced yet) and whether it is pinned."""
+
+    cost: RunCost | None
+    pinned: bool
+
+
+def _totals_fields(totals: RunTotals) -> list[Field]:
+    pinned = ("pinned", "yes: prune keeps it (p unpins)", "bold yellow")
+    return [("run cost", cost_words(totals.cost), ""), *([pinned] if totals.pinned else [])]
 
 
 def conversation(out: DetailText, messages: Sequence[dict[str, Any]]) -> None:

@@ -97,3 +97,17 @@ def clock_time(t: float | None) -> str:
     except (OverflowError, OSError, ValueError):
         return f"{t!r} (not a date)"
     return day + f".{int(t % 1 * 1000):03d} UTC"
+
+
+def span_words(seconds: float) -> str:
+    """`"40 s"`, `"12 min"`, `"3 h"`, `"2 d"`: how long an idle gap was, in words, to the
+    nearest unit (2 h 59 min 56 s reads `"3 h"`)."""
+    if not math.isfinite(seconds) or seconds < 0:
+        return "?"
+    if seconds < 59.5:
+        return f"{round(seconds)} s"
+    if seconds < 3570:
+        return f"{round(seconds / 60)} min"
+    if seconds < 84600:
+        return f"{round(seconds / 3600)} h"
+    return f"{round(seconds / 86400)} d"

@@ -41,8 +41,18 @@ TITLE_COUNTS = (
 )
 
 
+# Filter words that name a kind of run rather than text: `fork` (or `is:fork`) admits forks
+# only (runs made by `F`, `agentor fork` or `agentor replay`).
+FORK_WORDS = frozenset({"fork", "is:fork"})
+
+
 def matches(row: RunRow, words: list[str]) -> bool:
-    """Every word of the filter is in the run's id, agent, model, status or first prompt."""
+    """Every word of the filter is in the run's id, agent, model, status or first prompt;
+    `fork` / `is:fork` admits forks only."""
+    if any(w in FORK_WORDS for w in words):
+        if row.forked_from is None:
+            return False
+        words = [w for w in words if w not in FORK_WORDS]
     s = row.summary
     fields = [row.run_id, row.status]
     if s is not None:

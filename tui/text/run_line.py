@@ -17,16 +17,18 @@ from agentor.engine.statuses import (
     UNREADABLE,
 )
 from agentor.literal import literal_line
+from agentor.ops.pricing import format_cost
 
 from ..data.runrow import RunRow
 from .formatting import count, duration, relative_time, short_id
-from .styles import STATUS_STYLES
+from .styles import FORK_MARK, FORK_STYLE, STATUS_STYLES
 
 Column = tuple[str, int, bool]  # title, width, right-aligned
 
 # The prompt takes what is left; on a narrow screen columns go, in `DROP` order, to leave it
 # at least PROMPT_MIN cells.
 COLUMNS: tuple[Column, ...] = (
+    ("pin", 1, False),  # `PIN_MARK` on a pinned run; no title
     ("status", 11, False),
     ("id", 8, False),
     ("agent", 16, False),
@@ -36,11 +38,14 @@ COLUMNS: tuple[Column, ...] = (
     ("turns", 5, True),
     ("tools", 5, True),
     ("tokens", 7, True),
+    ("cost", 9, True),  # every generation priced (`agentor.ops.pricing`); "–" unknown
 )
 # How the status column writes a status whose name does not fit it (the title, the help and the
 # detail say it whole).
 STATUS_WORDS = {AWAITING_APPROVAL: "awaiting"}
-DROP = ("model", "took", "tools", "turns", "started", "tokens", "agent")
+DROP = ("model", "took", "tools", "turns", "cost", "started", "tokens", "agent")
+TITLES = {"pin": ""}  # how the header writes a column, where not by its name
+PIN_MARK = "*"
 PROMPT_MIN = 30
 GAP = "  "
 
@@ -96,11 +101,22 @@ def timed(row: RunRow, now: float) -> tuple[str, str]:
     return started(row, now), took(row, now)
 
 
-def cells(row: RunRow, now: float, status: str | None = None) -> dict[str, tuple[str, str]]:
+def cost_cell(row: RunRow) -> tuple[str, str]:
+    """The cost column: "…" until the row is read whole and priced, "–" when unknown, never
+    "$0" for what nobody knows; "≥$…" when some generations could not be priced."""
+    if row.cost is None:
+        return "…", "dim"
+    return format_cost(row.cost), "" if row.cost.total is not None else "dim"
+
+
+def cells(
+    row: RunRow, now: float, status: str | None = None, pinned: bool = False
+) -> dict[str, tuple[str, str]]:
     """Each column's (text, style) for a run (`status`: shown in place of the row's)."""
     s = row.summary
     status = status or row.status
     out = {
+        "pin": (PIN_MARK if pinned else "", "bold yellow"),
         # A `run_end` may name any status: it is text from the log like the rest.
         "status": (status_word(status), STATUS_STYLES.get(status, "")),
         "id": (literal_line(short_id(row.run_id)), "bold" if row.status != COMPLETED else ""),
@@ -117,6 +133,7 @@ def cells(row: RunRow, now: float, status: str | None = None) -> dict[str, tuple
         "turns": ("…" if partial else count(s.turns), partial),
         "tools": ("…" if partial else count(s.tool_calls), partial),
         "tokens": ("…" if partial else count(s.usage.total_tokens), partial),
+        "cost": cost_cell(row),
     }
     return out
 
@@ -127,12 +144,13 @@ def run_line(
     columns: Sequence[Column] = COLUMNS,
     mark: str | None = None,
     status: str | None = None,
+    pinned: bool = False,
 ) -> Text:
     """One run as a list line: status word in its colour, then the columns, then the prompt
     (after the `mark`, if the app has one for this run: before the prompt, it is never cut)."""
     s = row.summary
     out = Text(no_wrap=True)
-    values = cells(row, now, status)
+    values = cells(row, now, status, pinned)
     for title, w, right in columns:
         text, style = values.get(title, ("-", "dim"))
         out.append(fit(text, w, right), style)
@@ -143,6 +161,8 @@ def run_line(
     if row.status == UNREADABLE or s is None:
         out.append(literal_line(row.error or "unreadable", 200), "red")
         return out
+    if row.forked_from is not None:  # a fork: marked before its prompt (`/fork` finds them)
+        out.append(f"{FORK_MARK} ", FORK_STYLE)
     out.append(literal_line(s.first_prompt or "", 300))
     if s.error and row.status in (FAILED, MAX_TURNS):
         out.append("  ")

@@ -60,3 +60,8 @@ ROLE_STYLES = {
     "tool": "bold yellow",
 }
 ERROR_STYLE = "red"
+# A fork's mark (the run list, the fork tree, the detail pane) and its colour (a fork event's).
+FORK_MARK = "⑂"
+FORK_STYLE = TYPE_STYLES[FORK]
+
+MATCH_STYLE = "black on yellow"  # a search's matches (the timeline's, every run's)

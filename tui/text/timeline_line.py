@@ -104,6 +104,21 @@ def _tokens(e: Event) -> str:
     return f"{count(e.usage.input_tokens)}→{count(e.usage.output_tokens)} tok"
 
 
+def _generation(out: Text, e: Event, cost: str) -> None:
+    """A generation: the calls it asks for, or its text; its tokens and what it cost."""
+    if e.calls:
+        names = [call_line(n, a) for _, n, a in (call_parts(c) for c in e.calls)]
+        out.append("→ " + ", ".join(names))
+    elif e.text is not None:
+        out.append(value_line(e.text), "italic")
+    else:
+        out.append("(no text)", "dim")
+    if tokens := _tokens(e):
+        out.append(f"  {tokens}", "dim")
+    if cost:
+        out.append(f" · {cost}", "dim")
+
+
 def request_line(e: Event) -> Text:
     """The timeline line of an `approval_request`: the call, and its deadline if it has one."""
     out = Text(no_wrap=True, overflow="ellipsis")
@@ -136,9 +151,12 @@ def approval_line(e: Event, request: Event | None) -> Text:
     return out
 
 
-def timeline_line(item: Event | BadLine, segment: int = 1, request: Event | None = None) -> Text:
+def timeline_line(
+    item: Event | BadLine, segment: int = 1, request: Event | None = None, cost: str = ""
+) -> Text:
     """What one timeline row says about an event; `segment` numbers the run_start rows;
-    `request` is the `approval_request` an `approval` decides (its edit is shown as a diff)."""
+    `request` is the `approval_request` an `approval` decides (its edit is shown as a diff);
+    `cost`, what a generation cost ("$0.0021", "–" unknown)."""
     if isinstance(item, BadLine):
         return Text(f"unreadable line {item.lineno}: {literal_line(item.reason)}", "dim")
     e = item
@@ -154,15 +172,7 @@ def timeline_line(item: Event | BadLine, segment: int = 1, request: Event | None
                 out.append(" · ")
                 out.append(literal_line(prompt, LINE_LIMIT))
     elif e.type == GENERATION:
-        if e.calls:
-            names = [call_line(n, a) for _, n, a in (call_parts(c) for c in e.calls)]
-            out.append("→ " + ", ".join(names))
-        elif e.text is not None:
-            out.append(value_line(e.text), "italic")
-        else:
-            out.append("(no text)", "dim")
-        if tokens := _tokens(e):
-            out.append(f"  {tokens}", "dim")
+        _generation(out, e, cost)
     elif e.type == TOOL_CALL:
         out.append(call_line(e.name, e.args))
     elif e.type == TOOL_RESULT:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -10,14 +11,14 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
-from agentor.engine.events import APPROVAL, APPROVAL_REQUEST, GENERATION
+from agentor.engine.events import APPROVAL, APPROVAL_REQUEST, GENERATION, RUN_START
 from agentor.engine.replay import RunSummary
 from agentor.literal import literal_line
 
 from ..data.gated import decision_of, request_of
 from ..data.source import RunEvents
 from ..text.approval_text import approval_sections, request_sections
-from ..text.detail import DetailText, detail, segment_start
+from ..text.detail import DetailText, RunTotals, detail, segment_start
 
 # While the timeline follows new events, the detail is rebuilt at most this often.
 LIVE_DETAIL_S = 0.1
@@ -32,7 +33,11 @@ class EventDetail(VerticalScroll):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.due: Target | None = None  # the event to show once the frame is drawn (`point_at`)
+        # What the app knows of a whole run beyond its log (its cost, its pin), by run id.
+        self.totals_of: Callable[[str], RunTotals | None] = lambda run_id: None
         self._shown_at = 0.0
+        # The open run's lineage when it is a fork (`fork_text.lineage_line`), above each event.
+        self.lineage: Text | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(Text(""), markup=False, id="detail-body")
@@ -85,7 +90,10 @@ class EventDetail(VerticalScroll):
         kind = getattr(item, "type", None)
         request = log.request(index) if kind == GENERATION else None
         setup = segment_start(log, index) if kind == GENERATION else None
-        body = detail(item, index, run_id, log.start_time, request, setup, run)
+        totals = self.totals_of(run_id) if kind == RUN_START else None
+        body = detail(
+            item, index, run_id, log.start_time, request, setup, run, self.lineage, totals
+        )
         if kind == APPROVAL_REQUEST:
             request_sections(body, item, decision_of(log, index), time.time())
         elif kind == APPROVAL:

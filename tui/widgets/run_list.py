@@ -14,8 +14,10 @@ from agentor.literal import literal_line
 
 from ..data.runrow import RunRow
 from ..text.formatting import short_id
-from ..text.run_line import GAP, columns_for, fit, run_line, timed
+from ..text.run_line import GAP, TITLES, columns_for, fit, run_line, timed
 from .cursor_list import CursorList
+
+COMPARE_MARK = "◆ marked"  # before the prompt of the run `M` marked
 
 
 class RunList(CursorList):
@@ -37,8 +39,11 @@ class RunList(CursorList):
         self.hidden = 0  # runs a filter hides (an empty list then says so)
         # A note shown before a run's prompt, kept for the session (e.g. "⚠ unsaved").
         self.marks: dict[str, str] = {}
+        # The run `M` marked to compare with another (shown as COMPARE_MARK), or None.
+        self.compare_mark: str | None = None
         # A status the app knows better than the file, shown in place of the row's.
         self.statuses: dict[str, str] = {}
+        self.pinned: set[str] = set()  # the runs pinned in the store (marked)
         self._where: dict[str, int] | None = None  # run id -> index, built when asked
         # run id -> its "started" and "took" texts as last drawn (the clock moves them)
         self._timed: dict[str, tuple[str, str]] = {}
@@ -96,6 +101,11 @@ class RunList(CursorList):
         self.marks[run_id] = note
         self.runs_updated([run_id])
 
+    def set_compare_mark(self, run_id: str | None) -> None:
+        """Mark `run_id` as the run to compare with (None: no run)."""
+        before, self.compare_mark = self.compare_mark, run_id
+        self.runs_updated(r for r in (before, run_id) if r is not None)
+
     def shown_status(self, row: RunRow) -> str:
         """The status the row shows: the app's, where it knows better, else the row's own."""
         return self.statuses.get(row.run_id, row.status)
@@ -126,7 +136,7 @@ class RunList(CursorList):
     def render_header(self, width: int) -> Text:
         out = Text(no_wrap=True)
         for title, w, right in columns_for(width, self.id_width):
-            out.append(fit(title, w, right) + GAP)
+            out.append(fit(TITLES.get(title, title), w, right) + GAP)
         out.append("prompt")
         return out
 
@@ -134,9 +144,12 @@ class RunList(CursorList):
         row, now = self.rows[index], self.clock()
         self._timed[row.run_id] = timed(row, now)
         columns = columns_for(width, self.id_width)
-        return run_line(
-            row, now, columns, self.marks.get(row.run_id), self.statuses.get(row.run_id)
-        )
+        run_id = row.run_id
+        mark = self.marks.get(run_id)
+        if run_id == self.compare_mark:
+            mark = COMPARE_MARK + (f" {mark}" if mark else "")
+        status, pinned = self.statuses.get(run_id), run_id in self.pinned
+        return run_line(row, now, columns, mark, status, pinned)
 
 
 def _id_cells(row: RunRow) -> int:

@@ -14,6 +14,7 @@ from textual.containers import Vertical
 from textual.content import Content
 
 from ..data.runrow import RunRow
+from ..text.costs import list_cost
 from ..text.run_filter import RunFilter, list_title
 from .filter_bar import FilterBar
 from .run_list import RunList
@@ -76,17 +77,19 @@ class RunsPane(Vertical):
         self.show_title()
 
     def show_title(self) -> None:
-        """The source and what its rows show (`RunList.shown_status`), and the filter."""
+        """The source and what its rows show (`RunList.shown_status`); the filter and the rows'
+        cost below."""
         run_list = self.run_list
         total = len(run_list.rows) + run_list.hidden
         title = f"{self.label} · {list_title(run_list.rows, total, run_list.shown_status)}"
         if self.gone:
             title += " · directory gone"
-        subtitle = self.run_filter.describe()
+        # Below the list: the filter, and what the runs it shows cost (their sum).
+        subtitle = " · ".join(filter(None, (self.run_filter.describe(), list_cost(run_list.rows))))
         if (title, subtitle) != self._titles:  # a new title repaints the whole pane
             self._titles = (title, subtitle)
             self.border_title = Content(title)
-            self.border_subtitle = Content(subtitle) if subtitle else None
+            self.border_subtitle = Content(subtitle)
 
     @on(RunList.Highlighted)
     def _run_highlighted(self, message: RunList.Highlighted) -> None:
@@ -109,6 +112,16 @@ class RunsPane(Vertical):
         self.filter_bar.display = False
         self._set_filter("")
         return True
+
+    def reveal(self, run_id: str) -> bool:
+        """Select `run_id`; when the filters hide it, drop them first (False: not listed)."""
+        if self.run_list.select(run_id):
+            return True
+        self.filter_bar.value = ""
+        self.filter_bar.display = False
+        self.run_filter.text, self.run_filter.status = "", 0
+        self.show_rows(keep_in_view=False)
+        return self.run_list.select(run_id)
 
     def cycle_status(self) -> None:
         current = self.run_list.current

@@ -14,7 +14,7 @@ from textual.binding import BindingType
 from textual.message import Message
 from textual.worker import Worker, get_current_worker
 
-from agentor.engine.events import APPROVAL
+from agentor.engine.events import APPROVAL, GENERATION, Event
 from agentor.engine.logformat import BadLine
 from agentor.engine.replay import event_time
 from agentor.literal import literal_line
@@ -22,9 +22,11 @@ from agentor.literal import literal_line
 from ..data.gated import request_of
 from ..data.source import RunEvents, Scan
 from ..keys import TIMELINE, bindings
+from ..text.costs import generation_cost
+from ..text.detail import segment_start
 from ..text.formatting import offset, short_id
 from ..text.run_line import fit
-from ..text.styles import TYPE_STYLES
+from ..text.styles import MATCH_STYLE, TYPE_STYLES
 from ..text.timeline_line import timeline_line, type_label
 from .cursor_list import CursorList
 from .timeline_search import CALLS, ERRORS, NAMES, PLURALS, SEARCH, Finder, LogScans, ScanJob
@@ -33,7 +35,6 @@ from .timeline_search import CALLS, ERRORS, NAMES, PLURALS, SEARCH, Finder, LogS
 # these bounds: a log may hold any number, and a turn of 10**30 is cut rather than take the line.
 TURN_WIDTH = 3
 TURN_WIDTH_MAX = 9
-MATCH_STYLE = "black on yellow"  # a search's matches in the rows on screen
 
 
 class Timeline(CursorList):
@@ -53,6 +54,12 @@ class Timeline(CursorList):
     class SearchWanted(Message):
         """`/`: the pane opens its search bar (with the current query)."""
 
+    @dataclass
+    class ForkWanted(Message):
+        """`F`: fork the open run at line `index` (None: no line highlighted)."""
+
+        index: int | None
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.run_log: RunEvents | None = None
@@ -64,6 +71,7 @@ class Timeline(CursorList):
         self.scans = LogScans(self)
         self._pending: tuple[str, bool, bool, bool] | None = None  # a jump waiting for a scan
         self._note = ""  # what the last jump said ("no error below"), until the cursor moves
+        self._costs: dict[int, str] = {}  # line -> what that generation cost, as drawn
 
     # -- what it shows -------------------------------------------------------------------------
 
@@ -73,6 +81,7 @@ class Timeline(CursorList):
         if self.run_log is not None and self.run_log is not log:
             self.run_log.close()
         self.run_id, self.run_log = run_id, log
+        self._costs.clear()
         self._forget_search()
         self.turn_width = TURN_WIDTH
         self._widen_turns(len(log))
@@ -254,6 +263,9 @@ class Timeline(CursorList):
         self._anywhere()
         self.post_message(self.SearchWanted())
 
+    def action_fork(self) -> None:
+        self.post_message(self.ForkWanted(self.cursor if self.row_count() else None))
+
     def action_next_match(self) -> None:
         self._anywhere()
         self._search_jump(forward=True)
@@ -329,6 +341,16 @@ class Timeline(CursorList):
     def empty_text(self) -> Text:
         return Text("  " + literal_line(self.empty_message), "italic")
 
+    def _cost(self, index: int, generation: Event) -> str:
+        """What the generation on line `index` cost, priced once (~0.2 ms), not at every
+        repaint."""
+        cost = self._costs.get(index)
+        if cost is None and self.run_log is not None:
+            setup = segment_start(self.run_log, index)
+            cost = generation_cost(generation, setup.model if setup is not None else None)
+            self._costs[index] = cost
+        return cost or ""
+
     def render_row(self, index: int, width: int) -> Text:
         assert self.run_log is not None
         item = self.run_log.item(index)
@@ -355,7 +377,8 @@ class Timeline(CursorList):
         segment = bisect_right(self.run_log.segment_starts, index)
         # A decision's edit is shown against the request it decides.
         request = request_of(self.run_log, index) if item.type == APPROVAL else None
-        out.append_text(timeline_line(item, segment, request))
+        cost = self._cost(index, item) if item.type == GENERATION else ""
+        out.append_text(timeline_line(item, segment, request, cost))
         if match:
             out.highlight_words(
                 [literal_line(self.finder.query)], MATCH_STYLE, case_sensitive=False

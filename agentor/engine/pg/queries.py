@@ -67,6 +67,11 @@ class Queries:
             f"SELECT line FROM {s}.events WHERE run_id = %s::text AND type = 'generation'"
             " AND seq <= %s::int ORDER BY seq"
         )
+        # The events of one type of some runs, by the primary key (a run's events, filtered).
+        self.lines_of_type = (
+            f"SELECT run_id, line FROM {s}.events"
+            " WHERE run_id = ANY(%s::text[]) AND type = %s::text ORDER BY run_id, seq"
+        )
         # Zero rows: no such run. One row with a NULL line: a run with nothing after `seq`.
         self.lines_after = (
             f"SELECT e.seq, e.line FROM {s}.runs r LEFT JOIN {s}.events e"

@@ -4,7 +4,7 @@
 applied. A migration, once released, is never edited: a change is a new one at the end. A
 schema at a version this code does not know (made by a newer agentor) is refused, untouched.
 
-The tables (version 1):
+The tables (version 1 unless said):
 
 - `events (run_id, seq, type, line)`: one row per event, `seq` from 1 in the run, primary key
   `(run_id, seq)` (a second writer of the same step fails on it). `line` is the event exactly
@@ -18,6 +18,8 @@ The tables (version 1):
   indexed); `lock_key`, the run's half of its advisory lock key; and who took it last
   (`holder_*`, `claims`, `taken_at`). Only columns an append rarely changes are indexed, so
   that its update of the row is HOT (no index entry written).
+- `pins (run_id, pinned_at)` (version 2): the pinned runs, each a row of `runs` (deleted
+  with it).
 - `append(...)` and `take(...)`: the two writes that must check and change several rows in one
   transaction (engine/pg/store.py and locks.py say what they guarantee).
 """
@@ -195,7 +197,16 @@ BEGIN
 END $$;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1,)
+# Version 2: pins (agentor.ops.pins), outside the events as a FileStore keeps them outside its
+# logs. A pin goes with its run (deleting the run's row deletes it).
+_V2 = """
+CREATE TABLE @s@.pins (
+    run_id text PRIMARY KEY REFERENCES @s@.runs (run_id) ON DELETE CASCADE,
+    pinned_at timestamptz NOT NULL DEFAULT now()
+);
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2)
 LATEST = len(MIGRATIONS)
 
 

@@ -2,7 +2,8 @@
 
 The whole store interface (`append`, `append_many`, `load`, `list_runs`, the locking protocol)
 plus what a run list, a live view and a worker fleet read: `list_summaries`, `held_runs`,
-`changes`, `read_events`, `claimable`.
+`changes`, `read_events`, `claimable` (listings.py); and what operating it needs: `delete`,
+`pin`, `unpin`, `pinned`, `search` (upkeep.py).
 
 Cost model. An append is one statement in autocommit, so one round trip and one commit: the
 append function (schema.py) checks the writer's hold, inserts the event rows, updates the
@@ -42,6 +43,7 @@ from .rows import (
     summary_params,
 )
 from .schema import ensure_schema, quote_schema
+from .upkeep import RunUpkeep
 
 log = logging.getLogger("agentor")
 
@@ -83,7 +85,7 @@ class _NotSent(Exception):
         self.error = error
 
 
-class PostgresStore(RunListings):
+class PostgresStore(RunListings, RunUpkeep):
     """Runs in the schema `schema` of a PostgreSQL database (made and migrated on first use).
 
     `dsn` is a libpq connection string or URL; it is shown only without its password
@@ -290,6 +292,23 @@ class PostgresStore(RunListings):
         entries = [(seq, decoder.decode(bytes(line))) for seq, line in rows if line is not None]
         last = entries[-1][0] if entries else after_seq
         return RunChunk(run_id, entries, last, decoder)
+
+    def events_of_type(self, run_ids: Iterable[str], kind: str) -> dict[str, list[Event]]:
+        """The events of type `kind` of each of `run_ids` (that has any), in log order, in one
+        query (agentor-tui reads forks' `fork` markers so). Unreadable lines are left out."""
+        ids = sorted(set(run_ids))
+        if not ids:
+            return {}
+        rows = self._read(
+            "cannot read the runs of",
+            lambda c: c.execute(self._q.lines_of_type, (ids, kind), binary=True).fetchall(),
+        )
+        out: dict[str, list[Event]] = {}
+        for run_id, line in rows:
+            item = LogDecoder().decode(bytes(line))
+            if isinstance(item, Event):
+                out.setdefault(run_id, []).append(item)
+        return out
 
     def list_runs(self) -> list[str]:
         return self._read(
