@@ -32,6 +32,7 @@ from .controllers.agents import AgentSet
 from .controllers.approver import Approver
 from .controllers.controller import while_running
 from .controllers.forker import Forker
+from .controllers.index_saver import IndexSaver
 from .controllers.resumer import Resumer
 from .controllers.watcher import Watcher
 from .cursor_actions import CursorActions
@@ -86,6 +87,7 @@ class RunsApp(
         # `watch` is taken by DOMNode.watch: `watching` says whether watchers and timers run.
         self.watching = watch
         self.watcher = Watcher(self.source, live=watch)
+        self.index_saver = IndexSaver(self.source, live=watch)
         self.resumer = Resumer(self.source, agents if agents is not None else AgentSet())
         # `by`: whom the decisions taken here are recorded as (None: user@host).
         self.approver = Approver(self.source, self.resumer.agents, self.resumer, by)
@@ -111,6 +113,7 @@ class RunsApp(
             yield EventDetail(id="detail")
         yield KeysFooter()
         yield self.watcher
+        yield self.index_saver
         yield self.resumer
         yield self.approver
         yield self.forker
@@ -159,6 +162,7 @@ class RunsApp(
         # them, and one no longer lands between an append and its line on screen.
         gc.freeze()
         self.watcher.start()
+        self.index_saver.start()
         self.approver.start()
 
     def on_unmount(self) -> None:

@@ -107,13 +107,16 @@ class Watcher(Controller):
         while self._fill_again:
             self._fill_again = False
             last_draw = time.monotonic()
+            filled = False  # a list all from the run index has nothing to fill, nor redraw
             # The source is thread-safe: whole files are read off the event loop.
             while await asyncio.to_thread(self.source.fill, FILL_BATCH):
+                filled = True
                 if time.monotonic() - last_draw > FILL_REDRAW_S:
                     last_draw = time.monotonic()
                     self.report(self.Filled())
                 await asyncio.sleep(0.005)  # the reading thread holds the GIL: let keys in
-            self.report(self.Filled())
+            if filled:
+                self.report(self.Filled())
 
     # -- what changes --------------------------------------------------------------------------
 

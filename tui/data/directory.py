@@ -8,6 +8,9 @@ What keeps it fast is FileStore's alone, so it stays here:
   whole. While the directory is small (<= SCAN_WHOLE_FILES files) scan() reads each file under
   64 KiB whole instead, and refresh() reads a new or replaced file whole when it is under
   64 KiB.
+- The run index (`runindex`): scan() takes the row of every file that has not changed since
+  it was saved (same device, inode, size, mtime) from the index, and reads the others;
+  save_index() writes it (the app does so from a worker, a while after changes).
 - Tailing: beside each row a `LogTail` remembers how far its file was read: refresh() reads
   only the new bytes (a partial last line waits for its newline; a shrunk or replaced file is
   read again from the start; a deleted one leaves).
@@ -16,8 +19,9 @@ What keeps it fast is FileStore's alone, so it stays here:
 
 Row ids are run ids; another `*.jsonl` name is listed as unreadable under its whole file name
 ("not a valid run id: ...", `row_id_of`). Extras: .directory, .store (a FileStore on the
-directory, or None while it is missing), .bytes_read / .lines_decoded (what reading cost, for
-tests and benches). Thread-safe (one lock), so fill() may run in a worker thread.
+directory, or None while it is missing), .index (its `RunIndex`), .from_index (rows the last
+scan took from it), .index_stale (rows changed since), .bytes_read / .lines_decoded (what
+reading cost, for tests and benches). Thread-safe (one lock): fill() may run in a worker.
 """
 
 from __future__ import annotations
@@ -25,23 +29,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from pathlib import Path
 
-from rich.cells import cell_len
-
 from agentor.engine.statuses import RUNNING
-from agentor.engine.store import RUN_ID_RE, SUFFIX, FileStore, LockingStore, run_id_of
+from agentor.engine.store import RUN_ID_RE, SUFFIX, FileStore, run_id_of
 
 from .dirwatch import changed_paths, identity
 from .logfile import gc_paused, os_reason
 from .quickread import TAIL_BYTES
 from .rowcost import needs_pricing
 from .rowread import TAIL_FIELDS, LogTail, RowReader, bad_name, settle
+from .runindex import RunIndex, take_fresh
 from .runlog import RunLog
 from .runrow import ROW_FIELDS, RunRow, may_be_live, newest_first
+from .shortpath import short_path
 from .source import Changes
 
 SCAN_WHOLE_FILES = 300  # up to this many files, scan() reads each one under 64 KiB whole
@@ -53,32 +58,20 @@ def row_id_of(name: str) -> str | None:
     with the reason (a name holding a `.` never collides with a run id); None for a name that
     is not a log's (`<id>.jsonl.torn` sidecars, notes) and for hidden names (`.x.jsonl`, an
     editor's `.#x.jsonl` lock), which are not listed, as `ls` does not list them."""
+    if _LOG_NAME.fullmatch(name):
+        return name[: -len(SUFFIX)]
     if not name.endswith(SUFFIX) or name.startswith("."):
         return None
     return run_id_of(name) or name
 
 
+_LOG_NAME = re.compile(RUN_ID_RE.pattern + re.escape(SUFFIX))  # most names: told at once
+_CUT = -len(SUFFIX)
+
+
 def file_name(row_id: str) -> str:
     """The file name of a row (the inverse of `row_id_of`)."""
     return row_id + SUFFIX if RUN_ID_RE.fullmatch(row_id) else row_id
-
-
-def short_path(path: str | os.PathLike[str], limit: int = 40) -> str:
-    """A directory as a title shows it: absolute, the home directory as `~`, and when longer
-    than `limit` cells only its last parts after `…/` (its own name always whole)."""
-    text = os.path.abspath(path)
-    home = os.path.expanduser("~")
-    if home not in ("", os.sep) and (text == home or text.startswith(home + os.sep)):
-        text = "~" + text[len(home) :]
-    if cell_len(text) <= limit:
-        return text
-    parts = text.split(os.sep)
-    tail = parts[-1]
-    for part in reversed(parts[:-1]):
-        if cell_len(f"…{os.sep}{part}{os.sep}{tail}") > limit:
-            break
-        tail = f"{part}{os.sep}{tail}"
-    return f"…{os.sep}{tail}"
 
 
 class _TellingStore(FileStore):
@@ -105,7 +98,7 @@ class DirectorySource:
         self.where = str(self.directory)
         self.label = short_path(self.directory)
         self.error: str | None = None
-        self.store: LockingStore | None = None
+        self.store: FileStore | None = None
         self._reader = RowReader(self._locked, clock)
         self._rows: dict[str, RunRow] = {}
         self._tails: dict[str, LogTail] = {}
@@ -113,6 +106,9 @@ class DirectorySource:
         self._lock = threading.RLock()
         self._liveness_turn = 0  # where refresh_liveness(budget) goes on next
         self._dir_names = {os.path.abspath(self.directory)}
+        self.index = RunIndex(self.directory)
+        self.from_index = 0  # rows the last scan took from the index, not from their logs
+        self.index_stale = False  # rows changed since the index was read or saved
 
     # -- RunSource -----------------------------------------------------------------------------
 
@@ -135,8 +131,32 @@ class DirectorySource:
                 return
             # A few files are read whole (complete at once); many get quick rows.
             whole_under = TAIL_BYTES if len(entries) <= SCAN_WHOLE_FILES else -1
-            for run_id, path in entries:
+            for run_id, path in self._from_index(entries):
                 self._add(run_id, path, whole_under)
+
+    def _from_index(self, entries: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """Take the index's rows of files unchanged since (`take_fresh`); the rest to read."""
+        known = self.index.read()
+        rest = take_fresh(known, entries, self._rows, self._tails)
+        self.from_index = len(self._rows)
+        self.index_stale = bool(rest) or len(known) != len(self._rows)  # read, or gone since
+        live = [row for row in self._rows.values() if may_be_live(row)]  # asked, never stored
+        held = self.store.locked_among(r.run_id for r in live) if self.store else set()
+        for row in live:
+            settle(row, self._tails[row.run_id], held.__contains__, self._reader.clock)
+        return rest
+
+    def save_index(self) -> Path:
+        """Write the rows read so far to the run index (`RunIndex.save`, from a worker
+        thread); OSError if it cannot be written anywhere."""
+        with self._lock, gc_paused():  # 100,000 new pairs would wake the collector
+            pairs = [(r, self._tails[k]) for k, r in self._rows.items()]
+            self.index_stale = False  # a change from now on is saved next time
+        try:
+            return self.index.save(pairs, self._lock, lambda r: self._rows.get(r.run_id) is r)
+        except OSError:
+            self.index_stale = True
+            raise
 
     def fill(self, max_rows: int | None = None) -> list[str]:
         """Read whole the files of rows that are not complete or not priced yet (their cost,
@@ -158,6 +178,7 @@ class DirectorySource:
                     if row.sort_key != before:
                         self._sorted = None
                     done.append(row.run_id)
+                    self.index_stale = True
         return done
 
     @property
@@ -239,12 +260,12 @@ class DirectorySource:
         """(row id, path) of every `*.jsonl` name (see `row_id_of`); None if the directory
         is unusable. Other names (`.torn` sidecars, notes, ...) are not logs."""
         out = []
+        prefix = os.path.join(self.directory, "")
         try:
-            with os.scandir(self.directory) as it:
-                for entry in it:
-                    row_id = row_id_of(entry.name)
-                    if row_id is not None:
-                        out.append((row_id, entry.path))
+            for name in os.listdir(self.directory):  # names only: 100,000 of them
+                row_id = name[:_CUT] if _LOG_NAME.fullmatch(name) else row_id_of(name)
+                if row_id is not None:
+                    out.append((row_id, prefix + name))
         except FileNotFoundError:
             self._directory_gone()
             return None
@@ -294,6 +315,7 @@ class DirectorySource:
                 return changes
             for run_id, path in targets:
                 self._refresh_one(run_id, path, changes)
+            self.index_stale |= bool(changes)
             for run_id in changes.added | changes.updated | changes.appended.keys():
                 row = self._rows.get(run_id)
                 if row is not None and (not row.complete or needs_pricing(row)):

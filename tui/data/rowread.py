@@ -25,13 +25,16 @@ from .runrow import RunRow, note_holder
 
 @dataclass(slots=True, eq=False)
 class LogTail:
-    """Where reading a run's log goes on: its file, the size and inode last seen, the end of the
+    """Where reading a run's log goes on: its file, the size, inode, device and mtime last seen
+    (`tui.data.runindex` keys its rows by them), the end of the
     last whole line read, the line number there, and the first bad line met (for the row's
     `error`). The directory source keeps one beside each row."""
 
     path: str
     size: int = 0
     inode: int = 0
+    dev: int = 0
+    mtime_ns: int = 0  # with dev, inode and size: the file's key in the run index
     offset: int = 0
     lineno: int = 0
     first_bad: BadLine | None = None
@@ -68,6 +71,7 @@ class RowReader:
             return
         try:
             tail.inode, tail.size, row.modified_at = st.st_ino, st.st_size, st.st_mtime
+            tail.dev, tail.mtime_ns = st.st_dev, st.st_mtime_ns
             row.summary = RunSummary(run_id=row.run_id)
             if whole_under is None or st.st_size <= whole_under:
                 row.cost = RunCost() if priced else None
@@ -98,6 +102,7 @@ class RowReader:
                 if os.pread(fd, 1, tail.offset - 1) != b"\n":
                     return None
             tail.size, row.modified_at = st.st_size, st.st_mtime
+            tail.dev, tail.mtime_ns = st.st_dev, st.st_mtime_ns
             before = tail.lineno
             self._consume(row, tail, fd, tail.offset, st.st_size)
         except OSError:

@@ -249,6 +249,17 @@ def source_unreadable(where: str, error: str) -> Note:
     return Note(text, severity="warning", timeout=10)
 
 
+def index_not_saved(where: str, exc: Exception) -> Note:
+    """The run index could be written neither in the directory nor in the cache: starts stay
+    as slow as without it, nothing else is lost."""
+    reason = literal_line(getattr(exc, "strerror", None) or str(exc), 200)
+    text = (
+        f"Cannot save the run index of {literal_line(where)} ({reason}): the list is complete, "
+        "but the next start reads every log again."
+    )
+    return Note(text, severity="warning", timeout=10)
+
+
 def source_readable(where: str) -> Note:
     return Note(f"{literal_line(where)} answers again: the list has caught up.", timeout=4)
 

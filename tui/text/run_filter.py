@@ -3,6 +3,7 @@ title counts. Plain data: no widgets here."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
@@ -105,8 +106,9 @@ def list_title(
     """`Runs 12 · 3 interrupted`, or `Runs 4 of 12 · …` when a filter hides some. Each run is
     counted by the status its row shows (`status_of`: *stopping* over *running*, say)."""
     title = f"Runs {len(shown)}" if len(shown) == total else f"Runs {len(shown)} of {total}"
+    counts = Counter(map(status_of, shown))  # one pass: 100,000 rows
     for word, statuses in TITLE_COUNTS:
-        n = sum(1 for r in shown if status_of(r) in statuses)
+        n = sum(counts[s] for s in statuses)
         if n:
             title += f" · {n} {word}"
     return title

@@ -59,7 +59,7 @@ class RunList(CursorList):
         before = self.current.run_id if self.current else None
         self.rows = list(rows)
         self.hidden = hidden
-        self.id_width = max([8, *(cell_len(short_id(r.run_id)) for r in self.rows)])
+        self.id_width = max(8, max(map(_id_cells, self.rows), default=0))
         self._where = None
         index = next((i for i, r in enumerate(self.rows) if r.run_id == before), None)
         if index is not None:
@@ -150,3 +150,10 @@ class RunList(CursorList):
             mark = COMPARE_MARK + (f" {mark}" if mark else "")
         status, pinned = self.statuses.get(run_id), run_id in self.pinned
         return run_line(row, now, columns, mark, status, pinned)
+
+
+def _id_cells(row: RunRow) -> int:
+    """The cells a row's id takes in the list (a printable ASCII id, as most of 100,000 are:
+    its length)."""
+    shown = short_id(row.run_id)
+    return len(shown) if shown.isascii() and shown.isprintable() else cell_len(shown)

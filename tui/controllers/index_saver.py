@@ -1,0 +1,71 @@
+"""`IndexSaver`: saves a directory's run index (`tui.data.runindex`) a while after its rows
+changed, so that the next start lists them without reading their logs.
+
+Debounced and bounded: it looks every SAVE_CHECK_S seconds whether rows changed since the last
+save (`DirectorySource.index_stale`: files read at the scan, filled, appended, added, removed);
+if so it saves in a worker thread (the source's lock is taken a chunk of rows at a time, so the
+screen never waits on it). A save is never started sooner than SAVE_COST_FACTOR times the last
+one's duration after it ended: a run streaming into a directory of 100,000 runs costs the index
+at most about a tenth of a core. Nothing is saved at exit: a change not saved costs the next
+start a read of the files that changed, no more (the index is keyed by each file's identity).
+
+A source without an index (PostgreSQL) has nothing to save; a directory that cannot be written,
+nor the cache, is said once.
+"""
+
+from __future__ import annotations
+
+import time
+
+from textual import work
+
+from ..data.columns import ShapeError
+from ..data.directory import DirectorySource
+from ..data.source import RunSource
+from ..text import notices
+from .controller import Controller
+
+SAVE_CHECK_S = 2.0
+SAVE_COST_FACTOR = 10.0
+
+
+class IndexSaver(Controller):
+    def __init__(self, source: RunSource, live: bool) -> None:
+        super().__init__()
+        self.source = source if isinstance(source, DirectorySource) else None
+        self.live = live
+        self.saving = False
+        self.next_at = 0.0  # monotonic: no save before then
+        self.saves = 0  # saves done (for tests)
+        self.failed = False  # said once
+
+    def start(self) -> None:
+        if self.live and self.source is not None:
+            self.set_interval(SAVE_CHECK_S, self.check)
+
+    def check(self) -> None:
+        """Save now if rows changed since the last save and the last save is long enough ago."""
+        source = self.source
+        if source is None or self.saving or not source.index_stale:
+            return
+        if time.monotonic() < self.next_at or source.error is not None:
+            return
+        self.saving = True
+        self._save(source)
+
+    @work(thread=True, group="index", exclusive=True, exit_on_error=False)
+    def _save(self, source: DirectorySource) -> None:
+        started = time.monotonic()
+        try:
+            source.save_index()
+        except (OSError, ShapeError) as exc:  # not writable; a row field of no JSON form
+            if not self.failed:
+                self.failed = True
+                self.say(notices.index_not_saved(source.where, exc))
+            self.next_at = time.monotonic() + 60.0  # not writable: try again in a minute
+        else:
+            self.saves += 1
+            ended = time.monotonic()
+            self.next_at = ended + SAVE_COST_FACTOR * (ended - started)
+        finally:
+            self.saving = False
