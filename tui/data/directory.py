@@ -32,12 +32,13 @@ import os
 import re
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 
 from agentor.engine.statuses import RUNNING
 from agentor.engine.store import RUN_ID_RE, SUFFIX, FileStore, run_id_of
 
+from .dirtelling import TellingFileStore
 from .dirwatch import changed_paths, identity
 from .logfile import gc_paused, os_reason
 from .quickread import TAIL_BYTES
@@ -72,20 +73,6 @@ _CUT = -len(SUFFIX)
 def file_name(row_id: str) -> str:
     """The file name of a row (the inverse of `row_id_of`)."""
     return row_id + SUFFIX if RUN_ID_RE.fullmatch(row_id) else row_id
-
-
-class _TellingStore(FileStore):
-    """The directory's store, saying when a resume has taken a run (`RunSource.resume_store`)."""
-
-    def __init__(self, directory: Path, held: Callable[[str], None]) -> None:
-        super().__init__(directory)
-        self._held_hook = held
-
-    @contextlib.contextmanager
-    def lock(self, run_id: str) -> Iterator[None]:
-        with super().lock(run_id):
-            self._held_hook(run_id)  # from the thread taking the lock
-            yield
 
 
 class DirectorySource:
@@ -252,7 +239,7 @@ class DirectorySource:
                     yield self.refresh_paths(wanted)
 
     def resume_store(self, held: Callable[[str], None]) -> FileStore:
-        return _TellingStore(self.directory, held)
+        return TellingFileStore(self.directory, held)
 
     # -- the directory -------------------------------------------------------------------------
 

@@ -252,7 +252,7 @@ class PostgresSource(FeedReading):
             threading.Thread(target=self._close_feed, args=(feed,), daemon=True).start()
 
     def resume_store(self, held: Callable[[str], None]) -> PostgresStore:
-        """The source's own store (see `_TellingStore`), calling `held` too from now on."""
+        """The source's own store (see `tui.data.pgtelling`), calling `held` too from now on."""
         self.store.held_hooks.append(held)
         return self.store
 
