@@ -13,7 +13,14 @@ from __future__ import annotations
 from argparse import Namespace
 from typing import Any
 
-from ..engine.compare import REQUEST, Comparison, Difference, Side, compare
+from ..engine.compare import (
+    REQUEST,
+    Comparison,
+    Difference,
+    Side,
+    compare,
+    first_differing_message,
+)
 from ..engine.events import Event
 from ..engine.holding import load_lines
 from ..literal import literal_line
@@ -76,7 +83,7 @@ def _overview(s: Side) -> str:
 
 def _print_difference(d: Difference, lines: tuple[list[int], list[int]]) -> None:
     print("  " + literal_line(d.describe()))
-    a, b = (d.a, d.b) if d.kind != REQUEST else _first_differing_message(d.a, d.b)
+    a, b = (d.a, d.b) if d.kind != REQUEST else first_differing_message(d.a, d.b)
     for label, value, n in (
         ("a", a, _line(d.a_index, lines[0])),
         ("b", b, _line(d.b_index, lines[1])),
@@ -84,17 +91,6 @@ def _print_difference(d: Difference, lines: tuple[list[int], list[int]]) -> None
         where = "" if n is None else f"  (line {n})"
         shown = "-" if value is None else compact(value)
         print(f"    {label}: {literal_line(shown, LINE)}{where}")
-
-
-def _first_differing_message(a: Any, b: Any) -> tuple[Any, Any]:
-    """Of two requests, the first message where they part (what the new prompt or input is)."""
-    a, b = list(a or []), list(b or [])
-    for i in range(max(len(a), len(b))):
-        x = a[i] if i < len(a) else None
-        y = b[i] if i < len(b) else None
-        if x != y:
-            return x, y
-    return None, None
 
 
 def _print_totals(found: Comparison) -> None:

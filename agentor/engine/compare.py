@@ -159,6 +159,18 @@ def compare(a_events: Sequence[Event], b_events: Sequence[Event]) -> Comparison:
     return Comparison(a, b, pairs, differences)
 
 
+def first_differing_message(a: Any, b: Any) -> tuple[Any, Any]:
+    """Of two requests (a REQUEST difference's sides), the first message where they part: what
+    the new prompt or input is. (None, None) when none differs."""
+    a, b = list(a or []), list(b or [])
+    for i in range(max(len(a), len(b))):
+        x = a[i] if i < len(a) else None
+        y = b[i] if i < len(b) else None
+        if x != y:
+            return x, y
+    return None, None
+
+
 def side(events: Sequence[Event]) -> Side:
     """One run as a comparison sees it."""
     s = summarize("", events)

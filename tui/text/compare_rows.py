@@ -35,6 +35,7 @@ from agentor.engine.compare import (
     Side,
     Turn,
     compare,
+    first_differing_message,
 )
 from agentor.literal import literal_line
 
@@ -80,7 +81,7 @@ def compare_rows(found: Comparison) -> list[CompareRow]:
         rows.append(_row(TURN_ROW, n, (_turn_head(a), _turn_head(b)), a, b))
         asked = [d for d in pair.differences if d.kind == REQUEST]
         if asked:
-            x, y = _first_differing_message(asked[0].a, asked[0].b)
+            x, y = first_differing_message(asked[0].a, asked[0].b)
             rows.append(_row(ASKED, n, (_message(x), _message(y)), a, b))
         if a is not None or b is not None:
             rows.append(_row(SAID, n, (_said(a), _said(b)), a, b))
@@ -210,17 +211,6 @@ def _status(s: Side) -> Text:
     return out
 
 
-def _first_differing_message(a: Any, b: Any) -> tuple[Any, Any]:
-    """Of two requests, the first message where they part (the new prompt, the input)."""
-    a, b = list(a or []), list(b or [])
-    for i in range(max(len(a), len(b))):
-        x = a[i] if i < len(a) else None
-        y = b[i] if i < len(b) else None
-        if x != y:
-            return x, y
-    return None, None
-
-
 def side_summary(s: Side) -> Text:
     """A run as a whole, on one line: status, turns, tool calls, tokens, time, its parent."""
     out = Text(literal_line(s.status, 20), STATUS_STYLES.get(s.status, "bold"))
@@ -251,7 +241,7 @@ def row_detail(found: Comparison, row: CompareRow, lines: tuple[list[int], list[
         if out:
             out.append("\n")
         out.append(literal_line(d.describe()), "bold #ffd75f")
-        a, b = (d.a, d.b) if d.kind != REQUEST else _first_differing_message(d.a, d.b)
+        a, b = (d.a, d.b) if d.kind != REQUEST else first_differing_message(d.a, d.b)
         for label, value, n in (
             ("a", a, _line(d.a_index, lines[0])),
             ("b", b, _line(d.b_index, lines[1])),
