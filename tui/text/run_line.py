@@ -104,9 +104,10 @@ def timed(row: RunRow, now: float) -> tuple[str, str]:
 def cost_cell(row: RunRow) -> tuple[str, str]:
     """The cost column: "…" until the row is read whole and priced, "–" when unknown, never
     "$0" for what nobody knows; "≥$…" when some generations could not be priced."""
-    if row.cost is None:
+    cost = row.cost  # once: the fill's thread may set it meanwhile
+    if cost is None:
         return "…", "dim"
-    return format_cost(row.cost), "" if row.cost.total is not None else "dim"
+    return format_cost(cost), "" if cost.total is not None else "dim"
 
 
 def cells(

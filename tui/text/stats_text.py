@@ -36,12 +36,13 @@ class Tally:
 
     def add(self, row: RunRow) -> None:
         self.runs += 1
-        if row.summary is not None and (row.cost is None or not row.complete):
+        cost, summary = row.cost, row.summary  # once each: the fill's thread may set them
+        if summary is not None and (cost is None or not row.complete):
             self.pending += 1  # (an unreadable run has nothing to count: not pending)
-        if row.summary is not None and row.complete:
-            self.tokens += row.summary.usage.total_tokens
-        if row.cost is not None:
-            self.cost = self.cost + row.cost
+        if summary is not None and row.complete:
+            self.tokens += summary.usage.total_tokens
+        if cost is not None:
+            self.cost = self.cost + cost
 
     def cost_text(self) -> str:
         if self.cost.total is None:
