@@ -266,8 +266,12 @@ async def test_the_fork_opens_live_while_the_model_is_still_asked(tmp_path: Path
         assert f"Fork {row.run_id[:8]} is still running: one fork at a time." in notifications(app)
         model.gate.set()
         await wait_until(pilot, lambda: app.source.get(row.run_id).status == "completed")
-        await pilot.pause()
-        assert "completed · Vienna: hail, 3C." in screen_text(app)
+        # The row's status comes from the list; the timeline draws the end a moment later.
+        await wait_until(
+            pilot,
+            lambda: "completed · Vienna: hail, 3C." in screen_text(app),
+            what="the fork's end in its timeline",
+        )
     assert executed == []
     assert model.requests[0][-1]["content"] == "Hail in Vienna, 3C."
 
