@@ -142,7 +142,8 @@ class Place:
         for run_id in set(run_ids) - self._done:  # a completed log ends with its run_end
             with open(self.store.path(run_id), "rb") as f:
                 f.seek(max(0, os.fstat(f.fileno()).st_size - 400))
-                if b'"type":"run_end"' in f.read().rsplit(b"\n", 2)[-2]:
+                # A log just made may be empty still: its last line is then b"".
+                if b'"type":"run_end"' in f.read().rstrip(b"\n").rsplit(b"\n", 1)[-1]:
                     self._done.add(run_id)
         return len(self._done)
 

@@ -4,10 +4,10 @@ As bench/tail_latency.py, on a PostgresStore: the app (`RunsApp(PostgresSource(.
 watch=True)` under `run_test`) has the live run open (the newest, so it opens at start).
 Another process holds the run (`PostgresStore.lock`, as a running agent or a worker does) and
 appends events through the store at random gaps (20-80 ms), printing when each append returned
-(committed). The latency of an event is from there until the timeline first draws its row:
-the commit's NOTIFY (`run_id:seq`) wakes the source's feed, which reads the run's row, the
-app's timeline reads the new lines (`read_lines` from its last seq) and draws them. Both sides
-read `time.monotonic()`, one clock for the whole machine.
+(committed, and notified). The latency of an event is from there until the timeline first
+draws its row: the NOTIFY sent after the commit (`run_id:seq`) wakes the source's feed, which
+reads the run's row, the app's timeline reads the new lines (`read_lines` from its last seq)
+and draws them. Both sides read `time.monotonic()`, one clock for the whole machine.
 
 No baseline: the goal is absolute (p50 <= 50 ms, p99 <= 150 ms). The ratio printed is the
 larger of p50 / 50 ms and p99 / 150 ms, so <= 1 meets both. The server is

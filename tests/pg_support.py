@@ -99,3 +99,35 @@ def pg_stores(pg_dsn: str) -> Iterator[PgStores]:
     stores.sql("TRUNCATE {s}.runs, {s}.events, {s}.pins")
     yield stores
     stores.close()
+
+
+# A writer that dies between its append's commit and the notification after it (store.py):
+# its `announce` ends the process, as a SIGKILL at that moment would.
+_DIE_BEFORE_NOTIFYING = """
+import os, sys
+from agentor.engine.events import Event
+from agentor.engine.pg import store
+from agentor.engine.pgstore import PostgresStore
+
+store.announce = lambda *args: os._exit(9)
+PostgresStore(sys.argv[1], schema=sys.argv[2]).append(sys.argv[3], Event("message", text="hi"))
+"""
+
+
+def append_and_die_before_notifying(dsn: str, schema: str, run_id: str) -> None:
+    """Append one event to `run_id` in another process, which dies right after the commit,
+    before it could notify anyone: the event is saved, its notification never sent."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    proc = subprocess.run(
+        [sys.executable, "-c", _DIE_BEFORE_NOTIFYING, dsn, schema, run_id],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        timeout=60,
+    )
+    assert proc.returncode == 9, proc.stderr.decode()

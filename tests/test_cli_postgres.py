@@ -72,6 +72,7 @@ def test_bad_database_input_is_one_line_and_exit_2_without_the_password(
     assert pg_stores.sql(f'SELECT version FROM "{newer}".schema_version ORDER BY 1') == [
         (1,),
         (2,),
+        (3,),
         (9,),
     ]
 

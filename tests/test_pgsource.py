@@ -4,6 +4,7 @@ lines, and a database that stops answering. Real server (tests/pg_support.py).""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -14,7 +15,7 @@ from agentor import RunLockedError
 from agentor.engine.events import Event, Usage
 from agentor.engine.pgstore import PostgresStore
 from agentor.engine.replay import RunSummary
-from tests.pg_support import PgStores
+from tests.pg_support import PgStores, append_and_die_before_notifying
 from tui.data.pgsource import PostgresSource
 from tui.data.runrow import RunRow, newest_first
 
@@ -166,6 +167,28 @@ def test_a_runs_lines_are_read_as_stored_and_on_as_they_come(
     assert log.poll() == 2 and len(log) == 9 and log.item(8).status == "completed"
     scan = log.marks(0, log.indexed_to, 0, lambda: False)
     assert scan is not None and scan.calls == [2, 5]
+
+
+async def test_a_run_whose_writer_died_before_notifying_is_shown_by_the_next_poll(
+    pg_stores: PgStores,
+) -> None:
+    made = PostgresSource(pg_stores.dsn, schema=pg_stores.schema, poll_interval=1.0)
+    try:
+        write_run(pg_stores(), "a", time.time(), turns=1, end=False)
+        made.scan()
+        watch = made.watch()
+        await anext(watch)  # what changed since the scan: nothing
+        await asyncio.to_thread(
+            append_and_die_before_notifying, pg_stores.dsn, pg_stores.schema, "lost"
+        )
+        waited = time.monotonic()
+        changes = await asyncio.wait_for(anext(watch), timeout=10)
+        assert "lost" in changes.added and time.monotonic() - waited < 1.0 + 0.5
+        row = made.get("lost")
+        assert row is not None and row.summary.events == 1
+        await watch.aclose()
+    finally:
+        made.close()
 
 
 def test_while_the_database_cannot_be_reached_reads_return_at_once_and_say_why(

@@ -26,7 +26,7 @@ from agentor.engine.runcopy import copy_runs
 from agentor.engine.store import FileStore
 from agentor.testing import ScriptedModel
 from tests.conftest import FIXTURES, ROOT
-from tests.pg_support import SCHEMA, PgStores
+from tests.pg_support import SCHEMA, PgStores, append_and_die_before_notifying
 
 
 def gen(turn: int, n: int) -> Event:
@@ -246,13 +246,39 @@ def test_the_feed_reports_changes_and_catches_up_after_its_connection_was_cut(
         feed.close()
 
 
+def test_a_notification_lost_between_the_commit_and_it_is_caught_up_by_polling(
+    pg_stores: PgStores,
+) -> None:
+    store = pg_stores()
+    deaf = store.changes(poll_interval=60)  # hears notifications only
+    feed = store.changes(poll_interval=1.0)
+    try:
+        with psycopg.connect(pg_stores.dsn, autocommit=True) as listener:
+            listener.execute(f'LISTEN "{SCHEMA}.changes"')
+            append_and_die_before_notifying(pg_stores.dsn, SCHEMA, "lost")
+            assert [e.text for e in store.load("lost")] == ["hi"]  # committed: durable
+            assert list(listener.notifies(timeout=0.5)) == []  # and never announced
+        assert deaf.wait(1.2) == {}
+        waited = time.monotonic()
+        seen: dict[str, int] = {}
+        while not seen and time.monotonic() < waited + 5:
+            seen.update(feed.wait(0.1))
+        # Reported by the next poll: within the interval (and the machine's slack).
+        assert seen == {"lost": 1} and time.monotonic() - waited < 1.0 + 0.5
+        store.append("lost", Event("message"))  # the next append is announced again
+        assert deaf.wait(5) == {"lost": 2}
+    finally:
+        deaf.close()
+        feed.close()
+
+
 # -- migrations ----------------------------------------------------------------------------------
 
 
 def test_the_schema_is_versioned_and_migrated_once(pg_stores: PgStores) -> None:
     pg_stores()
     pg_stores()
-    assert pg_stores.sql("SELECT version FROM {s}.schema_version ORDER BY 1") == [(1,), (2,)]
+    assert pg_stores.sql("SELECT version FROM {s}.schema_version ORDER BY 1") == [(1,), (2,), (3,)]
 
 
 def test_a_schema_from_a_newer_version_is_refused_in_one_line_and_left_alone(
@@ -266,11 +292,12 @@ def test_a_schema_from_a_newer_version_is_refused_in_one_line_and_left_alone(
     with pytest.raises(SchemaVersionError) as refused:
         PostgresStore(pg_stores.dsn, schema=schema)
     message = str(refused.value)
-    assert "\n" not in message and "version 7" in message and "up to 2" in message
+    assert "\n" not in message and "version 7" in message and "up to 3" in message
     assert "upgrade" in message
     assert pg_stores.sql(f'SELECT version FROM "{schema}".schema_version ORDER BY 1') == [
         (1,),
         (2,),
+        (3,),
         (7,),
     ]
 

@@ -1,15 +1,18 @@
 """Which runs changed: LISTEN on the schema's channel, polling as the fallback.
 
-Each append (and each take and release of a run) does `NOTIFY` with `run_id:seq` and nothing
-else (a payload is limited to 8000 bytes, and data belongs in the tables): the reader fetches
-what is new itself (`PostgresStore.read_events` from its last seq, `list_summaries` for the
-row). A notification is delivered to every session listening when the writer commits; it is
-lost only for a session that is not listening then: before it listened, or while its
-connection was down. So the feed also polls: after every (re)connection, and every
-`poll_interval` seconds in case one was missed all the same. Polling reads the runs written
-by transactions from a horizon on (the oldest transaction still running at the previous poll,
-`changed_xid`, indexed): a write that commits after a poll always has an xid at or after that
-poll's horizon, so no change is missed, and few are reported twice.
+Each append and each take of a run is followed by a `NOTIFY` with `run_id:seq` and nothing
+else (a payload is limited to 8000 bytes, and data belongs in the tables), and a release
+does one: the reader fetches what is new itself (`PostgresStore.read_events` from its last
+seq, `list_summaries` for the row). The writer notifies in a statement of its own once its
+write has committed (store.py says why); a notification is delivered to every session
+listening when that statement commits. So one is lost when the writer dies (or its
+connection drops) between its commit and its notification, and for a session that is not
+listening then: before it listened, or while its connection was down. So the feed also
+polls: after every (re)connection, and every `poll_interval` seconds in case one was missed
+all the same. Polling reads the runs written by transactions from a horizon on (the oldest
+transaction still running at the previous poll, `changed_xid`, not indexed: a scan of
+`runs`): a write that commits after a poll always has an xid at or after that poll's
+horizon, so no change is missed, and few are reported twice.
 
 Delivery is at least once: a run may be reported again with a seq already seen (the reader
 compares), and a reported seq may be older than the run's newest (it reads on to the end).

@@ -21,6 +21,7 @@ the server or at a session-pooling PgBouncer.
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import threading
@@ -33,6 +34,8 @@ from typing import Any
 import psycopg
 
 from ..store import LOCK_PATIENCE, RunLockedError, RunLostError
+
+log = logging.getLogger("agentor")
 
 
 @dataclass(frozen=True)
@@ -55,10 +58,12 @@ class Holds:
         connect: Callable[[], psycopg.Connection[Any]],
         take_sql: str,
         release_sql: str,
+        taken_sql: str,
     ) -> None:
         self._connect = connect
         self._take_sql = take_sql
         self._release_sql = release_sql
+        self._taken_sql = taken_sql  # notifies a take, after its commit
         self._conn: psycopg.Connection[Any] | None = None
         self._session = 0  # counts lock sessions: a Hold of an older one is lost
         self._held: dict[str, Hold] = {}
@@ -87,9 +92,14 @@ class Holds:
         for attempt in (1, 2):
             conn = self._session_conn()
             try:
-                return conn.execute(self._take_sql, params).fetchone()
+                row = conn.execute(self._take_sql, params).fetchone()
+                if row[0]:
+                    announce(conn, self._taken_sql, (run_id, run_id))
+                return row
             except psycopg.OperationalError:
-                self._end_session()  # a session that died since its last use: once more
+                # A session that died since its last use (or with the take: its lock with it):
+                # once more.
+                self._end_session()
                 if attempt == 2:
                     raise
         raise AssertionError("unreachable")
@@ -145,3 +155,16 @@ class Holds:
             self._conn.close()
             self._conn = None
         self._session += 1
+
+
+def announce(conn: psycopg.Connection[Any], sql: str, params: tuple[Any, ...]) -> None:
+    """Notify listeners of a change already committed, in a transaction of its own (`conn` is in
+    autocommit). A notification the server refuses (its queue full) is only logged: the change
+    is saved, and the feed's polling reports it all the same (feed.py). A lost connection is
+    raised: what it means (a lock session gone, an append to confirm) is the caller's."""
+    try:
+        conn.execute(sql, params)
+    except psycopg.OperationalError:
+        raise
+    except psycopg.Error as exc:
+        log.warning("a change notification was not sent: %s", exc)

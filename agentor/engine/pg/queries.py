@@ -37,14 +37,7 @@ class Queries:
             f" AND database = {database_oid}::oid AND classid = {schema_oid}::oid"
             " AND objsubid = 2 AND mode = 'ExclusiveLock' AND granted"
         )
-        self.take = (
-            f"SELECT taken, key, token, pid, host FROM {s}.take("
-            f"%s::text, {space}, %s::int, %s::text, '{channel}')"
-        )
-        self.release = (
-            f"SELECT pg_advisory_unlock({space}, %s::int), pg_notify('{channel}', "
-            f"%s::text || ':' || (SELECT last_seq FROM {s}.runs WHERE run_id = %s::text))"
-        )
+        self._holding(s, space, channel)
         # One event as scalars, several as arrays, in binary (%b): psycopg's text form of a
         # bytea array costs more on both ends than the rest of the statement. Then the
         # summary, a parameter a column.
@@ -82,6 +75,25 @@ class Queries:
             f"SELECT line FROM {s}.events WHERE run_id = %s::text AND seq > %s::int ORDER BY seq"
         )
         self._listings(s, cols, held_keys)
+
+    def _holding(self, s: str, space: int, channel: str) -> None:
+        """Taking and letting go of a run, and the notifications of changes."""
+        self.take = (
+            f"SELECT taken, key, token, pid, host FROM {s}.take("
+            f"%s::text, {space}, %s::int, %s::text, '{channel}')"
+        )
+        # A release writes nothing: its notification costs no WAL flush (schema.py, version 3).
+        self.release = (
+            f"SELECT pg_advisory_unlock({space}, %s::int), pg_notify('{channel}', "
+            f"%s::text || ':' || (SELECT last_seq FROM {s}.runs WHERE run_id = %s::text))"
+        )
+        # Sent after the commit of what they announce, each in a transaction of its own: an
+        # append's (the payload `run_id:seq` made by the caller), a take's (the run's seq).
+        self.notify = f"SELECT pg_notify('{channel}', %s::text)"
+        self.notify_taken = (
+            f"SELECT pg_notify('{channel}', "
+            f"%s::text || ':' || (SELECT last_seq FROM {s}.runs WHERE run_id = %s::text))"
+        )
 
     def _listings(self, s: str, cols: str, held_keys: str) -> None:
         """What lists runs: all of them, some, the held ones, the claimable ones, the changed."""

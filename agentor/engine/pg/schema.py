@@ -21,7 +21,8 @@ The tables (version 1 unless said):
 - `pins (run_id, pinned_at)` (version 2): the pinned runs, each a row of `runs` (deleted
   with it).
 - `append(...)` and `take(...)`: the two writes that must check and change several rows in one
-  transaction (engine/pg/store.py and locks.py say what they guarantee).
+  transaction (engine/pg/store.py and locks.py say what they guarantee). Since version 3
+  neither notifies: the caller does, after the commit (feed.py).
 """
 
 from __future__ import annotations
@@ -206,7 +207,111 @@ CREATE TABLE @s@.pins (
 );
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2)
+# Version 3: `append` and `take` no longer notify: the caller does, in a statement of its own
+# after the commit (store.py). PostgreSQL serializes the commits of notifying transactions (a
+# database-wide lock held through the commit's WAL flush), so appends that notified in their
+# transaction lost group commit; a notifying transaction that writes nothing flushes nothing.
+# The signatures stay (`p_channel` is unused now), so that processes of version 2 still
+# running during an upgrade keep writing; their changes reach readers by the feed's polling.
+_V3 = """
+CREATE OR REPLACE FUNCTION @s@.append(
+    p_run text, p_space integer, p_token uuid, p_after integer, p_type text, p_line bytea,
+    p_types text[], p_lines bytea[], p_channel text,
+    s_status text, s_agent text, s_model text, s_started_at double precision,
+    s_last_event_at double precision, s_ended_at double precision, s_turns bigint,
+    s_tool_calls bigint, s_input_tokens bigint, s_output_tokens bigint,
+    s_total_tokens bigint, s_first_prompt text, s_final_output text, s_error text,
+    s_segments bigint, s_events bigint, s_bad_lines bigint, s_calls_before bigint,
+    s_calls_latest bigint, s_calls_turn bigint, s_active_before double precision,
+    s_segment_started_at double precision, s_segment_last_at double precision,
+    s_segment_open boolean, s_pending_approvals jsonb
+) RETURNS integer LANGUAGE plpgsql AS $$
+DECLARE
+    n integer := CASE WHEN p_line IS NULL THEN cardinality(p_lines) ELSE 1 END;
+    k integer;
+    cur record;
+BEGIN
+    IF p_after = 0 AND p_token IS NULL
+            AND NOT EXISTS (SELECT FROM @s@.runs r WHERE r.run_id = p_run) THEN
+        INSERT INTO @s@.runs (run_id) VALUES (p_run) ON CONFLICT (run_id) DO NOTHING;
+    END IF;
+    UPDATE @s@.runs AS r SET
+        last_seq = p_after + n,
+        changed_xid = pg_current_xact_id(),
+        (status, agent, model, started_at, last_event_at, ended_at, turns, tool_calls,
+         input_tokens, output_tokens, total_tokens, first_prompt, final_output, error,
+         segments, events, bad_lines, calls_before, calls_latest, calls_turn, active_before,
+         segment_started_at, segment_last_at, segment_open, pending_approvals) =
+        (s_status, s_agent, s_model, s_started_at, s_last_event_at, s_ended_at, s_turns,
+         s_tool_calls, s_input_tokens, s_output_tokens, s_total_tokens, s_first_prompt,
+         s_final_output, s_error, s_segments, s_events, s_bad_lines, s_calls_before,
+         s_calls_latest, s_calls_turn, s_active_before, s_segment_started_at,
+         s_segment_last_at, s_segment_open, s_pending_approvals)
+        WHERE r.run_id = p_run AND r.last_seq = p_after
+            AND (p_token IS NULL OR r.holder_token = p_token)
+        RETURNING r.lock_key INTO k;
+    IF NOT FOUND THEN
+        SELECT r.last_seq, r.holder_token INTO cur FROM @s@.runs r WHERE r.run_id = p_run;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'the run is gone from the store' USING ERRCODE = 'AG001';
+        ELSIF p_token IS NOT NULL AND cur.holder_token IS DISTINCT FROM p_token THEN
+            RAISE EXCEPTION 'another process took it' USING ERRCODE = 'AG001';
+        END IF;
+        RETURN -1 - cur.last_seq;
+    END IF;
+    IF p_token IS NULL THEN
+        IF NOT pg_try_advisory_xact_lock(p_space, k) THEN
+            SELECT r.holder_pid, r.holder_host INTO cur FROM @s@.runs r WHERE r.run_id = p_run;
+            RAISE EXCEPTION 'the run is held by another session' USING ERRCODE = 'AG002',
+                DETAIL = coalesce(cur.holder_pid::text, ''), HINT = coalesce(cur.holder_host, '');
+        END IF;
+    ELSIF pg_try_advisory_xact_lock_shared(p_space, k) THEN
+        RAISE EXCEPTION 'its database session ended' USING ERRCODE = 'AG001';
+    END IF;
+    IF p_line IS NOT NULL THEN
+        INSERT INTO @s@.events (run_id, seq, type, line)
+            VALUES (p_run, p_after + 1, p_type, p_line);
+    ELSE
+        INSERT INTO @s@.events (run_id, seq, type, line)
+            SELECT p_run, p_after + u.i, u.t, u.l
+            FROM unnest(p_types, p_lines) WITH ORDINALITY AS u(t, l, i);
+    END IF;
+    RETURN p_after + n;
+END $$;
+
+CREATE OR REPLACE FUNCTION @s@.take(p_run text, p_space integer, p_pid integer, p_host text,
+                         p_channel text)
+RETURNS TABLE (taken boolean, key integer, token uuid, pid integer, host text)
+LANGUAGE plpgsql AS $$
+DECLARE
+    k integer;
+    t uuid;
+BEGIN
+    SELECT r.lock_key INTO k FROM @s@.runs r WHERE r.run_id = p_run;
+    IF NOT FOUND THEN
+        INSERT INTO @s@.runs (run_id) VALUES (p_run) ON CONFLICT (run_id) DO NOTHING;
+        SELECT r.lock_key INTO k FROM @s@.runs r WHERE r.run_id = p_run;
+    END IF;
+    IF NOT pg_try_advisory_lock(p_space, k) THEN
+        RETURN QUERY SELECT false, k, NULL::uuid, r.holder_pid, r.holder_host
+            FROM @s@.runs r WHERE r.run_id = p_run;
+        RETURN;
+    END IF;
+    BEGIN
+        t := gen_random_uuid();
+        UPDATE @s@.runs AS r SET holder_token = t, holder_pid = p_pid, holder_host = p_host,
+            claims = r.claims + 1, taken_at = now(), changed_xid = pg_current_xact_id()
+            WHERE r.run_id = p_run;
+    EXCEPTION WHEN OTHERS THEN
+        -- A session lock outlives a failed transaction: give it back.
+        PERFORM pg_advisory_unlock(p_space, k);
+        RAISE;
+    END;
+    RETURN QUERY SELECT true, k, t, p_pid, p_host;
+END $$;
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
 LATEST = len(MIGRATIONS)
 
 

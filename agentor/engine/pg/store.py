@@ -6,12 +6,18 @@ plus what a run list, a live view and a worker fleet read: `list_summaries`, `he
 `pin`, `unpin`, `pinned`, `search` (upkeep.py).
 
 Cost model. An append is one statement in autocommit, so one round trip and one commit: the
-append function (schema.py) checks the writer's hold, inserts the event rows, updates the
-run's summary row and notifies, in one transaction. What it needs from the run (its last seq,
-the encoder's last request, the summary to fold into) is cached per run after one read, and
-the function refuses a stale cache (another writer appended since): the cache is read again
-and the append retried. A listing is one query over `runs` (and one scan of `pg_locks` for
-liveness). A load is one indexed range read of `events`.
+append function (schema.py) checks the writer's hold, inserts the event rows and updates the
+run's summary row, in one transaction. Then a second statement on the same connection, in a
+transaction of its own, notifies listeners (`locks.announce`): PostgreSQL serializes the
+commits of notifying transactions (a database-wide lock held through the commit's WAL flush),
+so appends that notified in their own transaction could not commit together (group commit);
+a transaction that only notifies writes nothing and flushes nothing. A notification lost
+between the two (the process dies, the connection drops) is caught up by the change feed's
+polling (feed.py). What it needs from the run (its last seq, the encoder's last request, the
+summary to fold into) is cached per run after one read, and the function refuses a stale
+cache (another writer appended since): the cache is read again and the append retried. A
+listing is one query over `runs` (and one scan of `pg_locks` for liveness). A load is one
+indexed range read of `events`.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from .connections import POOL_TIMEOUT, T, connect, failures, make_pool, read, st
 from .dsn import redact, validate_schema
 from .errors import PostgresStoreError
 from .listings import RunListings
-from .locks import Hold, Holds
+from .locks import Hold, Holds, announce
 from .queries import Queries
 from .rows import (
     fold_pending,
@@ -91,9 +97,9 @@ class PostgresStore(RunListings, RunUpkeep):
     `dsn` is a libpq connection string or URL; it is shown only without its password
     (`where`, `repr`). `pool_timeout`: how long an operation waits for a pooled connection
     (when the server is gone, how long until it fails). `pool_size` bounds the connections
-    appends and reads use at once; a
-    store holding runs has one more, its lock session (engine/pg/locks.py), and each change
-    feed one. Close it (or use it as a context manager) to let them go.
+    appends and reads use at once; a store holding runs has one more, its lock session
+    (engine/pg/locks.py), and each change feed one. Close it (or use it as a context
+    manager) to let them go.
     """
 
     def __init__(
@@ -121,7 +127,10 @@ class PostgresStore(RunListings, RunUpkeep):
         self._q = Queries(schema, *oids)
         self._pool = make_pool(dsn, f"store {schema}", pool_size, pool_timeout)
         self._holds = Holds(
-            lambda: connect(dsn, f"lock {schema}", watched=True), self._q.take, self._q.release
+            lambda: connect(dsn, f"lock {schema}", watched=True),
+            self._q.take,
+            self._q.release,
+            self._q.notify_taken,
         )
         self._states: dict[str, _RunState] = {}
         self._mutex = threading.Lock()
@@ -197,6 +206,8 @@ class PostgresStore(RunListings, RunUpkeep):
         try:
             with self._pool.connection() as conn:
                 result = conn.execute(query, params + summary).fetchone()[0]
+                if result >= 0:  # committed: tell listeners, in a transaction of its own
+                    announce(conn, self._q.notify, (f"{run_id}:{result}",))
         except psycopg.OperationalError as exc:
             self._pool.check()  # replace the dead idle connections before asking
             if not self._landed(run_id, after, lines):
