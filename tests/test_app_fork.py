@@ -89,7 +89,9 @@ async def test_F_at_a_tool_result_edits_the_result_and_the_fork_runs_and_opens(
         editor = app.screen.query_one("#fork-text", TextArea)
         assert editor.text == "Sunny in Paris."  # the recorded result, to edit
         assert f"at line {line}" in screen_text(app)
-        editor.text = "Snow in Paris."
+        await pilot.press(*"Snow")  # it is selected: what is typed replaces it
+        assert editor.text == "Snow"
+        await pilot.press(*" in Paris.")
         await pilot.press("ctrl+s")
         row = await fork_done(pilot, app, parent)
         # The fork is open, selected, and its lineage is on screen.

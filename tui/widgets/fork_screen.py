@@ -99,6 +99,8 @@ class ForkScreen(ModalScreen[ForkRequest | None]):
         box.border_subtitle = Content(keys)
         first = "#fork-model" if form.kind == GENERATION else "#fork-text"
         self.query_one(first).focus()
+        if form.kind != GENERATION:  # typing replaces the recorded text; an arrow key keeps it
+            self.query_one("#fork-text", TextArea).select_all()
 
     @on(Select.Changed, "#fork-models")
     def _model_chosen(self, event: Select.Changed) -> None:
