@@ -101,7 +101,7 @@ async def shoot(
     keys: Sequence[str] = (),
     run_id: str | None = None,
     agents: Any = None,
-    before: Callable[[RunsApp], Any] | None = None,
+    before: Callable[[RunsApp, Any], Any] | None = None,
 ) -> None:
     app = RunsApp(directory, agents=agents, watch=False, clock=lambda: clock)
     async with app.run_test(size=SIZE) as pilot:
@@ -113,7 +113,7 @@ async def shoot(
             await pilot.pause()
         await pilot.press(*keys)
         if before is not None:
-            await before(app)
+            await before(app, pilot)
         await pilot.pause(0.2)
         (out / f"{name}.svg").write_text(app.export_screenshot(title="agentor-tui"))
         if app.resumer.running:  # a resume shot mid-way: stop it, let it unwind
@@ -149,6 +149,23 @@ async def main(source: Path, out: Path) -> None:
             # Into the approvals pane: the gated call, its arguments, the keys that decide it.
             await shoot(runs, out, "approval", clock, ["enter"], run_id=waiting[0])
 
+        weather = [
+            r.run_id
+            for r in index.rows()
+            if r.status == "completed" and r.summary and r.summary.agent == "Weather Agent"
+        ]
+        if len(weather) >= 2:
+            # Two runs side by side: `M` marks one, `M` on the other compares them.
+            async def compared(app: RunsApp, pilot: Any) -> None:
+                app.run_list.select(weather[1])
+                await pilot.press("M")
+                for _ in range(200):
+                    if type(app.screen).__name__ == "CompareScreen":
+                        break
+                    await asyncio.sleep(0.05)
+
+            await shoot(runs, out, "compare", clock, ["M"], run_id=weather[0], before=compared)
+
         crashed = pick(runs, "interrupted")
         if crashed:
             model = MidAnswerModel()
@@ -160,7 +177,7 @@ async def main(source: Path, out: Path) -> None:
             agentor.engine.loop.time = stepping  # type: ignore[assignment]
             agentor.agent.time = stepping  # type: ignore[assignment]
 
-            async def resume(app: RunsApp) -> None:
+            async def resume(app: RunsApp, pilot: Any) -> None:
                 await asyncio.wait_for(model.streaming.wait(), 10)
 
             await shoot(
