@@ -1,5 +1,6 @@
 """What the runs of a PostgreSQL source cost: each run's generations read from its events
-(`PostgresStore.read_lines`) and priced (`tui.data.rowcost`). Never imports textual.
+(`PostgresStore.lines_of_types`, a page of runs a query) and priced (`tui.data.rowcost`).
+Never imports textual.
 
 The runs table keeps each run's summary, not its generations' usage and models, so a row's
 cost is read beside its whole summary: `PostgresSource.fill()` prices the rows it fills, and
@@ -15,7 +16,6 @@ import orjson
 
 from agentor.engine.events import GENERATION, RUN_START, Event, Usage
 from agentor.engine.pg.store import PostgresStore
-from agentor.engine.store import RunNotFoundError
 from agentor.ops.pricing import RunCost
 
 from .rowcost import price
@@ -23,11 +23,11 @@ from .rowcost import price
 _PRICED_TYPES = (b'{"type":"generation"', b'{"type":"run_start"')
 
 
-def _priced_events(lines: Iterable[tuple[int, bytes]]) -> list[Event]:
+def _priced_events(lines: Iterable[bytes]) -> list[Event]:
     """The run_start and generation events of a run's stored lines, with only what pricing
     reads (model, usage, time); lines that do not decode are skipped, as the loader does."""
     out = []
-    for _, line in lines:
+    for line in lines:
         if not line.startswith(_PRICED_TYPES):
             continue
         try:
@@ -49,13 +49,9 @@ def _priced_events(lines: Iterable[tuple[int, bytes]]) -> list[Event]:
 
 
 def run_costs(store: PostgresStore, run_ids: Iterable[str]) -> dict[str, RunCost]:
-    """Each run's cost (a run without events, or deleted meanwhile, costs nothing known).
-    Raises what the store raises for a database it cannot read."""
-    out = {}
-    for run_id in run_ids:
-        try:
-            lines = store.read_lines(run_id)
-        except RunNotFoundError:
-            lines = []
-        out[run_id] = price(RunCost(), _priced_events(lines), None)[0]
-    return out
+    """Each run's cost, the whole page in one query (a run without generations, or deleted
+    meanwhile, costs nothing known). Raises what the store raises for a database it cannot
+    read."""
+    ids = list(run_ids)
+    lines = store.lines_of_types(ids, (RUN_START, GENERATION))
+    return {r: price(RunCost(), _priced_events(lines.get(r, ())), None)[0] for r in ids}

@@ -65,6 +65,11 @@ class Queries:
             f"SELECT run_id, line FROM {s}.events"
             " WHERE run_id = ANY(%s::text[]) AND type = %s::text ORDER BY run_id, seq"
         )
+        # ... of some types, as stored (a compact generation stays compact).
+        self.lines_of_types = (
+            f"SELECT run_id, line FROM {s}.events"
+            " WHERE run_id = ANY(%s::text[]) AND type = ANY(%s::text[]) ORDER BY run_id, seq"
+        )
         # Zero rows: no such run. One row with a NULL line: a run with nothing after `seq`.
         self.lines_after = (
             f"SELECT e.seq, e.line FROM {s}.runs r LEFT JOIN {s}.events e"
