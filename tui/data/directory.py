@@ -123,10 +123,10 @@ class DirectorySource:
 
     def _from_index(self, entries: list[tuple[str, str]]) -> list[tuple[str, str]]:
         """Take the index's rows of files unchanged since (`take_fresh`); the rest to read."""
-        known = self.index.read()
+        known = self.index.load()
         rest = take_fresh(known, entries, self._rows, self._tails)
         self.from_index = len(self._rows)
-        self.index_stale = bool(rest) or len(known) != len(self._rows)  # read, or gone since
+        self.index_stale = bool(rest) or len(known.rows) != len(self._rows)  # read, gone since
         live = [row for row in self._rows.values() if may_be_live(row)]  # asked, never stored
         held = self.store.locked_among(r.run_id for r in live) if self.store else set()
         for row in live:
@@ -137,7 +137,8 @@ class DirectorySource:
         """Write the rows read so far to the run index (`RunIndex.save`, from a worker
         thread); OSError if it cannot be written anywhere."""
         with self._lock, gc_paused():  # 100,000 new pairs would wake the collector
-            pairs = [(r, self._tails[k]) for k, r in self._rows.items()]
+            # Saved newest first (`rows()`, sorted once): listed again, they come in order.
+            pairs = [(r, self._tails[r.run_id]) for r in self.rows()]
             self.index_stale = False  # a change from now on is saved next time
         try:
             return self.index.save(pairs, self._lock, lambda r: self._rows.get(r.run_id) is r)
