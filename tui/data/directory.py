@@ -29,18 +29,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import re
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 
 from agentor.engine.statuses import RUNNING
-from agentor.engine.store import RUN_ID_RE, SUFFIX, FileStore, run_id_of
+from agentor.engine.store import RUN_ID_RE, FileStore
 
 from .dirtelling import TellingFileStore
 from .dirwatch import changed_paths, identity
 from .logfile import gc_paused, os_reason
+from .lognames import file_name, log_entries, row_id_of
 from .quickread import TAIL_BYTES
 from .rowcost import needs_pricing
 from .rowread import TAIL_FIELDS, LogTail, RowReader, bad_name, settle
@@ -51,28 +51,6 @@ from .shortpath import short_path
 from .source import Changes
 
 SCAN_WHOLE_FILES = 300  # up to this many files, scan() reads each one under 64 KiB whole
-
-
-def row_id_of(name: str) -> str | None:
-    """The row id of a file name in a run directory: the run id of `<run id>.jsonl`; the
-    whole name of another `*.jsonl` file (`bad name!.jsonl`), which is listed as unreadable
-    with the reason (a name holding a `.` never collides with a run id); None for a name that
-    is not a log's (`<id>.jsonl.torn` sidecars, notes) and for hidden names (`.x.jsonl`, an
-    editor's `.#x.jsonl` lock), which are not listed, as `ls` does not list them."""
-    if _LOG_NAME.fullmatch(name):
-        return name[: -len(SUFFIX)]
-    if not name.endswith(SUFFIX) or name.startswith("."):
-        return None
-    return run_id_of(name) or name
-
-
-_LOG_NAME = re.compile(RUN_ID_RE.pattern + re.escape(SUFFIX))  # most names: told at once
-_CUT = -len(SUFFIX)
-
-
-def file_name(row_id: str) -> str:
-    """The file name of a row (the inverse of `row_id_of`)."""
-    return row_id + SUFFIX if RUN_ID_RE.fullmatch(row_id) else row_id
 
 
 class DirectorySource:
@@ -247,13 +225,8 @@ class DirectorySource:
     def _list_dir(self) -> list[tuple[str, str]] | None:
         """(row id, path) of every `*.jsonl` name (see `row_id_of`); None if the directory
         is unusable. Other names (`.torn` sidecars, notes, ...) are not logs."""
-        out = []
-        prefix = os.path.join(self.directory, "")
         try:
-            for name in os.listdir(self.directory):  # names only: 100,000 of them
-                row_id = name[:_CUT] if _LOG_NAME.fullmatch(name) else row_id_of(name)
-                if row_id is not None:
-                    out.append((row_id, prefix + name))
+            names = os.listdir(self.directory)  # names only: 100,000 of them
         except FileNotFoundError:
             self._directory_gone()
             return None
@@ -263,7 +236,7 @@ class DirectorySource:
         self.error = None
         if self.store is None:
             self.store = FileStore(self.directory)  # exists now, so this creates nothing
-        return out
+        return log_entries(os.path.join(self.directory, ""), names)
 
     def _directory_gone(self) -> None:
         self.error = f"{self.directory} is gone (deleted or moved)"
