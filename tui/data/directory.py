@@ -39,7 +39,7 @@ from agentor.engine.store import RUN_ID_RE, FileStore
 
 from .dirtelling import TellingFileStore
 from .dirwatch import changed_paths, identity
-from .logfile import gc_paused, os_reason
+from .logfile import gc_paused, os_reason, promote_young
 from .lognames import file_name, log_entries, row_id_of
 from .quickread import TAIL_BYTES
 from .rowcost import needs_pricing
@@ -98,6 +98,7 @@ class DirectorySource:
             whole_under = TAIL_BYTES if len(entries) <= SCAN_WHOLE_FILES else -1
             for run_id, path in self._from_index(entries):
                 self._add(run_id, path, whole_under)
+            promote_young()  # the rows live as long as the source
 
     def _from_index(self, entries: list[tuple[str, str]]) -> list[tuple[str, str]]:
         """Take the index's rows of files unchanged since (`take_fresh`); the rest to read."""
