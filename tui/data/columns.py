@@ -20,10 +20,8 @@ import dataclasses
 import functools
 import types
 import typing
-from collections import deque
 from collections.abc import Callable
 from decimal import Decimal
-from itertools import repeat
 from typing import Any
 
 _LEAVES: dict[Any, tuple[str, tuple[type, ...]]] = {
@@ -164,11 +162,7 @@ def _objects(
             else:
                 col = [from_text(v) if isinstance(v, str) else v for v in col]
         args.append(col)
-    if not args:
-        return [cls() for _ in range(count)]
-    if _is_frozen(cls):
-        return _frozen_objects(cls, args, count)
-    return list(map(cls, *args))
+    return list(map(cls, *args)) if args else [cls() for _ in range(count)]
 
 
 def _nested(f: _Field, cols: dict[str, list[Any]], present: list[Any]) -> list[Any]:
@@ -182,22 +176,6 @@ def _nested(f: _Field, cols: dict[str, list[Any]], present: list[Any]) -> list[A
         return objs
     it = iter(objs)
     return [next(it) if p else None for p in present]
-
-
-@functools.cache
-def _is_frozen(cls: type) -> bool:
-    params = getattr(cls, "__dataclass_params__", None)
-    return bool(params and params.frozen) and not hasattr(cls, "__post_init__")
-
-
-def _frozen_objects(cls: type, args: list[list[Any]], count: int) -> list[Any]:
-    """Objects of a frozen dataclass, built a field at a time over all of them: its `__init__`
-    sets each field by `object.__setattr__`, looked up per object (100,000 `RunCost`s: twice
-    the time). The same fields, set the same way, in their order."""
-    objs = list(map(object.__new__, repeat(cls, count)))
-    for f, col in zip(_fields(cls), args, strict=True):
-        deque(map(object.__setattr__, objs, repeat(f.name), col), maxlen=0)
-    return objs
 
 
 def _column(cols: dict[str, list[Any]], name: str, count: int) -> list[Any]:

@@ -24,7 +24,10 @@ fields (a field added since) is ignored (`problem` says why) and replaced at the
 
 Cost model (100,000 rows, ~17 MB): the body is parsed by orjson (stdlib `json` when orjson
 refuses a value it wrote, such as NaN), each column's types checked in C, objects built
-positionally; writing is stdlib `json`, exact for every value a row may hold.
+positionally; writing is stdlib `json`, exact for every value a row may hold. Rows are saved
+newest first (the list's order), so a listing that takes them in the index's order sorts them
+in one pass; every file is checked against its key in C loops (`unchanged`: a `map` of
+`os.lstat`, key tuples compared by `operator.eq`), ~2 µs a file, most of it the system call.
 """
 
 from __future__ import annotations
