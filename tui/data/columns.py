@@ -154,15 +154,28 @@ def _objects(
         if not kinds <= f.allowed:
             raise ShapeError(f"{cls.__name__}.{f.name}: a value of a wrong type")
         if f.nested is not None:
-            prefix = f.name + "."
-            sub = {k[len(prefix) :]: v for k, v in cols.items() if k.startswith(prefix)}
-            objs = iter(from_columns(f.nested, sub, sum(col)))
-            col = [next(objs) if p else None for p in col]
+            col = _nested(f, cols, col)
         elif f.text is not None:
             from_text = _TEXT[f.text][1]
-            col = [from_text(v) if isinstance(v, str) else v for v in col]
+            if kinds == {str}:
+                col = list(map(from_text, col))
+            else:
+                col = [from_text(v) if isinstance(v, str) else v for v in col]
         args.append(col)
     return list(map(cls, *args)) if args else [cls() for _ in range(count)]
+
+
+def _nested(f: _Field, cols: dict[str, list[Any]], present: list[Any]) -> list[Any]:
+    """The objects of a field holding a dataclass (`present`: which rows hold one)."""
+    assert f.nested is not None
+    prefix = f.name + "."
+    sub = {k[len(prefix) :]: v for k, v in cols.items() if k.startswith(prefix)}
+    held = sum(present)
+    objs = from_columns(f.nested, sub, held)
+    if held == len(present):
+        return objs
+    it = iter(objs)
+    return [next(it) if p else None for p in present]
 
 
 def _column(cols: dict[str, list[Any]], name: str, count: int) -> list[Any]:

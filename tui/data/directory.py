@@ -29,18 +29,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import re
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 
 from agentor.engine.statuses import RUNNING
-from agentor.engine.store import RUN_ID_RE, SUFFIX, FileStore, run_id_of
+from agentor.engine.store import RUN_ID_RE, FileStore
 
 from .dirtelling import TellingFileStore
 from .dirwatch import changed_paths, identity
-from .logfile import gc_paused, os_reason
+from .logfile import gc_paused, os_reason, promote_young
+from .lognames import file_name, log_entries, row_id_of
 from .quickread import TAIL_BYTES
 from .rowcost import needs_pricing
 from .rowread import TAIL_FIELDS, LogTail, RowReader, bad_name, settle
@@ -51,28 +51,6 @@ from .shortpath import short_path
 from .source import Changes
 
 SCAN_WHOLE_FILES = 300  # up to this many files, scan() reads each one under 64 KiB whole
-
-
-def row_id_of(name: str) -> str | None:
-    """The row id of a file name in a run directory: the run id of `<run id>.jsonl`; the
-    whole name of another `*.jsonl` file (`bad name!.jsonl`), which is listed as unreadable
-    with the reason (a name holding a `.` never collides with a run id); None for a name that
-    is not a log's (`<id>.jsonl.torn` sidecars, notes) and for hidden names (`.x.jsonl`, an
-    editor's `.#x.jsonl` lock), which are not listed, as `ls` does not list them."""
-    if _LOG_NAME.fullmatch(name):
-        return name[: -len(SUFFIX)]
-    if not name.endswith(SUFFIX) or name.startswith("."):
-        return None
-    return run_id_of(name) or name
-
-
-_LOG_NAME = re.compile(RUN_ID_RE.pattern + re.escape(SUFFIX))  # most names: told at once
-_CUT = -len(SUFFIX)
-
-
-def file_name(row_id: str) -> str:
-    """The file name of a row (the inverse of `row_id_of`)."""
-    return row_id + SUFFIX if RUN_ID_RE.fullmatch(row_id) else row_id
 
 
 class DirectorySource:
@@ -120,13 +98,14 @@ class DirectorySource:
             whole_under = TAIL_BYTES if len(entries) <= SCAN_WHOLE_FILES else -1
             for run_id, path in self._from_index(entries):
                 self._add(run_id, path, whole_under)
+            promote_young()  # the rows live as long as the source
 
     def _from_index(self, entries: list[tuple[str, str]]) -> list[tuple[str, str]]:
         """Take the index's rows of files unchanged since (`take_fresh`); the rest to read."""
-        known = self.index.read()
+        known = self.index.load()
         rest = take_fresh(known, entries, self._rows, self._tails)
         self.from_index = len(self._rows)
-        self.index_stale = bool(rest) or len(known) != len(self._rows)  # read, or gone since
+        self.index_stale = bool(rest) or len(known.rows) != len(self._rows)  # read, gone since
         live = [row for row in self._rows.values() if may_be_live(row)]  # asked, never stored
         held = self.store.locked_among(r.run_id for r in live) if self.store else set()
         for row in live:
@@ -137,7 +116,8 @@ class DirectorySource:
         """Write the rows read so far to the run index (`RunIndex.save`, from a worker
         thread); OSError if it cannot be written anywhere."""
         with self._lock, gc_paused():  # 100,000 new pairs would wake the collector
-            pairs = [(r, self._tails[k]) for k, r in self._rows.items()]
+            # Saved newest first (`rows()`, sorted once): listed again, they come in order.
+            pairs = [(r, self._tails[r.run_id]) for r in self.rows()]
             self.index_stale = False  # a change from now on is saved next time
         try:
             return self.index.save(pairs, self._lock, lambda r: self._rows.get(r.run_id) is r)
@@ -246,13 +226,8 @@ class DirectorySource:
     def _list_dir(self) -> list[tuple[str, str]] | None:
         """(row id, path) of every `*.jsonl` name (see `row_id_of`); None if the directory
         is unusable. Other names (`.torn` sidecars, notes, ...) are not logs."""
-        out = []
-        prefix = os.path.join(self.directory, "")
         try:
-            for name in os.listdir(self.directory):  # names only: 100,000 of them
-                row_id = name[:_CUT] if _LOG_NAME.fullmatch(name) else row_id_of(name)
-                if row_id is not None:
-                    out.append((row_id, prefix + name))
+            names = os.listdir(self.directory)  # names only: 100,000 of them
         except FileNotFoundError:
             self._directory_gone()
             return None
@@ -262,7 +237,7 @@ class DirectorySource:
         self.error = None
         if self.store is None:
             self.store = FileStore(self.directory)  # exists now, so this creates nothing
-        return out
+        return log_entries(os.path.join(self.directory, ""), names)
 
     def _directory_gone(self) -> None:
         self.error = f"{self.directory} is gone (deleted or moved)"

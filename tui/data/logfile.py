@@ -155,6 +155,18 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def promote_young() -> None:
+    """Move every object the cyclic GC holds as young into its oldest generation at once (two
+    list splices: `gc.freeze` then `gc.unfreeze`), unless something keeps objects frozen (the
+    app, once started: its set is left alone). For rows built in bulk that live as long as their
+    source: the young collections that would walk them one after the other (100,000 rows:
+    half a million objects, ~0.1 s each) are skipped; garbage cycles among them wait for a full
+    collection."""
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
+        gc.unfreeze()
+
+
 def decode_line(line: bytes, offset: int, lineno: int) -> Event | BadLine:
     """One line through the engine's decoder, on its own.
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -13,7 +14,7 @@ from textual.message import Message
 from agentor.literal import literal_line
 
 from ..data.runrow import RunRow
-from ..text.formatting import short_id
+from ..text.formatting import named_ids, short_id
 from ..text.run_line import GAP, TITLES, columns_for, fit, run_line, timed
 from .cursor_list import CursorList
 
@@ -59,7 +60,8 @@ class RunList(CursorList):
         before = self.current.run_id if self.current else None
         self.rows = list(rows)
         self.hidden = hidden
-        self.id_width = max(8, max(map(_id_cells, self.rows), default=0))
+        named = named_ids(map(_RUN_ID, self.rows))  # the others show 8 cells
+        self.id_width = max(8, max(map(_id_cells, named), default=0))
         self._where = None
         index = next((i for i, r in enumerate(self.rows) if r.run_id == before), None)
         if index is not None:
@@ -152,8 +154,10 @@ class RunList(CursorList):
         return run_line(row, now, columns, mark, status, pinned)
 
 
-def _id_cells(row: RunRow) -> int:
-    """The cells a row's id takes in the list (a printable ASCII id, as most of 100,000 are:
-    its length)."""
-    shown = short_id(row.run_id)
+def _id_cells(run_id: str) -> int:
+    """The cells a run id takes in the list (a printable ASCII id: its length)."""
+    shown = short_id(run_id)
     return len(shown) if shown.isascii() and shown.isprintable() else cell_len(shown)
+
+
+_RUN_ID = attrgetter("run_id")
