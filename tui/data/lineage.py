@@ -26,20 +26,32 @@ _PARENT = attrgetter("forked_from")
 
 
 def note_fork(row: RunRow, events: Sequence[Event]) -> None:
-    """Take the lineage of `row` from `events` (folded in order): the last marker wins. Only
-    events naming a parent are looked at further (a listing hands every event here: a scan at
-    C speed first)."""
+    """Take the lineage of `row` from `events` (folded in order): the last marker wins."""
+    parent, mark = lineage_of(row.run_id, events)
+    if mark is not None:
+        row.forked_from, row.fork_at, row.fork_edit = parent, mark.at, edit_of(mark)
+    elif parent is not None and row.forked_from is None:
+        row.forked_from = parent  # upstream's way of naming a parent
+
+
+def lineage_of(run_id: str, events: Sequence[Event]) -> tuple[str | None, ForkMark | None]:
+    """The parent `events` name for run `run_id` and its last `fork` marker (None: none):
+    the last `fork` event naming another run, else a `run_start`'s `forked_from` (upstream's
+    way). Only events naming a parent are looked at further (a listing hands every event
+    here: a scan at C speed first)."""
     if not any(map(_PARENT, events)):
-        return
+        return None, None
+    parent: str | None = None
+    mark: ForkMark | None = None
     for i, e in enumerate(events):
-        parent = e.forked_from
-        if parent is None or parent == row.run_id:
+        named = e.forked_from
+        if named is None or named == run_id:
             continue
         if e.type == FORK:
-            mark = ForkMark.of(i, e)
-            row.forked_from, row.fork_at, row.fork_edit = parent, mark.at, edit_of(mark)
-        elif e.type == RUN_START and row.forked_from is None:
-            row.forked_from = parent  # upstream's way of naming a parent
+            parent, mark = named, ForkMark.of(i, e)
+        elif e.type == RUN_START and parent is None:
+            parent = named
+    return parent, mark
 
 
 def edit_of(mark: ForkMark) -> str:

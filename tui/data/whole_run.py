@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from agentor.engine.events import GENERATION, RUN_START, Event
-from agentor.engine.forkmark import last_fork
+from agentor.engine.events import GENERATION, Event
 from agentor.engine.logformat import BadLine
 
+from .lineage import lineage_of
 from .source import RunEvents
 
 
@@ -35,13 +35,9 @@ class WholeRun:
 
     @property
     def parent(self) -> str | None:
-        """The run this one was forked (or replayed) from: its own `fork` event's
-        `forked_from`, else its first `run_start`'s (an upstream fork); None for no fork."""
-        mark = last_fork(self.events)
-        if mark is not None and mark.forked_from:
-            return mark.forked_from
-        starts = (e.forked_from for e in self.events if e.type == RUN_START)
-        return next(starts, None) or None
+        """The run this one was forked (or replayed) from, as its row's lineage says
+        (`tui.data.lineage`); None for no fork."""
+        return lineage_of(self.run_id, self.events)[0]
 
 
 def read_run(run_id: str, log: RunEvents, requests: bool = True) -> WholeRun:
