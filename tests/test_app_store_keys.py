@@ -5,6 +5,7 @@ timeline and the detail. Pilot tests over crafted FileStore runs with known pric
 from __future__ import annotations
 
 import json
+import os
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
@@ -202,16 +203,36 @@ async def test_d_asks_naming_the_run_and_y_deletes_it(runs: Path) -> None:
         assert any(n.startswith("Deleted run known (") for n in notifications(app))
 
 
-async def test_d_refuses_a_run_awaiting_approval_or_held(runs: Path) -> None:
+async def test_d_names_the_forks_a_run_has_in_its_question(runs: Path) -> None:
+    fork = run_events("Book a room in Paris", "gpt-4o-mini", [USAGE])
+    fork[0]["forked_from"] = "known"  # upstream's way of naming the parent
+    write_log(runs, "a-fork-of-known", fork)
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_list(pilot, "known")
+        await pilot.press("d")
+        await wait_until(pilot, lambda: isinstance(app.screen, DeleteScreen), what="the question")
+        told = "forks   has 1 fork: a-fork-of-known (it stays, without its parent; prune keeps"
+        assert told in screen_text(app)
+        await pilot.press("n")
+        await pilot.pause()
+        app.run_list.select("unknown")  # no fork: no such line
+        await pilot.press("d")
+        await wait_until(pilot, lambda: isinstance(app.screen, DeleteScreen), what="the question")
+        assert "run     unknown" in screen_text(app) and "forks   has" not in screen_text(app)
+
+
+async def test_d_says_at_once_that_a_run_awaiting_approval_or_held_is_not_deleted(
+    runs: Path,
+) -> None:
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
         await open_list(pilot, "gated")
         await pilot.press("d")
-        await pilot.pause()
-        assert "Book it [bold]now[/bold]" in screen_text(app)  # named literally
-        await pilot.press("y")
         refused = "Run gated is not deleted: awaiting approval."
         await wait_until(pilot, lambda: refused in notifications(app), what="the refusal")
+        assert not isinstance(app.screen, DeleteScreen)  # nothing to confirm
+        assert "Book it [bold]now[/bold]" in screen_text(app)  # the list, named literally
         assert (runs / "gated.jsonl").exists() and app.run_list.index_of("gated") is not None
 
         held, release = threading.Event(), threading.Event()
@@ -225,16 +246,33 @@ async def test_d_refuses_a_run_awaiting_approval_or_held(runs: Path) -> None:
         holder.start()
         try:
             assert held.wait(5)
-            app.run_list.select("unknown")
-            await pilot.press("d", "y")
+            app.run_list.select("unknown")  # not watched: its row does not know it is held
+            await pilot.press("d")
             await wait_until(
                 pilot, lambda: [n for n in notifications(app) if "unknown is not" in n]
             )
+            assert not isinstance(app.screen, DeleteScreen)
             assert (runs / "unknown.jsonl").exists()
-            assert any("Run unknown is not deleted: held by" in n for n in notifications(app))
+            told = f"Run unknown is not deleted: held by process {os.getpid()}."
+            assert told in notifications(app)
         finally:
             release.set()
             holder.join()
+
+
+async def test_a_run_taken_while_the_question_is_open_is_still_refused(runs: Path) -> None:
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_list(pilot, "unknown")
+        await pilot.press("d")
+        await wait_until(pilot, lambda: isinstance(app.screen, DeleteScreen), what="the question")
+        with FileStore(runs).lock("unknown"):  # taken before y: delete_run checks again
+            await pilot.press("y")
+            await wait_until(
+                pilot, lambda: [n for n in notifications(app) if "unknown is not" in n]
+            )
+        assert (runs / "unknown.jsonl").exists()
+        assert f"Run unknown is not deleted: held by process {os.getpid()}." in notifications(app)
 
 
 # -- w: export -----------------------------------------------------------------------------------

@@ -17,12 +17,21 @@ from typing import TYPE_CHECKING, Any
 from agentor.engine.store import DeletingStore, PinningStore, RunNotFoundError, Store
 from agentor.literal import literal_line
 from agentor.ops.export import export
-from agentor.ops.retention import DeleteRefusedError, delete_run, pin, pinned, unpin
+from agentor.ops.retention import (
+    DeleteRefusedError,
+    delete_refusal,
+    delete_run,
+    pin,
+    pinned,
+    unpin,
+)
 from agentor.ops.search import Hit, search
 
 from .controllers.controller import while_running
 from .data.export_file import write_new
+from .data.lineage import forks_of
 from .data.runrow import RunRow
+from .text import notices
 from .text.detail import RunTotals
 from .widgets.delete_screen import DeleteScreen
 from .widgets.export_screen import ExportScreen
@@ -66,6 +75,7 @@ class StoreActions(_Base):
             severity: SeverityLevel = "information",
             timeout: float | None = None,
         ) -> None: ...
+        def tell_note(self, note: notices.Note) -> None: ...
         def apply_changes(self, changes: Changes) -> None: ...
         def open_run(self, run_id: str | None) -> None: ...
         def show_detail(self, index: int | None, live: bool = False) -> None: ...
@@ -175,8 +185,32 @@ class StoreActions(_Base):
         if not isinstance(store, DeletingStore):
             self._cannot("delete runs")
             return
+        status = self.run_list.shown_status(row)
+        self.run_worker(
+            lambda: self._ask_to_delete(store, row, status),
+            thread=True,
+            group="delete",
+            exit_on_error=False,
+        )
+
+    def _ask_to_delete(self, store: DeletingStore, row: RunRow, status: str) -> None:
+        """In a worker thread (the store is asked who holds the run): a run that would be
+        refused is said so at once; any other is named in the dialog, with its forks."""
+        try:
+            refused = delete_refusal(store, row.run_id, status)
+        except (OSError, ValueError, RuntimeError) as exc:  # a database that cannot answer
+            self.call_from_thread(self.tell_note, notices.not_deleted(row.run_id, str(exc)))
+            return
+        if refused is not None:
+            self.call_from_thread(self.tell_note, notices.not_deleted(row.run_id, refused.detail))
+            return
+        self.call_from_thread(self._confirm_delete, store, row, status)
+
+    def _confirm_delete(self, store: DeletingStore, row: RunRow, status: str) -> None:
+        if self.screen is not self.screen_stack[0]:
+            return  # another screen opened meanwhile: `d` meant this list
         run_id = row.run_id
-        screen = DeleteScreen(row, self.run_list.shown_status(row))
+        screen = DeleteScreen(row, status, forks_of(self.source.rows(), run_id))
         self.push_screen(screen, lambda yes: self._delete(store, run_id) if yes else None)
 
     def _delete(self, store: Store, run_id: str) -> None:
@@ -193,20 +227,22 @@ class StoreActions(_Base):
         try:
             freed = delete_run(store, run_id)
         except DeleteRefusedError as exc:
-            told, severity = f"Run {run_id} is not deleted: {exc.detail}.", "error"
+            told = notices.not_deleted(run_id, exc.detail)
         except RunNotFoundError:
-            told, severity = f"Run {run_id} is gone already.", "warning"
+            told = notices.Note(f"Run {run_id} is gone already.", severity="warning", timeout=8)
         except (OSError, ValueError, TypeError) as exc:
-            told, severity = f"Run {run_id} cannot be deleted: {exc}", "error"
+            told = notices.Note(
+                f"Run {run_id} cannot be deleted: {exc}", severity="error", timeout=8
+            )
         else:
             size = f" ({freed:,} bytes freed)" if freed else ""
-            told, severity = f"Deleted run {run_id}{size}.", "information"
+            told = notices.Note(f"Deleted run {run_id}{size}.", timeout=8)
         changes = self.source.refresh([run_id])
-        self.call_from_thread(self._deleted, changes, told, severity)
+        self.call_from_thread(self._deleted, changes, told)
 
-    def _deleted(self, changes: Changes, told: str, severity: SeverityLevel) -> None:
+    def _deleted(self, changes: Changes, told: notices.Note) -> None:
         self.apply_changes(changes)
-        self.tell(told, severity=severity, timeout=8)
+        self.tell_note(told)
         self.refresh_pins()
 
     # -- w: export -----------------------------------------------------------------------------

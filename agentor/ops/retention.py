@@ -197,6 +197,21 @@ def _protection(facts: RunFacts, pins: set[str]) -> Kept | None:
 # -- deleting one run ----------------------------------------------------------------------------
 
 
+def delete_refusal(store: Store, run_id: str, run_status: str) -> DeleteRefusedError | None:
+    """What `delete_run` would refuse now, asked before a person is asked to confirm: held by a
+    live process (the store's lock), or awaiting approval (`run_status`, the status the caller
+    read). None: nothing stands in the way now; `delete_run` still checks under the hold."""
+    if isinstance(store, LockingStore) and store.is_locked(run_id):
+        return DeleteRefusedError(run_id, HELD, _held_detail(store.lock_holder(run_id)))
+    if run_status == AWAITING_APPROVAL:
+        return _awaiting(run_id)
+    return None
+
+
+def _awaiting(run_id: str) -> DeleteRefusedError:
+    return DeleteRefusedError(run_id, AWAITING, "awaiting approval")
+
+
 def delete_run(store: Store, run_id: str) -> int | None:
     """Delete one run, as a person asked for it by name (pinned or not). Refused with
     `DeleteRefusedError` (its `reason` and `detail`) when a live process holds it or it is
@@ -205,9 +220,9 @@ def delete_run(store: Store, run_id: str) -> int | None:
     deleting = _deleting(store)
     validate_run_id(run_id)
 
-    def check(events: list[Event]) -> None:
+    def check(events: list[Event]) -> None:  # under the store's hold: held by nobody else
         if status(events) == AWAITING_APPROVAL:
-            raise DeleteRefusedError(run_id, AWAITING, "awaiting approval")
+            raise _awaiting(run_id)
 
     try:
         return deleting.delete(run_id, check)
@@ -354,7 +369,7 @@ def _delete_one(
     def check(events: list[Event]) -> None:
         run_status = status(events)
         if run_status == AWAITING_APPROVAL:
-            raise DeleteRefusedError(f.run_id, AWAITING, "awaiting approval")
+            raise _awaiting(f.run_id)
         shown = INTERRUPTED if run_status == INCOMPLETE else run_status  # we hold it: nobody else
         if c.statuses is not None and shown not in c.statuses:
             raise DeleteRefusedError(f.run_id, CHANGED, f"it became {shown} meanwhile")

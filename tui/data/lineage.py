@@ -118,6 +118,7 @@ def fork_tree(rows: Iterable[RunRow], run_id: str) -> ForkNode:
     return top
 
 
-def fork_count(rows: Iterable[RunRow], run_id: str) -> int:
-    """How many runs name `run_id` as their parent."""
-    return sum(1 for r in rows if r.forked_from == run_id)
+def forks_of(rows: Iterable[RunRow], run_id: str) -> list[str]:
+    """The runs that name `run_id` as their parent, oldest first."""
+    forks = sorted((r for r in rows if r.forked_from == run_id), key=lambda r: r.sort_key)
+    return [r.run_id for r in forks]

@@ -132,6 +132,18 @@ def tree_label(node: ForkNode) -> Text:
     return out
 
 
+def forks_warning(forks: list[str]) -> str:
+    """What the delete dialog says of a run that has forks (`forks`, their ids, oldest first):
+    "has 1 fork: 3f2a1b9c (it stays, without its parent; prune keeps a run that has forks)"."""
+    n = len(forks)
+    named = ", ".join(literal_line(short_id(f), 40) for f in forks[:3])
+    if n > 3:
+        named += f" and {n - 3:,} more"
+    stays = "they stay, without their parent" if n > 1 else "it stays, without its parent"
+    forks_word = "forks" if n > 1 else "fork"
+    return f"has {n:,} {forks_word}: {named} ({stays}; prune keeps a run that has forks)"
+
+
 def fork_started(fork_id: str, run_id: str, at: int) -> Note:
     text = f"Forking {short_id(run_id)} at line {at}: fork {short_id(fork_id)} runs here."
     return Note(text, title="Fork", timeout=4)

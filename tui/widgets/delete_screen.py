@@ -1,4 +1,5 @@
-"""`DeleteScreen`: `d` on a run asks before deleting it, naming it (id, prompt, status).
+"""`DeleteScreen`: `d` on a run asks before deleting it, naming it (id, prompt, status) and
+its forks, which stay without it.
 
 `y` deletes; `n` or `esc` keeps it. The screen's result is whether to delete.
 """
@@ -19,11 +20,13 @@ from agentor.literal import literal_line
 
 from ..data.runrow import RunRow
 from ..keys import CONFIRM_SCREEN, bindings
-from ..text.styles import ERROR_STYLE, STATUS_STYLES
+from ..text.fork_text import forks_warning
+from ..text.styles import ERROR_STYLE, FORK_STYLE, STATUS_STYLES
 
 
-def naming(row: RunRow, status: str) -> Text:
-    """The run as the question names it: its whole id, its status, its first prompt."""
+def naming(row: RunRow, status: str, forks: list[str]) -> Text:
+    """The run as the question names it: its whole id, its status, its first prompt, the runs
+    forked from it (`forks`)."""
     s = row.summary
     out = Text()
     out.append("run     ", "dim")
@@ -36,6 +39,9 @@ def naming(row: RunRow, status: str) -> Text:
     if s is not None and (s.agent or s.model):
         out.append("\nagent   ", "dim")
         out.append(literal_line(f"{s.agent or '-'} · {s.model or '-'}", 120))
+    if forks:
+        out.append("\nforks   ", "dim")
+        out.append(forks_warning(forks), FORK_STYLE)
     return out
 
 
@@ -50,13 +56,13 @@ class DeleteScreen(ModalScreen[bool]):
     }
     """
 
-    def __init__(self, row: RunRow, status: str) -> None:
+    def __init__(self, row: RunRow, status: str, forks: list[str]) -> None:
         super().__init__()
-        self.row, self.status = row, status
+        self.row, self.status, self.forks = row, status, forks
 
     def compose(self) -> ComposeResult:
         with Vertical(id="delete"):
-            yield Static(naming(self.row, self.status), markup=False)
+            yield Static(naming(self.row, self.status, self.forks), markup=False)
             warning = "Its log is removed from the store (and its pin): this cannot be undone."
             yield Static(Text("\n" + warning, ERROR_STYLE), markup=False)
 
