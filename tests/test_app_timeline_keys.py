@@ -64,7 +64,7 @@ async def test_slash_searches_the_timeline_and_n_and_N_go_from_match_to_match(
         porto = next(x for x in rows if 'get_weather(city="Porto")' in x and "tool_call" in x)
         lisbon = next(x for x in rows if 'get_weather(city="Lisbon")' in x and "tool_call" in x)
         assert "▌tool_call" in porto and "▌tool_call" not in lisbon
-        await pilot.press("enter")  # to the first match from the cursor on: this line
+        await pilot.press("enter")  # to the first match
         assert app.focused is timeline and timeline.cursor == 0
         await pilot.press("n", "n")
         assert timeline.cursor == 3
@@ -88,6 +88,25 @@ async def test_slash_searches_the_timeline_and_n_and_N_go_from_match_to_match(
         await pilot.press("slash")
         assert app.runs_pane.filter_bar.display and app.focused is app.runs_pane.filter_bar
         assert not search.display
+
+
+async def test_enter_in_the_search_goes_to_the_first_match_wherever_the_cursor_is(
+    tmp_path: Path,
+) -> None:
+    runs = copy_fixtures(tmp_path / "runs")
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        assert app.run_list.select(IDS["parallel_calls"])
+        await pilot.press("enter")
+        timeline = app.timeline
+        timeline.move_cursor(4)  # between the matches of "porto": 0, 1, 3, then 5
+        await pilot.press("slash", *"porto", "enter")
+        await wait_until(pilot, lambda: timeline.finder.found[SEARCH], what="the matches")
+        assert timeline.finder.found[SEARCH][:4] == [0, 1, 3, 5]
+        await wait_until(pilot, lambda: timeline.cursor == 0, what="the first match")
+        assert "/porto: 1 of 7 (n/N)" in subtitle(app) and "wrapped" not in subtitle(app)
+        await pilot.press("n")
+        assert timeline.cursor == 1
 
 
 async def test_the_detail_shows_the_match_a_search_entered_goes_to(tmp_path: Path) -> None:
@@ -333,5 +352,5 @@ async def test_a_search_takes_in_the_lines_a_live_run_appends(tmp_path: Path) ->
         watcher_reports(app, [path])  # what the watcher reports
         await pilot.pause()
         assert timeline.finder.found[SEARCH] == [*before, 4]
-        assert f"{len(before) + 1} matches" in subtitle(app)
+        assert f"/vienna: 1 of {len(before) + 1} (n/N)" in subtitle(app)  # on the first one
         assert highlighted(app, 4) == ["Vienna"] and highlighted(app, 5) == []

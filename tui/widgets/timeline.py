@@ -69,7 +69,7 @@ class Timeline(CursorList):
         self.turn_width = TURN_WIDTH
         self.finder = Finder()
         self.scans = LogScans(self)
-        self._pending: tuple[str, bool, bool, bool] | None = None  # a jump waiting for a scan
+        self._pending: tuple[str, bool, bool, int | None] | None = None  # a jump awaiting a scan
         self._note = ""  # what the last jump said ("no error below"), until the cursor moves
         self._costs: dict[int, str] = {}  # line -> what that generation cost, as drawn
 
@@ -197,9 +197,9 @@ class Timeline(CursorList):
         self._retitle()
 
     def first_match(self) -> None:
-        """The search was entered: to its first match from the cursor on (this line too)."""
+        """The search was entered: to its first match in the run, wherever the cursor is."""
         if self.finder.query:
-            self._jump(SEARCH, forward=True, wrap=True, here=True)
+            self._jump(SEARCH, forward=True, wrap=True, origin=-1)
 
     def clear_search(self) -> None:
         self.search("")
@@ -209,23 +209,24 @@ class Timeline(CursorList):
         self.scans.forget()
         self._pending, self._note = None, ""
 
-    def _jump(self, kind: str, forward: bool, wrap: bool = False, here: bool = False) -> None:
-        """Move to the next (previous) line of `kind`; a scan not done yet is waited for."""
+    def _jump(
+        self, kind: str, forward: bool, wrap: bool = False, origin: int | None = None
+    ) -> None:
+        """Move to the next (previous) line of `kind` after (before) line `origin` (None: the
+        cursor's); a scan not done yet is waited for."""
         log = self.run_log
         if log is None:
             return
         self.finder.want(kind)
         self.scans.catch_up()
         if not self.finder.complete(kind, len(log)):
-            self._pending = (kind, forward, wrap, here)
+            self._pending = (kind, forward, wrap, origin)
             self._note = f"finding {PLURALS[kind]}…"
             self._retitle()
             return
         self._pending = None
-        origin = self.cursor
-        if here:  # the cursor's own line counts: step from the line before it (after it)
-            origin += -1 if forward else 1
-        target, wrapped = self.finder.step(kind, origin, forward, wrap)
+        start = self.cursor if origin is None else origin
+        target, wrapped = self.finder.step(kind, start, forward, wrap)
         if target is not None:
             self.move_cursor(target)
             note = f"wrapped to the {'top' if forward else 'bottom'}" if wrapped else ""
@@ -249,9 +250,9 @@ class Timeline(CursorList):
         shown = found[bisect_left(found, top) : bisect_left(found, top + self.size.height)]
         self.rows_updated(shown)
         if self._pending is not None:
-            kind, forward, wrap, here = self._pending
+            kind, forward, wrap, origin = self._pending
             if self.run_log is not None and self.finder.complete(kind, len(self.run_log)):
-                self._jump(kind, forward, wrap, here)
+                self._jump(kind, forward, wrap, origin)
         self._retitle()
 
     def _anywhere(self) -> None:
