@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +24,7 @@ from tests.app_support import (
     wait_until,
     write_log,
 )
+from tui.text.search_text import around_match
 from tui.widgets.delete_screen import DeleteScreen
 from tui.widgets.export_screen import ExportScreen
 from tui.widgets.runs_search import RunsSearchScreen
@@ -373,6 +375,44 @@ async def test_ctrl_f_lists_matches_of_every_run_and_enter_opens_the_event(runs:
         assert app.run_list.current.run_id == "known"
         assert app.timeline.run_id == "known" and app.timeline.cursor == 0
         assert app.focused is app.timeline
+
+
+async def test_ctrl_f_at_80_columns_cuts_each_snippet_around_its_match(runs: Path) -> None:
+    prompt = (
+        "I would like a quiet room with a view for three nights near the old town, "
+        "please, and breakfast every morning before the museums open at nine"
+    )
+    write_log(runs, "long", run_events(prompt, "gpt-4o-mini", [USAGE]))
+    app = app_for(runs)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await priced(pilot)
+        await pilot.press("ctrl+f", *"breakfast", "enter")
+        search = app.screen
+        await wait_until(pilot, lambda: search.state == "done", what="the search")
+        [hit_row] = [o for o in search.hit_list._options if not o.disabled]
+        line = next(x for x in screen_text(app).splitlines() if "line 1" in x)
+        # The match in the middle, what is around it cut at both ends.
+        assert re.search(r"  …[^…]+, and breakfast every [^…]+…", line), line
+        highlighted = [s for s in hit_row.prompt.spans if "yellow" in str(s.style)]
+        assert [hit_row.prompt.plain[s.start : s.end] for s in highlighted] == ["breakfast"]
+        await pilot.resize_terminal(120, 24)  # wider: cut again, with more around the match
+
+        def hit_line_shown() -> str:
+            return next(x for x in screen_text(app).splitlines() if "line 1" in x)
+
+        await wait_until(
+            pilot, lambda: "town, please, and breakfast every morning" in hit_line_shown()
+        )
+
+
+def test_a_snippet_is_cut_around_its_match_wherever_the_match_is() -> None:
+    text = "".join(chr(ord("a") + i % 26) for i in range(60))
+    for start in range(len(text) - 3):
+        cut, s, e = around_match(text, start, start + 3, 12)
+        assert len(cut) == 12 and cut[s:e] == text[start : start + 3]
+        assert cut.startswith("…") == (start > 4) and "…" not in cut[1:-1]
+    assert around_match(text, 10, 40, 12) == ("…" + text[10:20] + "…", 1, 11)  # the match's start
+    assert around_match("short", 1, 3, 12) == ("short", 1, 3)
 
 
 async def test_ctrl_f_goes_past_the_filter_to_a_run_it_hides(runs: Path) -> None:

@@ -27,21 +27,47 @@ def run_heading(run_id: str, prompt: str | None) -> Text:
     return out
 
 
-def hit_line(hit: Hit) -> Text:
+def hit_line(hit: Hit, width: int | None = None) -> Text:
     """`  line 12  tool_result  result  …sunny in Paris…`, the match highlighted. The snippet
-    (control characters already made visible by the search) is cut around the match only by
-    the screen's width; its match is found again in the literal text, so a highlight never
-    lands beside it."""
+    (control characters already made visible by the search) is cut to the `width` left for it
+    (None: as it is), around its match, so the match is always on screen; the match is found
+    again in the literal text, so a highlight never lands beside it."""
     out = Text(no_wrap=True, overflow="ellipsis")
     out.append(f"  line {hit.line:<6}", "dim")
     out.append(fit(type_label(hit.type), 12) + " ")
-    out.append(fit(literal_line(hit.field, 80), FIELD_WIDTH) + "  ", "dim")
+    field_width = FIELD_WIDTH if width is None else max(12, min(FIELD_WIDTH, width // 5))
+    out.append(fit(literal_line(hit.field, 80), field_width) + "  ", "dim")
     snippet = literal_line(hit.snippet, 400)
-    start = len(out)
+    start, end = hit.start, hit.end
+    if snippet != hit.snippet or not 0 <= start < end <= len(snippet):
+        start = end = 0  # the match is not where the search said: nothing to highlight
+    if width is not None:
+        snippet, start, end = around_match(snippet, start, end, width - out.cell_len)
+    at = len(out)
     out.append(snippet)
-    if snippet == hit.snippet and 0 <= hit.start < hit.end <= len(snippet):
-        out.stylize(MATCH_STYLE, start + hit.start, start + hit.end)
+    if start < end:
+        out.stylize(MATCH_STYLE, at + start, at + end)
     return out
+
+
+def around_match(text: str, start: int, end: int, room: int) -> tuple[str, int, int]:
+    """`text` cut to `room` characters around its match `text[start:end]`, the match in the
+    middle, "…" where something was cut; with the match's place in what is left. A match
+    longer than the room keeps its beginning."""
+    if len(text) <= room:
+        return text, start, end
+    room = max(room, 3)
+    if end - start > room - 2:  # the match alone fills the room
+        return "…" + text[start : start + room - 2] + "…", 1, room - 1
+    lo = max(0, start - (room - (end - start)) // 2)
+    hi = min(len(text), lo + room)
+    lo = max(0, hi - room)
+    cut = text[lo:hi]
+    if lo > 0:
+        cut = "…" + cut[1:]
+    if hi < len(text):
+        cut = cut[:-1] + "…"
+    return cut, start - lo, end - lo
 
 
 def search_status(state: str, query: str, hits: int, runs: int) -> Text:

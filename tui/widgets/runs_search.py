@@ -131,7 +131,7 @@ class RunsSearchScreen(ModalScreen[tuple[str, int] | None]):
                 self.runs.append(hit.run_id)
                 heading = run_heading(hit.run_id, self.prompt_of(hit.run_id))
                 options.append(Option(heading, disabled=True))
-            options.append(Option(hit_line(hit), id=f"{len(self.hits)}"))
+            options.append(Option(hit_line(hit, self._hit_width()), id=f"{len(self.hits)}"))
             self.hits.append(hit)
         self.hit_list.add_options(options)
         if self.hit_list.highlighted is None:
@@ -140,6 +140,21 @@ class RunsSearchScreen(ModalScreen[tuple[str, int] | None]):
             self._stop.set()
             self.state = "full"
         self._say(search_status(self.state, self.query_text, len(self.hits), len(self.runs)))
+
+    def _hit_width(self) -> int | None:
+        """The cells a hit's line has (None before the list is laid out): its snippet is cut
+        to fit around the match."""
+        width = self.hit_list.scrollable_content_region.width
+        return width - 1 if width > 1 else None  # beside the list's scrollbar, when it has one
+
+    def on_resize(self) -> None:
+        """Each hit's snippet cut again for the new width."""
+        self.call_after_refresh(self._fit_hits)
+
+    def _fit_hits(self) -> None:
+        width, hit_list = self._hit_width(), self.hit_list
+        for i, hit in enumerate(self.hits):
+            hit_list.replace_option_prompt(f"{i}", hit_line(hit, width))
 
     def _finished(self, stop: threading.Event, error: str | None) -> None:
         if stop is not self._stop or stop.is_set():
