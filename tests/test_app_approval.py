@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.notifications import Notification
 from textual.widgets import TextArea
 
 from agentor import approve
@@ -32,6 +33,7 @@ from tests.app_support import (
     notifications,
     screen_text,
     terminal_output,
+    toasts,
     wait_until,
     write_log,
 )
@@ -364,6 +366,46 @@ async def test_a_run_that_starts_waiting_is_announced_once_with_the_bell(
         assert app.source.get(new).status == AWAITING_APPROVAL
         assert rings == [1] and len([n for n in notifications(app) if "awaits" in n]) == 1
         assert old not in " ".join(notifications(app))
+
+
+async def test_after_approve_resume_and_fork_a_few_short_notes_show_the_newest_of_each_kind(
+    tmp_path: Path,
+) -> None:
+    runs = tmp_path / "runs"
+    travel, run_id = await awaiting_run(runs, ROME, MILAN, WEATHER)
+    app = tui(runs, travel)
+
+    def shown(text: str) -> list[Notification]:
+        """The notifications on screen (as toasts) whose text holds `text`."""
+        on_screen = set(toasts(app))
+        return [
+            n
+            for n in app._notifications
+            if text in n.message and f"{n.title}\n{n.message}" in on_screen
+        ]
+
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await open_approvals(pilot, app, run_id)
+        await pilot.press("a")
+        [first] = await wait_until(pilot, lambda: shown("1 call still waits"), what="a toast")
+        await pilot.press("A")  # the rest: the run is resumed here and completes
+        await wait_until(pilot, lambda: shown("Every call is decided"), what="the next")
+        # The newer decision took the place of the older, which had time left to stay.
+        assert not shown("1 call still waits") and first.time_left > 0
+        await wait_until(pilot, lambda: shown(f"Run {run_id[:8]} completed"), what="the end")
+
+        app.open_run(run_id)
+        app.screen.set_focus(app.timeline)
+        app.timeline.move_cursor(1)  # the first generation: asked again, the fork waits
+        await pilot.press("F")
+        await wait_until(pilot, lambda: app.screen is not app.screen_stack[0], what="the form")
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: shown("waits for approval."), what="the fork's end")
+        await wait_until(pilot, lambda: shown("awaits approval of"), what="the news")
+        # One note about the fork (its end took its start's place), and a few at most.
+        assert len([t for t in toasts(app) if t.startswith("Fork\n")]) == 1
+        assert len(toasts(app)) <= 3
+        assert all(n.timeout <= 10 for n in app._notifications)
 
 
 # -- make demo -----------------------------------------------------------------------------------

@@ -17,7 +17,9 @@ def row(status: str, error: str | None = None) -> RunRow:
 
 
 def test_a_run_that_cannot_be_resumed_at_all_says_why() -> None:
-    assert notices.cannot_resume(None) == notices.Note("No run selected.", severity="warning")
+    assert notices.cannot_resume(None) == notices.Note(
+        "No run selected.", severity="warning", kind=notices.RESUME
+    )
     assert notices.cannot_resume(row(COMPLETED)).text == "Run 2dfade51 is already completed."
     unreadable = notices.cannot_resume(row(UNREADABLE, "permission denied\x1b[2J"))
     assert unreadable is not None and unreadable.severity == "error"
@@ -51,7 +53,7 @@ def test_a_stopping_run_names_every_tool_it_waits_for() -> None:
         "quitting: waiting for get_weather to finish (a running tool cannot be interrupted)"
     )
     quitting = notices.waiting(UUID, ["get_weather"], quitting=True)
-    assert (quitting.title, quitting.timeout) == ("Quitting", 30)
+    assert (quitting.title, quitting.timeout) == ("Quitting", 10)
     assert quitting.text.startswith(f"Quitting once the resume of 2dfade51 has stopped: {WAITING}")
     assert notices.abandoned(UUID, ["get_weather"]) == (
         f"quit without waiting for get_weather to finish (resume of run {UUID}): its result "
@@ -83,3 +85,22 @@ def test_each_ending_says_what_became_of_the_run() -> None:
     )
     assert notices.reloaded("~/runs", 1, 0, 2).text == "Reloaded ~/runs: 1 new, 2 gone."
     assert notices.reloaded("~/runs", 0, 0, 0).text == "Reloaded ~/runs: nothing changed."
+
+
+def test_a_few_notes_show_at_once_and_a_newer_one_replaces_its_kind() -> None:
+    from tui.shown_notes import MAX_SHOWN, MAX_TIMEOUT, ShownNotes
+
+    board = ShownNotes()
+    shown = []
+    for i in range(5):  # notes of no kind: the oldest make room
+        note = notices.Note(f"note {i}", timeout=60)
+        for old in board.to_take_down(shown, note.kind):
+            shown.remove(old)
+        shown.append(board.notification(note))
+    assert [n.message for n in shown] == ["note 2", "note 3", "note 4"] and MAX_SHOWN == 3
+    assert {n.timeout for n in shown} == {MAX_TIMEOUT}  # none stays long
+    decided = notices.Note("first decision", kind=notices.DECISION)
+    shown.append(board.notification(decided))
+    later = notices.Note("second decision", kind=notices.DECISION)
+    gone = board.to_take_down(shown, later.kind)
+    assert [n.message for n in gone] == ["first decision", "note 2"]

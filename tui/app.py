@@ -20,7 +20,7 @@ from textual import on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import BindingType
 from textual.containers import Horizontal
-from textual.notifications import SeverityLevel
+from textual.notifications import Notify, SeverityLevel
 from textual.screen import Screen
 from textual.widgets import Input
 
@@ -41,6 +41,7 @@ from .data.source import RunSource
 from .fork_handlers import ForkHandlers
 from .keys import APP, bindings, palette
 from .resume_handlers import ResumeHandlers
+from .shown_notes import ShownNotes
 from .store_actions import StoreActions
 from .text.fork_text import lineage_line
 from .text.notices import Note
@@ -94,6 +95,7 @@ class RunsApp(
         self.forker = Forker(self.source, self.resumer.agents)  # F: forks run here
         self.clock = clock
         self.source_label = literal_line(self.source.label)  # the list's title
+        self.shown_notes = ShownNotes()
 
     def compose(self) -> ComposeResult:
         resuming = self.resumer  # `lambda` reads `run_id` when asked, as the pane needs it
@@ -300,16 +302,15 @@ class RunsApp(
         timeout: float | None = None,
     ) -> None:
         """A notification, shown literally (messages quote errors and text from logs)."""
-        self.notify(
-            literal_line(message),
-            title=literal_line(title),
-            severity=severity,
-            timeout=timeout,
-            markup=False,
-        )
+        self.tell_note(Note(message, title, severity, timeout))
 
     def tell_note(self, note: Note) -> None:
-        self.tell(note.text, title=note.title, severity=note.severity, timeout=note.timeout)
+        """Show `note` (literally), in place of an older one of its kind, beside a few others
+        at most (`ShownNotes`)."""
+        shown = list(self._notifications)
+        for old in self.shown_notes.to_take_down(shown, note.kind):
+            self._unnotify(old, refresh=False)  # Textual's own way, as a toast's timer does
+        self.post_message(Notify(self.shown_notes.notification(note)))
         if note.bell:
             self.bell()
 

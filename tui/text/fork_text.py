@@ -19,7 +19,7 @@ from agentor.literal import literal_line
 from ..data.lineage import ForkNode
 from ..data.runrow import RunRow
 from .formatting import short_id
-from .notices import Note
+from .notices import FORK, Note
 from .run_line import status_word
 from .styles import FORK_MARK, FORK_STYLE, STATUS_STYLES
 
@@ -71,7 +71,8 @@ def result_text(recorded: Any) -> str:
 def not_forkable(kind: str | None, line: int) -> Note:
     """`F` on a line that cannot be forked at."""
     what = f"a {literal_line(kind, 40)} line" if kind else "an unreadable line"
-    return Note(f"Line {line} is {what}: it cannot be forked. {WHAT_FORKS}.", severity="warning")
+    text = f"Line {line} is {what}: it cannot be forked. {WHAT_FORKS}."
+    return Note(text, severity="warning", kind=FORK)
 
 
 def command_line(request: ForkRequest, store_args: list[str], agent: str | None = None) -> str:
@@ -146,28 +147,28 @@ def forks_warning(forks: list[str]) -> str:
 
 def fork_started(fork_id: str, run_id: str, at: int) -> Note:
     text = f"Forking {short_id(run_id)} at line {at}: fork {short_id(fork_id)} runs here."
-    return Note(text, title="Fork", timeout=4)
+    return Note(text, title="Fork", timeout=4, kind=FORK)
 
 
 def fork_ended(fork_id: str, status: str, output: str | None, error: str | None) -> Note:
     short = short_id(fork_id)
     if status == COMPLETED:
-        return Note(f"Fork {short} completed: {literal_line(output or '', 300)}", title="Fork")
+        text = f"Fork {short} completed: {literal_line(output or '', 300)}"
+        return Note(text, title="Fork", kind=FORK)
     if status == AWAITING_APPROVAL:
-        return Note(f"Fork {short} waits for approval.", title="Fork", timeout=8)
+        return Note(f"Fork {short} waits for approval.", title="Fork", timeout=8, kind=FORK)
     why = literal_line(error or "no error recorded", 400)
-    return Note(f"Fork {short} ended {status}: {why}", severity="warning", title="Fork")
+    return Note(f"Fork {short} ended {status}: {why}", severity="warning", title="Fork", kind=FORK)
 
 
 def fork_refused(run_id: str, exc: BaseException) -> Note:
     why = literal_line(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, 400)
-    return Note(f"Cannot fork {short_id(run_id)}: {why}", severity="error", timeout=10)
+    return Note(f"Cannot fork {short_id(run_id)}: {why}", severity="error", timeout=10, kind=FORK)
 
 
 def one_fork_at_a_time(fork_id: str) -> Note:
-    return Note(
-        f"Fork {short_id(fork_id)} is still running: one fork at a time.", "Fork", "warning"
-    )
+    text = f"Fork {short_id(fork_id)} is still running: one fork at a time."
+    return Note(text, "Fork", "warning", kind=FORK)
 
 
 def no_parent(row: RunRow | None) -> Note:

@@ -26,6 +26,12 @@ class Note:
     severity: Severity = "information"
     timeout: float | None = None
     bell: bool = False  # ring the terminal's bell too (a person is needed)
+    # What the note is news of: a newer note of its kind takes its place (`tui.shown_notes`).
+    kind: str | None = None
+
+
+# The kinds of notes (`Note.kind`).
+RESUME, DECISION, APPROVAL, FORK, SOURCE = "resume", "decision", "approval", "fork", "source"
 
 
 def tool_names(names: Iterable[str]) -> str:
@@ -41,19 +47,20 @@ def tool_names(names: Iterable[str]) -> str:
 def cannot_resume(row: RunRow | None) -> Note | None:
     """Why the selected run cannot be resumed at all, or None."""
     if row is None:
-        return Note("No run selected.", severity="warning")
+        return Note("No run selected.", severity="warning", kind=RESUME)
     short = short_id(row.run_id)
     if row.status == COMPLETED:
-        return Note(f"Run {short} is already completed.", severity="warning")
+        return Note(f"Run {short} is already completed.", severity="warning", kind=RESUME)
     if row.status == UNREADABLE:
         why = literal_line(row.error or "?", 200)
-        return Note(f"Run {short} cannot be resumed: it is unreadable ({why}).", severity="error")
+        text = f"Run {short} cannot be resumed: it is unreadable ({why})."
+        return Note(text, severity="error", kind=RESUME)
     return None
 
 
 def no_agent(hint: str) -> Note:
     """No agent given may resume the run (`AgentSet.missing_hint` says how to give one)."""
-    return Note(literal_line(hint, 500), severity="warning", timeout=8)
+    return Note(literal_line(hint, 500), severity="warning", timeout=8, kind=RESUME)
 
 
 def one_at_a_time(run_id: str, resuming: str, stopping: str | None) -> Note:
@@ -66,10 +73,10 @@ def one_at_a_time(run_id: str, resuming: str, stopping: str | None) -> Note:
     else:
         doing = "is stopping" if stopping is not None else "is being resumed: x stops it"
         text = f"Only one resume runs at a time: {short} {doing}."
-    return Note(text, severity="warning")
+    return Note(text, severity="warning", kind=RESUME)
 
 
-NOTHING_TO_STOP = Note("No resume is running: x stops a resume started here with r.")
+NOTHING_TO_STOP = Note("No resume is running: x stops a resume started here with r.", kind=RESUME)
 
 
 # -- stopping ----------------------------------------------------------------------------------
@@ -94,7 +101,7 @@ def waiting(run_id: str, waiting_for: Collection[str], quitting: bool) -> Note:
     """The stopping run waits for these tools' threads (said once for a burst)."""
     short, reason = short_id(run_id), stopping_reason(waiting_for)
     if not quitting:
-        return Note(reason, title=f"Run {short}", severity="warning", timeout=10)
+        return Note(reason, title=f"Run {short}", severity="warning", timeout=10, kind=RESUME)
     names = tool_names(waiting_for)
     return Note(
         f"Quitting once the resume of {short} has stopped: {reason}. q again quits at "
@@ -102,7 +109,8 @@ def waiting(run_id: str, waiting_for: Collection[str], quitting: bool) -> Note:
         "the next resume.",
         title="Quitting",
         severity="warning",
-        timeout=30,
+        timeout=10,
+        kind=RESUME,
     )
 
 
@@ -130,7 +138,7 @@ def stopped(run_id: str, waiting_for: Mapping[str, str], recorded: Collection[st
     short = short_id(run_id)
     if not waiting_for:
         text = f"Stopped resuming {short}: it is left interrupted, r resumes it."
-        return Note(text, severity="warning", timeout=10)
+        return Note(text, severity="warning", timeout=10, kind=RESUME)
     names = tool_names(waiting_for.values())
     if set(waiting_for) <= set(recorded):
         done = (
@@ -140,7 +148,7 @@ def stopped(run_id: str, waiting_for: Mapping[str, str], recorded: Collection[st
     else:
         done = f"{names} finished, but its result could not be recorded (see the log)"
     text = f"Stopped resuming {short}: {done}. It is left interrupted, r resumes it."
-    return Note(text, severity="warning", timeout=10)
+    return Note(text, severity="warning", timeout=10, kind=RESUME)
 
 
 def finished(run_id: str, status: str, output: str | None, error: str | None) -> Note | None:
@@ -151,13 +159,14 @@ def finished(run_id: str, status: str, output: str | None, error: str | None) ->
         return None
     if status == COMPLETED:
         text = f"Run {short} completed: {literal_line(output or '', 300)}"
-        return Note(text, title="Resumed", timeout=8)
+        return Note(text, title="Resumed", timeout=8, kind=RESUME)
     why = literal_line(error or "no error recorded", 400)
     return Note(
         f"Run {short} ended {status}: {why}. It stays resumable: r tries again.",
         title="Resume did not finish",
         severity="error",
         timeout=10,
+        kind=RESUME,
     )
 
 
@@ -171,7 +180,7 @@ def unsaved(run_id: str, status: str, failures: int) -> Note:
         "may not be resumable from its file.",
         title="Events not saved",
         severity="error",
-        timeout=15,
+        timeout=10,
     )
 
 
@@ -185,7 +194,7 @@ def locked(run_id: str, pid: int | None, host: str | None = None) -> Note:
     if host:
         holder += f" on {literal_line(host, 100)}"
     text = f"Run {short_id(run_id)} is locked by {holder}: it is being run or resumed there."
-    return Note(text, severity="error", timeout=8)
+    return Note(text, severity="error", timeout=8, kind=RESUME)
 
 
 def nothing_to_resume(run_id: str, reason: str) -> Note:
@@ -193,19 +202,19 @@ def nothing_to_resume(run_id: str, reason: str) -> Note:
         f"Nothing to resume in {short_id(run_id)}: no prompt recorded "
         f"({literal_line(reason, 200)})."
     )
-    return Note(text, severity="warning", timeout=8)
+    return Note(text, severity="warning", timeout=8, kind=RESUME)
 
 
 def gone(run_id: str, where: str) -> Note:
     text = f"Run {short_id(run_id)} is gone: its file left {literal_line(where, 200)}."
-    return Note(text, severity="error", timeout=8)
+    return Note(text, severity="error", timeout=8, kind=RESUME)
 
 
 def failed(run_id: str, exc: BaseException) -> Note:
     text = (
         f"Resuming {short_id(run_id)} failed: {type(exc).__name__}: {literal_line(str(exc), 400)}"
     )
-    return Note(text, severity="error", timeout=8)
+    return Note(text, severity="error", timeout=8, kind=RESUME)
 
 
 # -- deleting ----------------------------------------------------------------------------------
@@ -222,14 +231,14 @@ def not_deleted(run_id: str, why: str) -> Note:
 
 def stopped_watching(where: str, exc: BaseException) -> Note:
     text = f"Stopped watching {literal_line(where)}: {literal_line(str(exc), 300)}"
-    return Note(text, severity="error")
+    return Note(text, severity="error", timeout=10, kind=SOURCE)
 
 
 def reloaded(label: str, added: int, changed: int, removed: int) -> Note:
     """ctrl+r: what the reload found."""
     counts = ((added, "new"), (changed, "changed"), (removed, "gone"))
     said = ", ".join(f"{n} {what}" for n, what in counts if n) or "nothing changed"
-    return Note(f"Reloaded {literal_line(label)}: {said}.", timeout=3)
+    return Note(f"Reloaded {literal_line(label)}: {said}.", timeout=3, kind=SOURCE)
 
 
 def nothing_left(where: str) -> str:
@@ -241,11 +250,11 @@ def nothing_left(where: str) -> str:
 
 
 def source_gone(where: str) -> Note:
-    return Note(f"{literal_line(where)} was deleted.", severity="warning")
+    return Note(f"{literal_line(where)} was deleted.", severity="warning", kind=SOURCE)
 
 
 def source_back(where: str) -> Note:
-    return Note(f"{literal_line(where)} is back.", timeout=4)
+    return Note(f"{literal_line(where)} is back.", timeout=4, kind=SOURCE)
 
 
 def source_unreadable(where: str, error: str) -> Note:
@@ -255,7 +264,7 @@ def source_unreadable(where: str, error: str) -> Note:
         f"Cannot read {literal_line(where)}: {literal_line(error, 300)}. The list shows what "
         "was read until now; it catches up once the store answers again."
     )
-    return Note(text, severity="warning", timeout=10)
+    return Note(text, severity="warning", timeout=10, kind=SOURCE)
 
 
 def index_not_saved(where: str, exc: Exception) -> Note:
@@ -270,7 +279,8 @@ def index_not_saved(where: str, exc: Exception) -> Note:
 
 
 def source_readable(where: str) -> Note:
-    return Note(f"{literal_line(where)} answers again: the list has caught up.", timeout=4)
+    text = f"{literal_line(where)} answers again: the list has caught up."
+    return Note(text, timeout=4, kind=SOURCE)
 
 
 # -- approval ----------------------------------------------------------------------------------
@@ -281,7 +291,9 @@ HOW_TO_DECIDE = "select it and press enter: a approves, e edits, n rejects"
 def awaiting(run_id: str, names: Iterable[str]) -> Note:
     """A run has just started waiting for a person (said once per pause, with the bell)."""
     text = f"Run {short_id(run_id)} awaits approval of {tool_names(names)}: {HOW_TO_DECIDE}."
-    return Note(text, title="Approval needed", severity="warning", timeout=20, bell=True)
+    return Note(
+        text, title="Approval needed", severity="warning", timeout=10, bell=True, kind=APPROVAL
+    )
 
 
 def waits_for_approval(run_id: str, names: Iterable[str]) -> Note:
@@ -290,7 +302,7 @@ def waits_for_approval(run_id: str, names: Iterable[str]) -> Note:
         f"Run {short_id(run_id)} cannot go on yet: {tool_names(names)} waits for approval; "
         f"{HOW_TO_DECIDE}."
     )
-    return Note(text, severity="warning", timeout=10)
+    return Note(text, severity="warning", timeout=10, kind=RESUME)
 
 
 def decided(run_id: str, made: list[Decision], left: int, then: str) -> Note:
@@ -310,7 +322,7 @@ def decided(run_id: str, made: list[Decision], left: int, then: str) -> Note:
         text += f". {left} call{'s' if left != 1 else ''} still wait{'s' if left == 1 else ''}."
     else:
         text += f". {then}"
-    return Note(text, title="Decision recorded", timeout=12 if left else 20)
+    return Note(text, title="Decision recorded", timeout=8 if left else 10, kind=DECISION)
 
 
 def resuming_after_approval() -> str:
@@ -329,7 +341,7 @@ def continue_elsewhere(run_id: str, why: str) -> str:
 def not_recorded(exc: BaseException) -> Note:
     """A decision refused (already decided, timed out, locked, gone): the error, quoted."""
     text = f"Not recorded: {literal_line(str(exc), 500)}"
-    return Note(text, title="Decision refused", severity="error", timeout=15)
+    return Note(text, title="Decision refused", severity="error", timeout=10, kind=DECISION)
 
 
 def deciding_failed(run_id: str, exc: BaseException) -> Note:
@@ -338,10 +350,11 @@ def deciding_failed(run_id: str, exc: BaseException) -> Note:
         f"Deciding on run {short_id(run_id)} failed: {type(exc).__name__}: "
         f"{literal_line(str(exc), 400)}. The run's log shows what was recorded."
     )
-    return Note(text, title="Decision failed", severity="error", timeout=15)
+    return Note(text, title="Decision failed", severity="error", timeout=10, kind=DECISION)
 
 
 def not_waiting(name: str, call_id: str, why: str) -> Note:
     """`e` or `n` on a call that no longer waits (`why`: decided by whom, timed out)."""
     call = f"{literal_line(name, 60)} ({literal_line(call_id, 60)})"
-    return Note(f"{call} does not wait for a decision: {why}.", severity="warning", timeout=10)
+    text = f"{call} does not wait for a decision: {why}."
+    return Note(text, severity="warning", timeout=8, kind=DECISION)
