@@ -23,6 +23,7 @@ from tests.app_support import (
 )
 from tests.test_runs_index import write_big_log
 from tui.app import RunsApp
+from tui.text.event_value import COPY_LIMIT
 from tui.widgets.raw_event import RawEventScreen
 from tui.widgets.timeline import MATCH_STYLE
 from tui.widgets.timeline_search import SEARCH
@@ -317,6 +318,23 @@ async def test_y_copies_the_events_value_and_says_what_it_copied(tmp_path: Path)
         await pilot.press("enter", "y")
         assert app.clipboard == result.encode("utf-8", "replace").decode("utf-8")
         assert notifications(app)[-1].endswith("[bold]files[/bold] \\udcff.txt␛[2J")
+
+
+async def test_y_on_a_huge_value_copies_its_beginning_and_says_so(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    result = "".join(f"{i:09d}\n" for i in range(30_000))  # 300,000 characters
+    line = json.dumps({"type": "tool_result", "name": "dump", "result": result})
+    (runs / "huge.jsonl").write_text(line + "\n")
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter", "y")
+        assert app.clipboard == result[:COPY_LIMIT] and COPY_LIMIT == 100_000
+        assert notifications(app)[-1].startswith(
+            "Copied the first 100,000 of the 300,000 characters of the tool result (the "
+            "clipboard takes no more through the terminal; w writes the whole run to a file): "
+            "000000000⏎000000001⏎"
+        )
 
 
 async def test_a_run_named_on_the_command_line_opens_selected_and_focused(tmp_path: Path) -> None:

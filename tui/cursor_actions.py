@@ -76,7 +76,10 @@ class CursorActions(_Base):
         if (at := self._event_at_cursor()) is not None:
             copied = copy_value(*at)
             self.copy_to_clipboard(copied.clipboard)
-            self.tell(copied.notice, timeout=4)
+            if copied.cut:  # not all of it: said louder
+                self.tell(copied.notice, severity="warning", timeout=8)
+            else:
+                self.tell(copied.notice, timeout=4)
 
     def _event_at_cursor(self) -> tuple[RunEvents, int] | None:
         """The open run and the line its timeline highlights (else why there is none)."""

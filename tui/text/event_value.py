@@ -14,6 +14,10 @@ from agentor.literal import literal_line
 
 from ..data.source import RunEvents
 
+# `y` copies this many characters at most: the clipboard is reached through the terminal (OSC 52,
+# the text base64-encoded in one escape sequence), which many terminals cap or choke on, and
+# 50 MB sent that way blocks the screen.
+COPY_LIMIT = 100_000
 # `v` shows this many characters of a section at most (a 10 MB line would take seconds to
 # lay out); a note says how much more there is.
 RAW_LIMIT = 200_000
@@ -62,14 +66,26 @@ class Copied:
     text: str
 
     @property
+    def cut(self) -> bool:
+        return len(self.text) > COPY_LIMIT
+
+    @property
     def clipboard(self) -> str:
-        """The text as the clipboard takes it (UTF-8): a lone surrogate (a non-UTF-8 file
-        name in a result) is replaced rather than make the copy fail."""
-        return self.text.encode("utf-8", "replace").decode("utf-8")
+        """The text as the clipboard takes it (UTF-8), its first COPY_LIMIT characters at most:
+        a lone surrogate (a non-UTF-8 file name in a result) is replaced rather than make the
+        copy fail."""
+        return self.text[:COPY_LIMIT].encode("utf-8", "replace").decode("utf-8")
 
     @property
     def notice(self) -> str:
-        chars = f"{len(self.text):,} character{'s' if len(self.text) != 1 else ''}"
+        n = len(self.text)
+        if self.cut:
+            return (
+                f"Copied the first {COPY_LIMIT:,} of the {n:,} characters of the {self.what} "
+                "(the clipboard takes no more through the terminal; w writes the whole run to "
+                f"a file): {literal_line(self.text, 80)}"
+            )
+        chars = f"{n:,} character{'s' if n != 1 else ''}"
         return f"Copied the {self.what} ({chars}): {literal_line(self.text, 80)}"
 
 
