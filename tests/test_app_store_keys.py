@@ -110,6 +110,23 @@ async def test_the_cost_column_shows_known_unknown_and_partly_known_costs(runs: 
         assert str(app.runs_pane.border_subtitle) == "filter: local · cost –"
 
 
+async def test_the_tokens_column_writes_every_count_of_a_thousand_and_more_alike(
+    tmp_path: Path,
+) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for run_id, total in (("big", 48_912), ("mid", 8965), ("small", 950)):
+        usage = {"input_tokens": total - 100, "output_tokens": 100, "total_tokens": total}
+        write_log(runs, run_id, run_events(f"{run_id} run", "gpt-4o-mini", [usage]))
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await priced(pilot)
+        # turns, tools, tokens, then the cost
+        assert re.search(r" 1 +0 +48\.9k +\$", line_of(app, "big"))
+        assert re.search(r" 1 +0 +9\.0k +\$", line_of(app, "mid"))  # not "8965" by "48.9k"
+        assert re.search(r" 1 +0 +950 +\$", line_of(app, "small"))
+
+
 async def test_the_timeline_prices_each_generation_and_the_detail_totals_the_run(
     runs: Path,
 ) -> None:
@@ -117,7 +134,7 @@ async def test_the_timeline_prices_each_generation_and_the_detail_totals_the_run
     async with app.run_test(size=SIZE) as pilot:
         await open_list(pilot, "partial")
         screen = screen_text(app)
-        assert "turn 1  1000→100 tok · $0.00021" in screen
+        assert "turn 1  1.0k→100 tok · $0.00021" in screen
         assert "turn 2 · –" in screen  # no usage recorded: unknown, not $0
         await pilot.press("enter", "home")
         await pilot.pause()
@@ -473,14 +490,14 @@ async def test_s_shows_runs_tokens_and_cost_of_the_runs_shown(runs: Path) -> Non
         await pilot.pause()
         assert isinstance(app.screen, StatsScreen)
         text = screen_text(app)
-        assert "4 runs · 3300 tokens · cost ≥$0.00042" in text
-        assert "│ 2025-05-01 │    4 │   3300 │ ≥$0.00042 │ ██████████████████████████████ │" in text
-        assert "│ gpt-4o-mini  │    3 │   2200 │ ≥$0.00042 │" in text
-        assert "│ my-local-llm │    1 │   1100 │         – │" in text  # unknown, not $0
+        assert "4 runs · 3.3k tokens · cost ≥$0.00042" in text
+        assert "│ 2025-05-01 │    4 │   3.3k │ ≥$0.00042 │ ██████████████████████████████ │" in text
+        assert "│ gpt-4o-mini  │    3 │   2.2k │ ≥$0.00042 │" in text
+        assert "│ my-local-llm │    1 │   1.1k │         – │" in text  # unknown, not $0
         await pilot.press("escape", "slash", *"Half", "enter", "S")
         await pilot.pause()
         text = screen_text(app)
-        assert "1 shown of 4 runs" in text and "1 run · 1100 tokens · cost ≥$0.00021" in text
+        assert "1 shown of 4 runs" in text and "1 run · 1.1k tokens · cost ≥$0.00021" in text
 
 
 async def test_a_store_without_pins_or_deletion_says_so_and_changes_nothing(runs: Path) -> None:

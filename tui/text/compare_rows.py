@@ -40,7 +40,7 @@ from agentor.engine.compare import (
 from agentor.literal import literal_line
 
 from ..data.whole_run import WholeRun
-from .formatting import count, duration
+from .formatting import duration, token_count
 from .styles import ERROR_STYLE, STATUS_STYLES
 from .timeline_line import LINE_LIMIT, call_line, content_text, value_line
 
@@ -152,7 +152,7 @@ def _turn_head(t: Turn | None) -> Text:
     if t.model:
         out.append(f" · {literal_line(t.model, 40)}", "dim")
     if t.usage is not None:
-        out.append(f" · {count(t.usage.total_tokens)} tok", "dim")
+        out.append(f" · {token_count(t.usage.total_tokens)} tok", "dim")
     if t.duration is not None:
         out.append(f" · {duration(t.duration)}", "dim")
     return out

@@ -86,7 +86,17 @@ def offset(seconds: float | None) -> str:
 
 def count(n: int) -> str:
     """A count in at most 5 cells: `"950"`, `"9999"`, `"12.3k"`, `"123k"`, `"1.2M"`."""
-    if n < 10_000:
+    return _compact(n, 10_000)
+
+
+def token_count(n: int) -> str:
+    """A number of tokens, in one format from a thousand on (a column of them reads at a
+    glance, "9.0k" beside "48.9k"): `"950"`, `"9.0k"`, `"48.9k"`, `"123k"`, `"1.2M"`."""
+    return _compact(n, 1000)
+
+
+def _compact(n: int, whole_below: int) -> str:
+    if n < whole_below:
         return str(n)
     value = float(n)
     for unit in "kMGTPE":

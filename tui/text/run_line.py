@@ -20,7 +20,7 @@ from agentor.literal import literal_line
 from agentor.ops.pricing import format_cost
 
 from ..data.runrow import RunRow
-from .formatting import count, duration, relative_time, short_id
+from .formatting import count, duration, relative_time, short_id, token_count
 from .styles import FORK_MARK, FORK_STYLE, STATUS_STYLES
 
 Column = tuple[str, int, bool]  # title, width, right-aligned
@@ -133,7 +133,7 @@ def cells(
         "took": (took(row, now), partial),
         "turns": ("…" if partial else count(s.turns), partial),
         "tools": ("…" if partial else count(s.tool_calls), partial),
-        "tokens": ("…" if partial else count(s.usage.total_tokens), partial),
+        "tokens": ("…" if partial else token_count(s.usage.total_tokens), partial),
         "cost": cost_cell(row),
     }
     return out

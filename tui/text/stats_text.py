@@ -21,7 +21,7 @@ from agentor.literal import literal_line
 from agentor.ops.pricing import RunCost, format_cost
 
 from ..data.runrow import RunRow
-from .formatting import count
+from .formatting import count, token_count
 
 BAR_WIDTH = 30
 EIGHTHS = " ▏▎▍▌▋▊▉"
@@ -98,7 +98,7 @@ def _table(title: str, first: str, groups: dict[str, Tally], chart: bool) -> Tab
         table.add_column("runs a day", no_wrap=True, style="cyan")
     most = max((t.runs for t in groups.values()), default=0)
     for name, t in groups.items():
-        tokens = count(t.tokens) + ("+" if t.pending else "")
+        tokens = token_count(t.tokens) + ("+" if t.pending else "")
         cells = [Text(name), str(t.runs), tokens, t.cost_text()]
         table.add_row(*cells, *([bar(t.runs, most)] if chart else []))
     return table
@@ -114,7 +114,7 @@ def stats(rows: Sequence[RunRow], described: str) -> Group:
     models = dict(sorted(tallies(rows, model_of).items(), key=lambda kv: -kv[1].runs))
     head = Text()
     head.append(literal_line(described, 200), "bold")
-    head.append(f"\n{_runs(total.runs)} · {count(total.tokens)} tokens · cost ")
+    head.append(f"\n{_runs(total.runs)} · {token_count(total.tokens)} tokens · cost ")
     head.append(total.cost_text())
     if total.pending:
         head.append(f"\n{_runs(total.pending)} not read whole or priced yet: ", "dim")

@@ -31,7 +31,7 @@ from agentor.engine.statuses import FAILED
 from agentor.literal import literal_line
 
 from .arg_edit import args_diff
-from .formatting import clock_time, count
+from .formatting import clock_time, token_count
 from .styles import DECISION_STYLES, ERROR_STYLE, STATUS_STYLES
 
 LINE_LIMIT = 160
@@ -101,7 +101,7 @@ def content_text(content: Any) -> str:
 def _tokens(e: Event) -> str:
     if e.usage is None:
         return ""
-    return f"{count(e.usage.input_tokens)}→{count(e.usage.output_tokens)} tok"
+    return f"{token_count(e.usage.input_tokens)}→{token_count(e.usage.output_tokens)} tok"
 
 
 def _generation(out: Text, e: Event, cost: str) -> None:
