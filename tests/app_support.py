@@ -72,9 +72,9 @@ class OneAgent(AgentSet):
     def __init__(self, agent: Agentor | None, any_agent: bool = False) -> None:
         super().__init__([agent] if agent is not None else [], any_agent)
 
-    def missing_hint(self, agent_name: str | None) -> str:
+    def missing_hint(self, agent_name: str | None, doing: str = "resume") -> str:
         if self.agents:
-            return super().missing_hint(agent_name)
+            return super().missing_hint(agent_name, doing)
         return f"No agent for {agent_name!r}: pass --agent path/to/file.py:name"
 
 

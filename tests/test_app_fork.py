@@ -193,6 +193,25 @@ async def test_F_without_an_agent_explains_and_shows_the_command(tmp_path: Path)
     assert sorted(p.name for p in runs.iterdir()) == before  # nothing written
 
 
+async def test_F_with_an_agent_of_another_name_says_how_to_fork_with_it(tmp_path: Path) -> None:
+    runs, _, w, parent = await weather_runs(tmp_path)
+    other = w.agent.clone(name="Other Agent")
+    app = app_for(runs, agents=OneAgent(other))
+    async with app.run_test(size=SIZE) as pilot:
+        await open_at(pilot, app, parent, 2)
+        await pilot.press("F")
+        await pilot.pause()
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        said = app.screen.query_one("#fork-status", Static).content.plain
+        assert (
+            f"This fork needs an agent to run it: this run was written by {w.agent.name}; "
+            "--agent gives Other Agent (start agentor-tui with --any-agent to fork it with "
+            "that agent anyway)."
+        ) in " ".join(said.split())
+        assert "resume" not in said
+
+
 async def test_F_at_a_generation_with_another_model_over_http(tmp_path: Path) -> None:
     """The real openai client against the fake server: the model chosen from the models seen
     in the store is the one asked, with the message added; nothing recorded runs again."""

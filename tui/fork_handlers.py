@@ -93,7 +93,7 @@ class ForkHandlers(_Base):
         name = row.summary.agent if row is not None and row.summary is not None else None
         if self.forker.agent_for(name) is not None:
             return None
-        hint = self.forker.agents.missing_hint(name)
+        hint = self.forker.agents.missing_hint(name, "fork")
         return fork_text.no_agent_text(request, hint, _store_args(self.source))
 
     def _fork_asked(self, request: ForkRequest | None) -> None:

@@ -67,18 +67,18 @@ class AgentSet:
             bound = self._bound[key] = agent.clone(store=store)
         return bound
 
-    def missing_hint(self, agent_name: str | None) -> str:
-        """One line saying how to give the agent a run needs."""
+    def missing_hint(self, agent_name: str | None, doing: str = "resume") -> str:
+        """One line saying how to give the agent a run needs to `doing` it ("resume", "fork")."""
         run_agent = f"agent {agent_name!r}" if agent_name else "an agent"
         if not self.agents:
             return (
-                f"no agent to resume with: this run needs {run_agent}; start agentor-tui "
+                f"no agent to {doing} with: this run needs {run_agent}; start agentor-tui "
                 "with --agent path/to/file.py:name (or package.module:name)"
             )
         if len(self.agents) == 1:
             return (
                 f"this run was written by {agent_name}; --agent gives {self.agents[0].name} "
-                "(start agentor-tui with --any-agent to resume it with that agent anyway)"
+                f"(start agentor-tui with --any-agent to {doing} it with that agent anyway)"
             )
         loaded = ", ".join(repr(n) for n in self.names)
         return (
