@@ -276,6 +276,52 @@ def test_an_undecided_call_past_its_deadline_counts_as_rejected_at_resume(tmp_pa
     assert answer.error.startswith("rejected by timeout: timed out: no decision by ")
 
 
+def test_approving_every_call_after_one_deadline_passed_leaves_that_call_rejected(
+    tmp_path: Path,
+) -> None:
+    # Two gated calls asked at once, with deadlines of their own: approving "every pending
+    # call" once the first deadline has passed approves the other only; the late one counts
+    # as rejected and never runs.
+    store, ran = FileStore(tmp_path), []
+
+    @function_tool(needs_approval=True, approval_timeout=timedelta(milliseconds=100))
+    def book_hotel(city: str) -> str:
+        """Book a hotel room."""
+        ran.append(("book_hotel", city))
+        return f"Booked a room in {city}."
+
+    @function_tool(needs_approval=True, approval_timeout=timedelta(hours=1))
+    def book_car(city: str) -> str:
+        """Book a car."""
+        ran.append(("book_car", city))
+        return f"Booked a car in {city}."
+
+    model = ScriptedModel(
+        lambda messages: summary(messages)
+        if messages[-1]["role"] == "tool"
+        else model.calls(("book_hotel", {"city": "Rome"}), ("book_car", {"city": "Rome"}))
+    )
+    agent = Agentor("Travel Agent", model=model, tools=[book_hotel, book_car], store=store)
+    first = agent.run(PROMPT)
+    hotel, car = first.pending
+    assert (hotel.name, car.name) == ("book_hotel", "book_car")
+    assert hotel.deadline is not None and car.deadline is not None
+    assert hotel.deadline < car.deadline
+    time.sleep(max(0.0, hotel.deadline - time.time()) + 0.01)  # the deadline is the condition
+
+    made = approve(store, first.run_id, by="alice")  # every pending call
+    result = agent.resume(first.run_id)
+
+    assert [(d.name, d.decision) for d in made] == [("book_car", APPROVED)]
+    assert result.status == COMPLETED
+    assert ran == [("book_car", "Rome")], "the call past its deadline ran"
+    events = store.load(first.run_id)
+    decided = {e.name: (e.decision, e.by) for e in events if e.type == APPROVAL}
+    assert decided == {"book_car": (APPROVED, "alice"), "book_hotel": (REJECTED, "timeout")}
+    answer = next(e for e in events if e.type == "tool_result" and e.name == "book_hotel")
+    assert answer.error.startswith("rejected by timeout: timed out: no decision by ")
+
+
 def test_a_tools_own_timeout_wins_over_the_agents() -> None:
     travel = Travel(MemoryStore(), approval_timeout=timedelta(hours=1))
     [pending] = travel.agent.run(PROMPT).pending
