@@ -4,6 +4,7 @@ resume, aresume, and the stores a run can be given."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -516,23 +517,58 @@ async def test_streamed_tool_calls_without_an_index_are_assembled_in_order() -> 
 
 
 class GatedStore(FileStore):
-    """Holds the save of a tool result at the gate, before it reaches the store's mutex."""
+    """Holds the save of a `holds` event (a tool result) at the gate, before it reaches the
+    store's mutex; `order` says when that save landed and when the run was let go."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, holds: str = "tool_result") -> None:
         super().__init__(directory)
+        self.holds = holds
         self.waiting = threading.Event()
         self.gate = threading.Event()
+        self.order: list[str] = []
 
     def append_many(self, run_id, events) -> None:
         events = list(events)
-        if any(e.type == "tool_result" for e in events):
+        held = any(e.type == self.holds for e in events)
+        if held:
             self.waiting.set()
             self.gate.wait(10)
         super().append_many(run_id, events)
+        if held:
+            self.order.append(f"{self.holds} saved")
+
+    @contextlib.contextmanager
+    def lock(self, run_id: str):
+        with super().lock(run_id):
+            yield
+        self.order.append("let go")
+
+
+async def unwound_or_done(task: asyncio.Future, unwound: asyncio.Event) -> None:
+    """Until the cancelled run waits for its saves (`Recorder.drain`) or has ended."""
+    waiting = asyncio.ensure_future(unwound.wait())
+    try:
+        await asyncio.wait({task, waiting}, timeout=30, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiting.cancel()
+
+
+@pytest.fixture
+def unwound(monkeypatch: pytest.MonkeyPatch) -> asyncio.Event:
+    """Set once a run has done all it does before waiting for its saves still under way."""
+    reached = asyncio.Event()
+    drain = Recorder.drain
+
+    async def observed_drain(self: Recorder, timeout: float = 10.0) -> None:
+        reached.set()
+        await drain(self, timeout)
+
+    monkeypatch.setattr(Recorder, "drain", observed_drain)
+    return reached
 
 
 async def test_a_cancelled_run_finishes_its_save_before_it_lets_go_of_the_run(
-    tmp_path: Path, fake_openai: FakeOpenAI, weather_agent: WeatherAgents
+    tmp_path: Path, fake_openai: FakeOpenAI, weather_agent: WeatherAgents, unwound: asyncio.Event
 ) -> None:
     # Cancelled (the TUI's x, an abandoned stream, ^C) while a save is on its way: the save
     # lands while the run is still held, never after another process may have taken it, and
@@ -543,10 +579,12 @@ async def test_a_cancelled_run_finishes_its_save_before_it_lets_go_of_the_run(
     assert await asyncio.to_thread(store.waiting.wait, 10)
     run_id = store.list_runs()[0]
     task.cancel()
-    asyncio.get_running_loop().call_later(0.2, store.gate.set)
+    await unwound_or_done(task, unwound)  # the save is opened only once the run stopped
+    store.gate.set()
     with pytest.raises(asyncio.CancelledError):
         await task
 
+    assert store.order == ["tool_result saved", "let go"]
     assert log_types(store.path(run_id)) == FULL_RUN[:4]
     assert not store.is_locked(run_id)
     result = await weather_agent(store=FileStore(tmp_path)).aresume(run_id)
@@ -563,20 +601,12 @@ REFUSED_OR_RESUMED = CHILD_AGENT + (
 
 
 async def test_a_cancelled_run_is_held_until_its_pending_save_is_on_disk(
-    children: Children, weather_agent: WeatherAgents, monkeypatch: pytest.MonkeyPatch
+    children: Children, weather_agent: WeatherAgents, unwound: asyncio.Event
 ) -> None:
     # The write must land while the run is still held: had the run let go first, another
     # process could take the run and append beside the late write (the README's promise).
     runs = children.runs_dir
     store = GatedStore(runs)
-    unwound = asyncio.Event()  # the run has done all it does before waiting for its saves
-    drain = Recorder.drain
-
-    async def observed_drain(self: Recorder, timeout: float = 10.0) -> None:
-        unwound.set()
-        await drain(self, timeout)
-
-    monkeypatch.setattr(Recorder, "drain", observed_drain)
     task = asyncio.create_task(weather_agent(store=store).arun("What is the weather in Oslo?"))
     assert await asyncio.to_thread(store.waiting.wait, 10)  # the tool_result's save is pending
     run_id = store.list_runs()[0]
@@ -598,3 +628,47 @@ async def test_a_cancelled_run_is_held_until_its_pending_save_is_on_disk(
     child = await asyncio.to_thread(children.run, REFUSED_OR_RESUMED, RUN_ID=run_id)
     assert child.stdout.splitlines() == ["resumed: completed"]
     assert weather_agent.executed == ["Oslo"] and counted(children.count_file) == []
+
+
+async def test_a_cancelled_resume_is_held_until_its_pending_save_is_on_disk(
+    tmp_path: Path, weather_agent: WeatherAgents, unwound: asyncio.Event
+) -> None:
+    # As for a fresh run: a resume cancelled (the TUI's x, ^C) while its tool result is being
+    # saved lets go of the run only once that save has landed.
+    first = await weather_agent(store=FileStore(tmp_path)).arun("What is the weather in Oslo?")
+    path = tmp_path / f"{first.run_id}.jsonl"
+    path.write_bytes(b"".join(path.read_bytes().splitlines(keepends=True)[:3]))  # no result
+    store = GatedStore(tmp_path)
+    task = asyncio.create_task(weather_agent(store=store).aresume(first.run_id))
+    assert await asyncio.to_thread(store.waiting.wait, 10)  # the tool_result's save is pending
+    task.cancel()
+    await unwound_or_done(task, unwound)
+    assert not task.done(), "the resume ended with its save still under way"
+    assert store.is_locked(first.run_id) and store.order == []
+    store.gate.set()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert store.order == ["tool_result saved", "let go"]
+    resumed = log_types(path)[3:]
+    assert resumed[0] == "run_start" and resumed[-1] == "tool_result"  # kept, and last
+
+
+async def test_an_abandoned_stream_of_a_resume_holds_the_run_until_its_pending_save_is_on_disk(
+    tmp_path: Path, weather_agent: WeatherAgents, unwound: asyncio.Event
+) -> None:
+    first = await weather_agent(store=FileStore(tmp_path)).arun("What is the weather in Oslo?")
+    crash_after_tool_result(tmp_path / f"{first.run_id}.jsonl")
+    store = GatedStore(tmp_path, holds="generation")  # the reply's save (with its run_start)
+    stream = weather_agent(store=store).stream_resume(first.run_id)
+    first_event = await anext(stream)
+    assert first_event.type == "text_delta"  # streamed before the reply is saved
+    assert await asyncio.to_thread(store.waiting.wait, 10)
+    closing = asyncio.ensure_future(stream.aclose())  # the reader walks away
+    await unwound_or_done(closing, unwound)
+    assert not closing.done(), "the stream was closed with its run's save still under way"
+    assert store.is_locked(first.run_id) and store.order == []
+    store.gate.set()
+    await closing
+    assert store.order == ["generation saved", "let go"]
+    path = tmp_path / f"{first.run_id}.jsonl"
+    assert log_types(path) == [*FULL_RUN[:4], "run_start", "generation"]

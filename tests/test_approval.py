@@ -297,9 +297,11 @@ def test_approving_every_call_after_one_deadline_passed_leaves_that_call_rejecte
         return f"Booked a car in {city}."
 
     model = ScriptedModel(
-        lambda messages: summary(messages)
-        if messages[-1]["role"] == "tool"
-        else model.calls(("book_hotel", {"city": "Rome"}), ("book_car", {"city": "Rome"}))
+        lambda messages: (
+            summary(messages)
+            if messages[-1]["role"] == "tool"
+            else model.calls(("book_hotel", {"city": "Rome"}), ("book_car", {"city": "Rome"}))
+        )
     )
     agent = Agentor("Travel Agent", model=model, tools=[book_hotel, book_car], store=store)
     first = agent.run(PROMPT)
