@@ -21,8 +21,10 @@ import pytest
 
 from agentor import RunLockedError
 from agentor.engine.events import Event
+from agentor.engine.pg.dsn import KEEPALIVE_COUNT, KEEPALIVE_IDLE, KEEPALIVE_INTERVAL
 from agentor.engine.store import RunLostError
 from tests.conftest import FULL_RUN, ROOT, Children, WeatherAgents, counted, wait_for
+from tests.netsplit import blackholed
 from tests.openai_server import FakeOpenAI
 from tests.pg_support import PgStores
 
@@ -131,22 +133,41 @@ def test_a_writer_that_does_not_hold_the_run_is_refused_while_another_holds_it(
 def test_the_server_watches_the_lock_session_so_a_vanished_host_frees_its_runs(
     pg_stores: PgStores,
 ) -> None:
-    # A host that vanishes sends no FIN: the server finds out by TCP keepalives, which it
-    # sends on the lock session every few seconds (the default is two hours).
-    store = pg_stores()
-    with store.lock(RUN):
-        lock_session = store._holds._session_conn()
-        settings = [
-            lock_session.execute(f"SHOW tcp_keepalives_{name}").fetchone()[0]
-            for name in ("idle", "interval", "count")
-        ]
-    assert [int(v) for v in settings] == [5, 2, 3]
+    # A host that vanishes sends no FIN: its lock session just goes silent. The server finds
+    # out by the TCP keepalives it sends on that session (KEEPALIVE_IDLE s of silence, then
+    # KEEPALIVE_COUNT probes KEEPALIVE_INTERVAL s apart: 11 s; the default would be two
+    # hours), ends the session, and the run is free. Its holder cannot append any more.
+    stated = KEEPALIVE_IDLE + KEEPALIVE_COUNT * KEEPALIVE_INTERVAL
+    holder, viewer = pg_stores(), pg_stores()
+    with holder.lock(RUN):
+        holder.append(RUN, Event("message", text="before"))
+        lock_session = holder._holds._session_conn()
+        backend = lock_session.info.backend_pid
+        with blackholed(lock_session.fileno()):
+            vanished = time.monotonic()
+            # Silent, not closed: the server still holds the session, and the run with it.
+            assert viewer.is_locked(RUN)
+            assert pg_stores.sql("SELECT 1 FROM pg_stat_activity WHERE pid = %s", (backend,))
+            wait_for(
+                lambda: not viewer.is_locked(RUN),
+                timeout=stated + 10,  # kernel timers: late only by how slowly we look
+                what=f"the server to free the run of a vanished host (about {stated} s)",
+            )
+            took = time.monotonic() - vanished
+            assert took >= KEEPALIVE_IDLE, "freed before a keepalive could have told"
+            assert not pg_stores.sql("SELECT 1 FROM pg_stat_activity WHERE pid = %s", (backend,))
+            with viewer.lock(RUN):  # another process takes the run
+                viewer.append(RUN, Event("message", text="taken over"))
+            with pytest.raises(RunLostError):
+                holder.append(RUN, Event("message", text="late"))
+    assert texts(pg_stores()) == ["before", "taken over"]
 
 
 HOLDER = textwrap.dedent(
     """
     import os, sys, time
     from agentor.engine.events import Event
+from agentor.engine.pg.dsn import KEEPALIVE_COUNT, KEEPALIVE_IDLE, KEEPALIVE_INTERVAL
     from agentor.engine.pgstore import PostgresStore
 
     store = PostgresStore(os.environ["AGENTOR_TEST_PG"], schema=os.environ["SCHEMA"])
