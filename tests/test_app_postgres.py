@@ -279,9 +279,10 @@ RESUMER = textwrap.dedent(
 
     dsn, schema, run_id = sys.argv[1:4]
 
-    class Slow(ScriptedModel):
+    class Held(ScriptedModel):
         async def generate(self, messages, tools, on_text=None):
-            await asyncio.sleep(1.0)  # the run stays held while the others try
+            while not os.path.exists(os.environ["RELEASE"]):  # held while the others try
+                await asyncio.sleep(0.01)
             return await super().generate(messages, tools, on_text)
 
     @function_tool
@@ -291,7 +292,7 @@ RESUMER = textwrap.dedent(
             f.write(city + "\\n")
         return "Sunny in " + city + "."
 
-    model = Slow([ScriptedModel.text("Vienna is sunny.")])
+    model = Held([ScriptedModel.text("Vienna is sunny.")])
     store = PostgresStore(dsn, schema=schema)
     agent = Agentor(name="Travel Agent", model=model, tools=[get_weather], store=store)
     print("ready", flush=True)
@@ -320,8 +321,8 @@ async def test_four_processes_and_the_tuis_r_on_one_interrupted_run_only_one_pro
     others are refused by the lock, told who holds the run)."""
     runs = copy_fixtures(tmp_path / "runs")
     copied(pg_stores, runs)
-    count = tmp_path / "tool-runs.txt"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "COUNT_FILE": str(count)}
+    count, release = tmp_path / "tool-runs.txt", tmp_path / "release"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COUNT_FILE": str(count), "RELEASE": str(release)}
     workers = [
         subprocess.Popen(
             [sys.executable, "-c", RESUMER, pg_stores.dsn, pg_stores.schema, VIENNA],
@@ -351,6 +352,15 @@ async def test_four_processes_and_the_tuis_r_on_one_interrupted_run_only_one_pro
                 worker.stdin.flush()
             if first == "processes":
                 await pilot.press("r")
+            # The winner holds the run until released: the TUI's r took it, or was refused.
+            await wait_until(
+                pilot,
+                lambda: (
+                    model.waiting.is_set() or any(" is locked by " in n for n in notifications(app))
+                ),
+                what="the TUI's r to take the run or be refused",
+            )
+            release.touch()
             said = [json.loads(w.stdout.readline()) for w in workers if w.stdout is not None]
             model.gate.set()  # if the TUI took the run: let it finish
             await wait_until(pilot, lambda: not app.resumer.running, what="the TUI's resume")
@@ -487,9 +497,12 @@ async def test_unwatched_ctrl_r_says_the_database_does_not_answer_and_reads_it_o
             assert len(app.run_list.rows) == 8
             with pg_stores() as store:
                 store.append("fresh-run", Event("message", text="new"))
-            await pilot.press("ctrl+r")  # still cut: said again
-            await wait_until(pilot, lambda: len(notifications(app)) == 2, what="again")
-            assert notifications(app)[-1].startswith("Cannot read ")
+            [first] = app._notifications
+            await pilot.press("ctrl+r")  # still cut: said again (in the first one's place)
+            [again] = await wait_until(
+                pilot, lambda: [n for n in app._notifications if n is not first], what="again"
+            )
+            assert again.message.startswith("Cannot read ")
             proxy.restore()
             deadline = time.monotonic() + 20
             while "fresh-run" not in row_statuses(app):  # as a user would: again, until read

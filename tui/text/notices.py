@@ -31,7 +31,8 @@ class Note:
 
 
 # The kinds of notes (`Note.kind`).
-RESUME, DECISION, APPROVAL, FORK, SOURCE = "resume", "decision", "approval", "fork", "source"
+RESUME, DECISION, APPROVAL, FORK = "resume", "decision", "approval", "fork"
+SOURCE, RELOAD = "source", "reload"
 
 
 def tool_names(names: Iterable[str]) -> str:
@@ -238,7 +239,7 @@ def reloaded(label: str, added: int, changed: int, removed: int) -> Note:
     """ctrl+r: what the reload found."""
     counts = ((added, "new"), (changed, "changed"), (removed, "gone"))
     said = ", ".join(f"{n} {what}" for n, what in counts if n) or "nothing changed"
-    return Note(f"Reloaded {literal_line(label)}: {said}.", timeout=3, kind=SOURCE)
+    return Note(f"Reloaded {literal_line(label)}: {said}.", timeout=3, kind=RELOAD)
 
 
 def nothing_left(where: str) -> str:
