@@ -14,12 +14,13 @@ import agentor.agent
 import agentor.engine.loop
 import agentor.forking
 from agentor.engine.store import FileStore
-from tests.app_support import SIZE, app_for, notifications, screen_text, wait_until
+from tests.app_support import SIZE, app_for, notifications, priced, screen_text, wait_until
 from tests.forkkit import Weather, result_line
 from tests.test_snapshots import SteppingClock
 from tui.data.directory import DirectorySource
 from tui.data.lineage import fork_tree, root_of
 from tui.data.runrow import RunRow
+from tui.widgets.fork_screen import ForkScreen
 from tui.widgets.fork_tree import ForkTreeScreen
 
 ROOT, A, B, C, OTHER = "r00t0000", "a1f0rk00", "b2f0rk00", "c3f0rk00", "u4other0"
@@ -142,8 +143,12 @@ async def test_u_shows_a_parent_the_filter_hid(family) -> None:
         await pilot.pause()
         assert app.run_list.select(C)
         await pilot.press("u")
-        await pilot.pause()
-        assert app.run_list.current.run_id == A and app.timeline.cursor == 0
+        await wait_until(
+            pilot,
+            lambda: app.run_list.current.run_id == A and app.timeline.run_id == A,
+            what="the parent",
+        )
+        assert app.timeline.cursor == 0
 
 
 async def test_u_on_a_fork_whose_parent_is_gone_says_so(family) -> None:
@@ -185,10 +190,12 @@ def test_fork_tree_snapshot(snap_compare, family) -> None:
     runs, _ = family
 
     async def open_tree(pilot) -> None:
+        await priced(pilot)  # every row read whole (a loaded machine fills them late)
         pilot.app.run_list.select(B)
         await pilot.pause()
         await pilot.press("L")
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: isinstance(pilot.app.screen, ForkTreeScreen))
+        await pilot.pause()
 
     assert snap_compare(app_for(runs), terminal_size=SIZE, run_before=open_tree)
 
@@ -210,12 +217,14 @@ def test_fork_form_snapshot(snap_compare, family) -> None:
     runs, _ = family
 
     async def open_form(pilot) -> None:
+        await priced(pilot)
         pilot.app.run_list.select(ROOT)
         await pilot.pause()
         pilot.app.screen.set_focus(pilot.app.timeline)
         pilot.app.timeline.move_cursor(1)
         await pilot.pause()
         await pilot.press("F")
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: isinstance(pilot.app.screen, ForkScreen))
+        await pilot.pause()
 
     assert snap_compare(app_for(runs), terminal_size=SIZE, run_before=open_form)

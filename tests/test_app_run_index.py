@@ -92,8 +92,9 @@ async def test_an_index_that_cannot_be_saved_anywhere_is_said_once(
     app = app_for(runs, watch=True)
     async with app.run_test(size=SIZE) as pilot:
         await until(lambda: app.index_saver.failed)
-        app.index_saver.next_at = 0.0  # tried again at once: fails again, said no more
-        await asyncio.sleep(0.3)
+        saver = app.index_saver
+        saver.next_at = 0.0  # tried again at once: fails again, said no more
+        await until(lambda: saver.next_at > 0.0 and not saver.saving)  # it failed once more
         await pilot.pause()
         said = [n for n in notifications(app) if "Cannot save the run index" in n]
         assert len(said) == 1 and "the next start reads every log again" in said[0]

@@ -472,7 +472,9 @@ async def test_esc_stops_a_search_under_way_then_closes(runs: Path) -> None:
         assert "stopped: 1 match in 1 run for 'Paris'" in screen_text(app)
         gate.set()
         await wait_until(pilot, lambda: stopped_at, what="the worker to move on")
-        await pilot.pause(0.2)
+        searching = [w for w in app.workers if w.group == "runs-search"]
+        await wait_until(pilot, lambda: all(w.is_finished for w in searching), what="its end")
+        screen._drain()  # what its timer does: take in what the worker found
         assert len(screen.hits) == 1  # what came after the stop is not listed
         await pilot.press("escape")
         await pilot.pause()
@@ -551,7 +553,7 @@ async def test_the_store_keys_do_nothing_while_a_screen_is_open_above_the_list(
         await pilot.pause()
         export_screen = app.screen
         await pilot.press("p", "d", "ctrl+f", "S")  # not the export screen's keys
-        await pilot.pause(0.2)
+        await pilot.pause()  # each is turned down as it is pressed: nothing is left to run
         assert app.screen is export_screen and len(app.screen_stack) == 2
         assert not (runs / ".pins").exists()
         await pilot.press("escape")

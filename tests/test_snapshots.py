@@ -91,9 +91,9 @@ def test_resume_in_progress(snap_compare, runs: Path, monkeypatch: pytest.Monkey
         pilot.app.run_list.select(IDS["half_finished_crash"])
         await pilot.pause()
         await pilot.press("r")
-        while not model.waiting.is_set():
-            await pilot.pause(0.02)
-        await pilot.pause(0.1)
+        stream = pilot.app.stream_line
+        await wait_until(pilot, lambda: model.waiting.is_set() and "sunny, with" in stream.streamed)
+        await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=resume)
 

@@ -14,6 +14,7 @@ import pytest
 
 from agentor import Agentor, function_tool
 from agentor.engine.events import Event
+from agentor.engine.loop import Recorder
 from agentor.engine.store import FileStore
 from agentor.testing import ScriptedModel
 from tests.conftest import log_lines
@@ -57,6 +58,36 @@ async def started(tools: SlowTools) -> None:
     assert await asyncio.to_thread(tools.started.wait, 10)
 
 
+@pytest.fixture
+def announced(monkeypatch: pytest.MonkeyPatch) -> list[Event]:
+    """Every event a run announces (transient ones included), listened to or not: a run
+    started with `arun` tells no listener that it waits for its tool, but it says so."""
+    seen: list[Event] = []
+    emit = Recorder.emit
+
+    async def observed(self: Recorder, *events: Event, stamp: bool = True) -> None:
+        await emit(self, *events, stamp=stamp)
+        seen.extend(events)
+
+    monkeypatch.setattr(Recorder, "emit", observed)
+    return seen
+
+
+async def delivered() -> None:
+    """A few turns of the event loop: a cancel just asked for has reached the task (a task
+    woken by its cancel runs at the loop's next turn), whatever the machine's load."""
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+async def until(check, what: str) -> None:
+    for _ in range(3000):
+        if check():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
 async def waiting(seen: list[Event]) -> Event:
     """Once the cancelled run says it waits for a tool thread (its transient `tool_wait`): a
     positive sign that the cancel arrived, so what is checked next cannot pass just because a
@@ -70,7 +101,7 @@ async def waiting(seen: list[Event]) -> Event:
 
 
 async def test_a_run_cancelled_during_a_sync_tool_holds_the_run_until_the_result_is_recorded(
-    tmp_path: Path,
+    tmp_path: Path, announced: list[Event]
 ) -> None:
     tools = SlowTools()
     store = FileStore(tmp_path)
@@ -82,9 +113,9 @@ async def test_a_run_cancelled_during_a_sync_tool_holds_the_run_until_the_result
     run_id = store.list_runs()[0]
 
     task.cancel()
-    await asyncio.sleep(0.3)
+    await waiting(announced)
     task.cancel()  # asked again: a thread still cannot be interrupted
-    await asyncio.sleep(0.2)
+    await delivered()
     # Still held: another store (another process would see the same flock) is refused.
     assert not task.done()
     assert FileStore(tmp_path).is_locked(run_id)
@@ -116,7 +147,7 @@ async def test_a_run_cancelled_during_a_sync_tool_holds_the_run_until_the_result
 
 
 async def test_an_abandoned_stream_waits_for_the_tool_thread_before_it_closes(
-    tmp_path: Path,
+    tmp_path: Path, announced: list[Event]
 ) -> None:
     tools = SlowTools()
     store = FileStore(tmp_path)
@@ -132,7 +163,7 @@ async def test_an_abandoned_stream_waits_for_the_tool_thread_before_it_closes(
     reader = asyncio.create_task(read())
     await started(tools)
     reader.cancel()  # the stream's reader goes away: `aclose` cancels the run
-    await asyncio.sleep(0.2)
+    await waiting(announced)  # the run got the cancel, and waits for its tool
     assert not reader.done()  # the stream's close waits for the tool's thread
     tools.release.set()
     with pytest.raises(asyncio.CancelledError):
@@ -173,7 +204,7 @@ async def test_a_stopping_run_tells_its_listener_which_tool_it_waits_for(tmp_pat
 
 
 async def test_async_tools_are_cancelled_and_sync_ones_of_the_same_turn_recorded(
-    tmp_path: Path,
+    tmp_path: Path, announced: list[Event]
 ) -> None:
     tools = SlowTools()
     store = FileStore(tmp_path)
@@ -186,7 +217,7 @@ async def test_async_tools_are_cancelled_and_sync_ones_of_the_same_turn_recorded
     task = asyncio.create_task(agent.arun("News and weather in Oslo?"))
     await started(tools)
     task.cancel()
-    await asyncio.sleep(0.2)
+    await waiting(announced)
     assert not task.done()
     tools.release.set()
     with pytest.raises(asyncio.CancelledError):
@@ -206,10 +237,7 @@ async def test_async_tools_are_cancelled_and_sync_ones_of_the_same_turn_recorded
     )
     tools.async_runs.clear()
     resume = asyncio.create_task(resumer.aresume(run_id))
-    for _ in range(200):
-        if tools.async_runs:
-            break
-        await asyncio.sleep(0.01)
+    await until(lambda: tools.async_runs, what="the news to run again")
     assert tools.async_runs == ["Oslo"] and tools.sync_runs == ["Oslo"]
     resume.cancel()
     with pytest.raises(asyncio.CancelledError):

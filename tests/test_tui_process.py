@@ -130,21 +130,20 @@ def test_a_resume_abandoned_during_a_tool_ends_the_process_with_a_warning_and_fr
     )
     try:
         terminal.start(command, {"TOOL_LOG": str(tool_log), "RELEASE": str(release)})
-        wait(lambda: "oslo-job" in terminal.screen(), 20, "the run list")
+        wait(lambda: "oslo-job" in terminal.screen(), 30, "the run list")
         terminal.keys("r")
-        wait(lambda: tool_log.exists() and "start Oslo" in tool_log.read_text(), 20, "the tool")
+        wait(lambda: tool_log.exists() and "start Oslo" in tool_log.read_text(), 30, "the tool")
         terminal.keys("q")
         waiting = "quitting: waiting for get_weather to finish"
-        wait(lambda: waiting in terminal.screen(), 10, "the screen to say what it waits for")
+        wait(lambda: waiting in terminal.screen(), 30, "the screen to say what it waits for")
         assert FileStore(runs).is_locked(run_id)  # still held: the tool runs
 
         terminal.keys("q")
-        pressed = time.monotonic()
-        wait(lambda: status.exists() and status.read_text().strip(), 10, "the process to end")
-        took = time.monotonic() - pressed
+        wait(lambda: status.exists() and status.read_text().strip(), 30, "the process to end")
+        # Ended at once: the tool, which only the test can release, was still running.
+        assert "end Oslo" not in tool_log.read_text()
     finally:
         release.touch()
-    assert took < 5, f"the process took {took:.1f}s to end"
     assert status.read_text().strip() == "1"
     # The terminal is back to the shell (no alternate screen), and the warning is on it.
     assert terminal.tmux("display", "-p", "-t", "tui", "#{alternate_on}").strip() == "0"
@@ -169,9 +168,9 @@ def test_ctrl_c_quits_the_app_in_a_terminal_without_a_traceback(
     status = tmp_path / "status.txt"
     tui = str(SCRIPT) if SCRIPT.exists() else f"{sys.executable} -m tui"
     terminal.start(f"{tui} {runs} --no-watch; echo $? >{status}; sleep 60", {})
-    wait(lambda: "No runs yet" in terminal.screen(), 20, "the app")
+    wait(lambda: "No runs yet" in terminal.screen(), 30, "the app")
     terminal.keys("C-c")
-    wait(lambda: status.exists() and status.read_text().strip(), 10, "the process to end")
+    wait(lambda: status.exists() and status.read_text().strip(), 30, "the process to end")
     assert status.read_text().strip() == "0"
     assert terminal.tmux("display", "-p", "-t", "tui", "#{alternate_on}").strip() == "0"
     assert terminal.screen().strip() == ""  # nothing printed: no hint, no traceback
