@@ -202,6 +202,20 @@ def notifications(app: RunsApp) -> list[str]:
     return [n.message for n in app._notifications]
 
 
+def told(app: RunsApp) -> list[str]:
+    """Every note the app is told from now on, in order, whether or not a newer one of its kind
+    has since taken its place on screen (`notifications` has only those still shown)."""
+    said: list[str] = []
+    tell_note = app.tell_note
+
+    def recorded(note: Any) -> None:
+        said.append(note.text)
+        tell_note(note)
+
+    app.tell_note = recorded  # type: ignore[method-assign]
+    return said
+
+
 def row_statuses(app: RunsApp) -> dict[str, str]:
     return {r.run_id: r.status for r in app.run_list.rows}
 

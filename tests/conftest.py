@@ -22,6 +22,7 @@ import pytest
 from hypothesis import settings
 
 from agentor import Agentor, function_tool
+from tests import settled_pilot
 from tests.openai_server import FakeOpenAI
 from tests.pg_support import pg_dsn, pg_stores  # noqa: F401 (fixtures for every test module)
 
@@ -37,6 +38,9 @@ INSTRUCTIONS = "You are a helpful weather assistant."
 # with fresh seeds instead.
 settings.register_profile("agentor", derandomize=True, database=None)
 settings.load_profile("agentor")
+# Pilot's pauses wait for the app's messages, not for the CPU to look idle (a busy machine's
+# processes always look idle): tests/settled_pilot.py.
+settled_pilot.install()
 
 
 # The events of a finished one-tool run, in order.

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from textual.widgets import Tree
+from textual.widgets import Input, Tree
 
 import agentor.agent
 import agentor.engine.loop
@@ -225,6 +225,8 @@ def test_fork_form_snapshot(snap_compare, family) -> None:
         await pilot.pause()
         await pilot.press("F")
         await wait_until(pilot, lambda: isinstance(pilot.app.screen, ForkScreen))
+        for field in pilot.app.screen.query(Input):
+            field.cursor_blink = False  # no cursor drawn or not, by when the picture is taken
         await pilot.pause()
 
     assert snap_compare(app_for(runs), terminal_size=SIZE, run_before=open_form)

@@ -26,6 +26,7 @@ from tests.app_support import (
     row_statuses,
     screen_text,
     text_reply,
+    told,
     wait_until,
     weather_agent,
     write_log,
@@ -407,6 +408,7 @@ async def test_r_pressed_twice_at_once_resumes_once_and_says_so(tmp_path: Path) 
     runs = copy_fixtures(tmp_path / "runs")
     model = ScriptedModel([text_reply("Vienna is sunny.")])
     app = app_for(runs, agents=OneAgent(weather_agent(runs, model)))
+    said = told(app)
     async with app.run_test(size=SIZE) as pilot:
         assert app.run_list.select(VIENNA)
         await pilot.pause()
@@ -416,7 +418,8 @@ async def test_r_pressed_twice_at_once_resumes_once_and_says_so(tmp_path: Path) 
         app.resumer.start(row)
         app.resumer.start(row)
         await resume_completed(pilot, app, VIENNA)
-        assert "Already resuming 2dfade51: x stops it." in notifications(app)
+        # Said (the end's note took its place since: a newer note about the resume).
+        assert "Already resuming 2dfade51: x stops it." in said
     assert len(model.requests) == 1
     assert log_types(runs / f"{VIENNA}.jsonl").count("run_start") == 2
 
