@@ -264,6 +264,11 @@ async def test_a_worker_whose_database_session_is_cut_while_its_tool_runs_report
     run_id = agent.submit(TRAVEL_PROMPT)
     async with serving(store, [agent]) as served:
         await until(started.is_set, what="the tool to start")
+        # The other call of the turn, get_weather, runs beside it: its result is saved first.
+        await until(
+            lambda: [e.type for e in store.load(run_id)].count("tool_result") == 1,
+            what="get_weather's result",
+        )
         assert pg_stores.terminate("lock") == 1  # the worker's hold ends with its session
         other = pg_stores()
         with other.lock(run_id):  # another process takes the run over at once
