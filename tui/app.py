@@ -301,7 +301,8 @@ class RunsApp(
         severity: SeverityLevel = "information",
         timeout: float | None = None,
     ) -> None:
-        """A notification, shown literally (messages quote errors and text from logs)."""
+        """A notification, shown literally (messages quote errors and text from logs). On the
+        app's thread: a worker thread goes through `call_from_thread`."""
         self.tell_note(Note(message, title, severity, timeout))
 
     def tell_note(self, note: Note) -> None:
