@@ -12,8 +12,7 @@ from __future__ import annotations
 from textual.notifications import Notification
 
 from agentor.literal import literal_line
-
-from .text.notices import Note
+from tui.text.notices import Note
 
 MAX_SHOWN = 3
 DEFAULT_TIMEOUT = 5.0

@@ -9,10 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentor.engine.events import GENERATION, MESSAGE, RUN_END, TOOL_RESULT, Event
-from agentor.engine.logformat import DELTA_FIELD, BadLine
+from agentor.engine.log.format import DELTA_FIELD, BadLine
 from agentor.literal import literal_line
-
-from ..data.source import RunEvents
+from agentor.sources.source import RunEvents
 
 # `y` copies this many characters at most: the clipboard is reached through the terminal (OSC 52,
 # the text base64-encoded in one escape sequence), which many terminals cap or choke on, and
