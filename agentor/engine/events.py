@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, fields
+from itertools import repeat
 from typing import Any, ClassVar
 
 LOG_VERSION = 1
@@ -218,8 +219,9 @@ def _is_dict(v: Any) -> bool:
 
 
 def is_list_of_dicts(v: Any) -> bool:
-    """A list whose every item is a dict (a request's messages, a call list, tool schemas)."""
-    return isinstance(v, list) and all(isinstance(m, dict) for m in v)
+    """A list whose every item is a dict (a request's messages, a call list, tool schemas).
+    A C loop: a MemoryStore checks every generation's whole request (~20 ns a message)."""
+    return isinstance(v, list) and all(map(isinstance, v, repeat(dict)))
 
 
 def _any(v: Any) -> bool:

@@ -45,6 +45,7 @@ from .replay import (
 )
 from .statuses import AWAITING_APPROVAL, COMPLETED, FAILED, MAX_TURNS
 from .store import BatchStore, RunLostError, Store
+from .store_api import saves_in_memory
 from .tools import Tool, ToolArgumentsError
 
 log = logging.getLogger("agentor")
@@ -63,6 +64,9 @@ class Recorder:
     save_failures: int = 0
     _saving: set[asyncio.Future[None]] = field(default_factory=set)
     _held: Event | None = None
+
+    def __post_init__(self) -> None:
+        self.inline = saves_in_memory(self.store)
 
     def hold(self, event: Event) -> None:
         """Save `event` (a resume's run_start) with the next durable event, not before: a
@@ -85,15 +89,21 @@ class Recorder:
             durable.insert(0, self._held)
             self._held = None
         if durable and self.store is not None and self.run_id is not None:
-            # Shielded: a cancelled run still finishes the save it started (`drain`).
-            saving = asyncio.get_running_loop().run_in_executor(None, self._save, durable)
-            self._saving.add(saving)
-            saving.add_done_callback(self._saving.discard)
-            await asyncio.shield(saving)
+            if self.inline:  # no I/O to wait for: a thread's round trip would cost more
+                self._save(durable)
+            else:
+                await self._save_in_thread(durable)
         self.events.extend(durable)
         for e in events:
             for listener in self.listeners:
                 listener(e)
+
+    async def _save_in_thread(self, durable: list[Event]) -> None:
+        # Shielded: a cancelled run still finishes the save it started (`drain`).
+        saving = asyncio.get_running_loop().run_in_executor(None, self._save, durable)
+        self._saving.add(saving)
+        saving.add_done_callback(self._saving.discard)
+        await asyncio.shield(saving)
 
     async def drain(self, timeout: float = 10.0) -> None:
         """Wait for saves still under way. Called before the run's lock is let go: a cancelled

@@ -21,6 +21,8 @@ from .store_api import RunLockedError, RunNotFoundError
 class MemoryStore:
     """Runs kept in a dictionary for the life of the process. Locks are in-process."""
 
+    saves_in_memory = True  # appends return at once: the loop calls them inline (store_api)
+
     def __init__(self) -> None:
         self._runs: dict[str, list[Event]] = {}
         self._locked: set[str] = set()

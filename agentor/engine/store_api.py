@@ -67,6 +67,13 @@ class Store(Protocol):
         ...
 
 
+def saves_in_memory(store: object) -> bool:
+    """Whether the store's appends return at once, with no I/O to wait for: its class says so
+    with `saves_in_memory = True` (MemoryStore). The loop then saves inline instead of in a
+    thread: a thread's round trip costs more than such a save (bench/README.md)."""
+    return getattr(type(store), "saves_in_memory", False) is True
+
+
 @runtime_checkable
 class BatchStore(Protocol):
     """A store that can save several events with one durable write (the engine saves a
