@@ -112,5 +112,7 @@ class MemoryStore:
 def _as_read(event: Event) -> Event:
     """The event as it would be read back from its line: a new event (changing the caller's
     afterwards changes nothing here), its fields checked as `Event.from_dict` checks a log's.
-    Values are shared, not copied: a log may nest them deeper than a deep copy can follow."""
+    Values are shared, not copied: a log may nest them deeper than a deep copy can follow.
+    A generation's whole request is checked again here (`is_list_of_dicts`, a C loop: ~20 us
+    at 1,000 messages), the one step of a MemoryStore's save that grows with the history."""
     return Event.from_dict(event.to_dict())
