@@ -204,20 +204,21 @@ def measure(kind: str, shape: Shape) -> dict[str, Any]:
             out.close()
         first = min(shape.runs, shape.workers * shape.concurrency)
         _wait(lambda: place.held(run_ids) >= first, 120, "the workers to hold their first runs")
-        pids = [p.pid for p in procs] + place.server_pids([p.pid for p in procs])
-        cpu = _cpu(pids)
+        workers = [p.pid for p in procs]
+        servers = place.server_pids(workers)
+        cpu, cpu_workers = _cpu(workers + servers), _cpu(workers)
         started = time.perf_counter()
         go.touch()
         _wait(lambda: place.count_completed(run_ids) == shape.runs, 600, "every run")
         wall = time.perf_counter() - started
-        cpu = _cpu(pids) - cpu
+        cpu, cpu_workers = _cpu(workers + servers) - cpu, _cpu(workers) - cpu_workers
         for p in procs:
             p.send_signal(signal.SIGTERM)
         codes = [p.wait(timeout=60) for p in procs]
         assert codes == [0] * shape.workers, codes
         claims = sum(1 for r in run_ids for e in place.store.load(r) if e.type == "claim")
         assert claims == shape.runs, f"{claims} claims for {shape.runs} runs"
-        return {"wall": wall, "claims": claims, "cpu": cpu}
+        return {"wall": wall, "claims": claims, "cpu": cpu, "workers": cpu_workers}
     finally:
         for p in procs:
             if p.poll() is None:
@@ -264,13 +265,24 @@ def main() -> None:
     cpu = {k: harness.median([g["cpu"] / turns for g in v]) for k, v in got.items()}
     wall = {k: harness.median([g["wall"] for g in v]) for k, v in got.items()}
     harness.table(
-        ["store", "CPU per turn", "min..max", "goal", "wall", "min..max", "ideal", "wall / ideal"],
+        [
+            "store",
+            "CPU per turn",
+            "min..max",
+            "goal",
+            "of it workers",
+            "wall",
+            "min..max",
+            "ideal",
+            "wall / ideal",
+        ],
         [
             [
                 kind,
                 harness.fmt_s(cpu[kind]),
                 harness.spread([g["cpu"] / turns for g in got[kind]]),
                 f"<= {harness.fmt_s(CPU_GOALS[kind])}",
+                harness.fmt_s(harness.median([g["workers"] / turns for g in got[kind]])),
                 harness.fmt_s(wall[kind]),
                 harness.spread([g["wall"] for g in got[kind]]),
                 harness.fmt_s(shape.ideal),

@@ -45,7 +45,7 @@ def child(turns: int, url: str, directory: str) -> None:
 
     import openai
     import openai.resources.chat.completions.completions
-    import openai.types.chat  # noqa: F401 (imports are not measured: loaded before the clock)
+    import openai.types.chat  # imports are not measured: loaded before the clock
 
     from agentor import Agentor, function_tool
     from agentor.engine.store import FileStore

@@ -15,6 +15,7 @@ from openai.resources.chat.completions import AsyncCompletions
 
 from agentor import Agentor, function_tool
 from agentor.engine.chat_request import ENGINE_FIELDS, _create_parameters
+from agentor.engine.conversation import Conversation
 from agentor.engine.events import Usage
 from agentor.engine.models import ModelError, ModelResponse, OpenAIModel
 from agentor.engine.store import MemoryStore
@@ -23,7 +24,8 @@ from tests.openai_server import FakeOpenAI
 
 KEY = "sk-test-key-4f9c2e"
 # A value for every parameter of `create` a model's settings may hold (the engine sets model,
-# messages, tools and stream); test_the_settings_corpus_covers_every_parameter_of_create keeps it so.
+# messages, tools and stream); test_the_settings_corpus_covers_every_parameter_of_create
+# keeps it so.
 EVERY_SETTING: dict[str, Any] = {
     "audio": {"voice": "alloy", "format": "wav"},
     "frequency_penalty": 0.5,
@@ -75,7 +77,7 @@ EVERY_SETTING: dict[str, Any] = {
     "extra_body": {"top_k": 5, "temperature": 0.3},
     "timeout": 30.0,
 }
-UNICODE = "Ærøskøbing 🌤 東京 שלום e\u0301 \u2028 \"quoted\" \\ back\tslash"
+UNICODE = 'Ærøskøbing 🌤 東京 שלום e\u0301 \u2028 "quoted" \\ back\tslash'
 
 
 @function_tool
@@ -232,6 +234,40 @@ async def test_what_we_send_is_what_create_sends_for_every_request_the_engine_ma
         assert headers["authorization"] == f"Bearer {KEY}" and headers["x-team"] == "weather"
         assert headers[":path"].endswith("/chat/completions?api-version=2026-01-01")
         assert (sent["top_k"], sent["temperature"]) == (5, 0.3)  # extra_body wins, as in the SDK
+
+
+async def test_a_conversation_the_loop_appends_to_is_sent_as_create_sends_it_turn_after_turn(
+    fake_openai: FakeOpenAI,
+) -> None:
+    # The loop's own list keeps each message's JSON from turn to turn (engine/conversation.py).
+    fake_openai.script = lambda request: {"text": "ok"}
+    messages, tools = (await engine_requests())[2]
+    conversation = Conversation(messages[:2])
+    for end in (2, 4, 7, len(messages)):
+        conversation.extend(messages[len(conversation) : end])
+        theirs = await sent_by_create(fake_openai, list(conversation), tools, EVERY_SETTING, False)
+        ours = await sent_by_us(fake_openai, conversation, tools, EVERY_SETTING, False)
+        assert ours == theirs and len(ours[0]["messages"]) == end
+
+
+async def test_a_conversation_changed_other_than_by_appending_sends_what_it_holds_now(
+    fake_openai: FakeOpenAI,
+) -> None:
+    fake_openai.script = lambda request: {"text": "ok"}
+    conversation = Conversation(
+        [{"role": "user", "content": "first"}, {"role": "user", "content": "second"}]
+    )
+    await sent_by_us(fake_openai, conversation, [], {}, False)
+    conversation[1] = {"role": "user", "content": "replaced"}
+    conversation.insert(0, {"role": "system", "content": "inserted"})
+    assert (await sent_by_us(fake_openai, conversation, [], {}, False))[0]["messages"] == [
+        {"role": "system", "content": "inserted"},
+        {"role": "user", "content": "first"},
+        {"role": "user", "content": "replaced"},
+    ]
+    conversation.pop()
+    sent = await sent_by_us(fake_openai, conversation, [], {}, True)
+    assert [m["content"] for m in sent[0]["messages"]] == ["inserted", "first"]
 
 
 async def test_a_setting_create_does_not_take_fails_the_request_with_its_name() -> None:

@@ -259,6 +259,11 @@ async def test_a_worker_whose_database_session_is_cut_while_its_tool_runs_report
     run_id = agent.submit(TRAVEL_PROMPT)
     async with serving(store, [agent]) as served:
         await until(started.is_set, what="the tool to start")
+        # get_weather, called beside it, runs at once: its result is saved before the cut.
+        await until(
+            lambda: any(e.type == "tool_result" for e in store.load(run_id)),
+            what="get_weather's result to be saved",
+        )
         assert pg_stores.terminate("lock") == 1  # the worker's hold ends with its session
         other = pg_stores()
         with other.lock(run_id):  # another process takes the run over at once

@@ -25,6 +25,8 @@ from typing import Any
 
 import orjson
 
+from agentor.engine.conversation import Conversation
+
 CHAT_PATH = "/chat/completions"
 # `create`'s parameters the engine sets itself, never taken from a model's settings.
 ENGINE_FIELDS = frozenset({"model", "messages", "tools", "stream"})
@@ -80,7 +82,8 @@ def chat_request_body(
 ) -> tuple[bytes | None, dict[str, Any]]:
     """The request of one turn: its JSON (None when orjson cannot write it; the SDK then
     writes the dict, as `create` would) and the dict. `messages` and `tools` go in as they
-    are, not copied: orjson reads each once, in C."""
+    are, not copied: orjson reads each once, in C; a `Conversation`'s messages are written
+    once each over the run (engine/conversation.py)."""
     body: dict[str, Any] = {"model": model, "messages": messages}
     if tools:
         body["tools"] = tools
@@ -91,6 +94,9 @@ def chat_request_body(
     if prepared.extra_body:
         body = _merged(body, prepared.extra_body)
     try:
+        if isinstance(messages, Conversation) and body.get("messages") is messages:
+            rest = orjson.dumps({k: v for k, v in body.items() if k != "messages"})
+            return b'{"messages":[' + b",".join(messages.encoded()) + b"]," + rest[1:], body
         return orjson.dumps(body), body
     except TypeError:  # orjson.JSONEncodeError: an integer past 64 bits, a key not a str, ...
         return None, body

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .approvals import Decision, GatedTurn, timeout_event
+from .conversation import Conversation
 from .events import (
     APPROVAL_REQUEST,
     GENERATION,
@@ -214,7 +215,7 @@ class _Loop:
         self.schemas = [t.schema for t in tools]
         self.recorder = recorder
         self.recorded = list(point.recorded)
-        self.messages = list(point.messages)
+        self.messages = Conversation(point.messages)
         self.turn = point.turn
         self.usage = Usage()
         self.config = config
@@ -242,7 +243,7 @@ class _Loop:
             ended_at=time.time(),
         )
         await self.recorder.emit(end)
-        return LoopOutcome(status, text, self.messages, error)
+        return LoopOutcome(status, text, list(self.messages), error)
 
     async def next_turn(self) -> LoopOutcome | None:
         """Ask the model, answer the calls it makes; an outcome when the run stops here."""
@@ -261,8 +262,8 @@ class _Loop:
             usage=response.usage,
             model=self.model.name,
             config=self.config,
-            # The request as it was sent: a copy of the list (the conversation goes on), its
-            # messages shared. The one step of a turn that grows with the history besides
+            # The request as it was sent: a plain copy of the list (the conversation goes on),
+            # its messages shared. A step of a turn that grows with the history besides
             # sending it, in C: ~2 us at 1,000 messages (bench/README.md, "long-run").
             messages=list(self.messages),
             calls=response.calls or None,

@@ -110,6 +110,8 @@ class Worker:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wake = asyncio.Event()  # look for runs: something changed, or a slot is free
         self._freed = asyncio.Event()  # a slot is free, or stopping
+        self._slot_free = threading.Event()  # for the finder's thread: wakes are wanted
+        self._slot_free.set()
 
     @property
     def name(self) -> str:
@@ -154,7 +156,7 @@ class Worker:
         watch_stop = threading.Event()
         watcher = threading.Thread(
             target=self.finder.watch,
-            args=(self._woken_from_thread, watch_stop),
+            args=(self._woken_from_thread, watch_stop, self._slot_free),
             name="agentor-worker-watch",
             daemon=True,
         )
@@ -177,8 +179,10 @@ class Worker:
         while not self.stopping.is_set():
             if len(self._tasks) >= self.concurrency:
                 self._wake.clear()  # a slot freed makes it look anyway
+                self._slot_free.clear()  # so the finder may rest meanwhile
                 await self._freed.wait()
                 self._freed.clear()
+                self._slot_free.set()
                 continue
             now = time.monotonic()
             if not self._wake.is_set() and now < next_look:
