@@ -160,7 +160,7 @@ def main() -> None:
         reps=(int, 3, "repetitions of each length, ours and upstream interleaved"),
         upstream_500=(int, 1, "upstream runs of the longest length (each is ~1 min of CPU)"),
     )
-    lengths, reps, long_reps = ((5, 12, 20), 1, 1) if args.quick else ((50, 200, 500), args.reps, 2)
+    lengths, reps = ((5, 12, 20), 1) if args.quick else ((50, 200, 500), args.reps)
     # The quick check (tests/test_bench_quick.py) does not wait minutes for an install: it runs
     # upstream only when a full run installed it before.
     ours_python, theirs_python = Path(sys.executable), upstream_python(install=not args.quick)
@@ -177,7 +177,7 @@ def main() -> None:
             cases = [("ours", ours_python), ("upstream", theirs_python)]
             if theirs_python is None:
                 cases = cases[:1]
-            for i in range(max(reps, long_reps if longest else reps)):
+            for i in range(reps):
                 for side, python in cases if i % 2 == 0 else cases[::-1]:
                     if side == "upstream" and longest and i >= args.upstream_500:
                         continue

@@ -5,6 +5,7 @@ shape of message the engine makes and every setting; and the client's behaviours
 
 from __future__ import annotations
 
+import copy
 import inspect
 import json
 from typing import Any
@@ -268,6 +269,12 @@ async def test_a_conversation_changed_other_than_by_appending_sends_what_it_hold
     conversation.pop()
     sent = await sent_by_us(fake_openai, conversation, [], {}, True)
     assert [m["content"] for m in sent[0]["messages"]] == ["inserted", "first"]
+    twin = copy.copy(conversation)  # a copy writes its own messages, never into the original's
+    twin.append({"role": "user", "content": "the twin's"})
+    conversation.append({"role": "user", "content": "the original's"})
+    for held in (twin, conversation):
+        sent = await sent_by_us(fake_openai, held, [], {}, False)
+        assert [m["content"] for m in sent[0]["messages"]] == [m["content"] for m in held]
 
 
 async def test_a_setting_create_does_not_take_fails_the_request_with_its_name() -> None:

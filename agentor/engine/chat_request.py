@@ -10,8 +10,10 @@ error classes and SSE parsing stay the SDK's; `OpenAIModel.generate`).
 What a user sets on the model (`temperature`, `response_format`, `extra_body`, ...) does not
 change between turns: `prepare_settings` runs it through the SDK's own transform once, as
 `create` would send it, and `chat_request_body` adds the turn's messages and tools. The body
-is written by orjson (~1 ms for a 500-turn history, against ~3.5 ms for the standard encoder
-the SDK uses); what orjson cannot write is left to the SDK (`None`: send the dict).
+is written by orjson (0.1 ms for a 300 KB history, against 1.6 ms for the standard encoder the
+SDK uses), each message once per run when the messages are the loop's `Conversation`; what
+orjson cannot write is left to the SDK (`None`: send the dict). A NaN, which is not JSON, is
+written as null by orjson where the SDK would refuse it.
 
 tests/test_chat_request.py captures at the transport what `create` sends and what this sends,
 for every shape of message the engine makes and every setting: equal as JSON.

@@ -37,6 +37,10 @@ class Conversation(list):  # type: ignore[type-arg]
             self._json.extend(map(orjson.dumps, self[done:]))
         return self._json
 
+    def __reduce_ex__(self, protocol: SupportsIndex) -> tuple[Any, ...]:
+        # A copy (copy, deepcopy, pickle) starts with nothing written: never a shared cache.
+        return (Conversation, (list(self),))
+
     def _changed(self) -> None:
         self._json.clear()
 

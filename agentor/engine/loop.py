@@ -65,6 +65,8 @@ class Recorder:
     save_failures: int = 0
     _saving: set[asyncio.Future[None]] = field(default_factory=set)
     _held: Event | None = None
+    inline: bool = field(init=False)  # saved on the event loop: the store does no I/O
+    batches: bool = field(init=False)  # the store saves several events in one write
 
     def __post_init__(self) -> None:
         self.inline = saves_in_memory(self.store)
