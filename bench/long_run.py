@@ -213,7 +213,8 @@ def report(got: dict[tuple[str, int], list[dict]], lengths: tuple[int, ...]) -> 
                     harness.fmt_s(harness.median([r["cpu"] for r in runs])),
                     harness.spread([r["cpu"] for r in runs]),
                     harness.fmt_s(harness.median([r["cpu"] / turns for r in runs])),
-                    harness.fmt_s(harness.median([at_turn(r, turns) for r in runs])),
+                    harness.fmt_s(harness.median([at_turn(r, turns) for r in runs]))
+                    + f" ({harness.spread([at_turn(r, turns) for r in runs])})",
                     harness.fmt_s(harness.median([r["wall"] for r in runs])),
                     harness.fmt_bytes(max(r["rss"] for r in runs)),
                     len(runs),
