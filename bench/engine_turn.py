@@ -21,7 +21,8 @@ from typing import Any
 import harness
 
 from agentor import Agentor, function_tool
-from agentor.engine.store import FileStore, MemoryStore
+from agentor.engine.store.file import FileStore
+from agentor.engine.store.memory import MemoryStore
 from agentor.testing import ScriptedModel
 
 NAME = "engine-turn"

@@ -18,8 +18,9 @@ from agentor import Agentor, function_tool
 from agentor.engine.chat_request import ENGINE_FIELDS, _create_parameters
 from agentor.engine.conversation import Conversation
 from agentor.engine.events import Usage
-from agentor.engine.models import ModelError, ModelResponse, OpenAIModel
-from agentor.engine.store import MemoryStore
+from agentor.engine.models import ModelResponse, OpenAIModel
+from agentor.engine.store.memory import MemoryStore
+from agentor.errors import ModelError
 from agentor.testing import ScriptedModel, tool_call
 from tests.openai_server import FakeOpenAI
 

@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 
 from agentor.engine.events import RUN_START, Event
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from agentor.fleet.claims import Wanted
 from agentor.fleet.finders import ScanFinder
 from tests.conftest import wait_for

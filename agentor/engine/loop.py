@@ -19,9 +19,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .approvals import Decision, GatedTurn, timeout_event
-from .conversation import Conversation
-from .events import (
+from agentor.engine.approval.gating import Gate
+from agentor.engine.approval.pending import Decision, GatedTurn, timeout_event
+from agentor.engine.conversation import Conversation
+from agentor.engine.events import (
     APPROVAL_REQUEST,
     GENERATION,
     MESSAGE,
@@ -32,11 +33,8 @@ from .events import (
     Event,
     Usage,
 )
-from .gating import Gate
-from .invoke import all_answered, invoke_tool
-from .models import Model, ModelError
-from .recording import Recording
-from .replay import (
+from agentor.engine.fork.recording import Recording
+from agentor.engine.history import (
     Recorded,
     ResumePoint,
     assistant_message,
@@ -44,10 +42,12 @@ from .replay import (
     canonical_args,
     tool_message,
 )
-from .statuses import AWAITING_APPROVAL, COMPLETED, FAILED, MAX_TURNS
-from .store import BatchStore, RunLostError, Store
-from .store_api import saves_in_memory
-from .tools import Tool, ToolArgumentsError
+from agentor.engine.invoke import all_answered, invoke_tool
+from agentor.engine.models import Model
+from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED, FAILED, MAX_TURNS
+from agentor.engine.store.api import BatchStore, Store, saves_in_memory
+from agentor.engine.tools import Tool
+from agentor.errors import ModelError, RunLostError, ToolArgumentsError
 
 log = logging.getLogger("agentor")
 

@@ -11,8 +11,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from .chat_request import CHAT_PATH, PreparedSettings, chat_request_body, prepare_settings
-from .events import Usage
+from agentor.engine.chat_request import (
+    CHAT_PATH,
+    PreparedSettings,
+    chat_request_body,
+    prepare_settings,
+)
+from agentor.engine.events import Usage
 
 TextCallback = Callable[[str], None]
 
