@@ -17,10 +17,12 @@ if TYPE_CHECKING:
         ApprovalError,
         ApprovalTimedOutError,
         InvalidArgsError,
+        InvalidResultError,
         NotRequestedError,
         approve,
         reject,
     )
+    from .engine.mcp import MCPServer, MCPServerStdio
     from .engine.store import RunLockedError, RunNotFoundError
     from .engine.tools import Tool, function_tool
     from .result import RunResult
@@ -40,6 +42,9 @@ _WHERE = {
     "ApprovalTimedOutError": ".engine.decisions",
     "NotRequestedError": ".engine.decisions",
     "InvalidArgsError": ".engine.decisions",
+    "InvalidResultError": ".engine.decisions",
+    "MCPServer": ".engine.mcp",
+    "MCPServerStdio": ".engine.mcp",
     "Decision": ".engine.approvals",
     "PendingCall": ".engine.approvals",
     "pending_calls": ".engine.approvals",
@@ -52,6 +57,9 @@ __all__ = [
     "ApprovalTimedOutError",
     "Decision",
     "InvalidArgsError",
+    "InvalidResultError",
+    "MCPServer",
+    "MCPServerStdio",
     "NotRequestedError",
     "NothingToResumeError",
     "PendingCall",

@@ -24,9 +24,10 @@ from .engine.inputs import (
     check_max_turns,
     check_same_input,
     store_from,
-    tools_from,
+    tools_and_servers,
 )
 from .engine.loop import Listener, Recorder, run_loop
+from .engine.mcp import ToolServer
 from .engine.models import Model, OpenAIModel
 from .engine.recording import Recording, recording_of
 from .engine.replay import ResumePoint, resume_point, total_usage
@@ -34,6 +35,7 @@ from .engine.request import RequestConfig, request_config
 from .engine.statuses import AWAITING_APPROVAL
 from .engine.store import Store, validate_run_id
 from .engine.tools import Tool
+from .engine.toolset import SegmentTools, segment_tools
 from .fleet.submit import submit_run
 from .forking import fork_run, replay_run
 from .result import RunResult, from_log, pending_now, settled
@@ -43,16 +45,18 @@ from .running import in_own_loop, stream
 class Agentor:
     """An LLM agent whose every step is saved to `store` (when given) as it happens.
 
-    `needs_approval` gates tools by name (globs such as `["delete_*", "send_email"]`, or True
-    for every tool) on top of each tool's own `needs_approval`; `approval_timeout` is the
-    deadline of a gated call whose tool sets none (engine/gating.py)."""
+    `tools` takes functions, `Tool`s and MCP servers (`MCPServer`, `MCPServerStdio`), whose
+    tools each run segment lists anew (engine/toolset.py). `needs_approval` gates tools by
+    name (globs such as `["delete_*", "send_email"]`, or True for every tool) on top of each
+    tool's own `needs_approval`; `approval_timeout` is the deadline of a gated call whose tool
+    sets none (engine/gating.py)."""
 
     def __init__(
         self,
         name: str,
         model: str | Model = "gpt-4o-mini",
         instructions: str | None = None,
-        tools: Iterable[Tool | Callable[..., Any]] = (),
+        tools: Iterable[Tool | ToolServer | Callable[..., Any]] = (),
         store: Store | str | os.PathLike[str] | None = None,
         max_turns: int = 10,
         base_url: str | None = None,
@@ -63,7 +67,7 @@ class Agentor:
     ) -> None:
         self.name = name
         self.instructions = instructions
-        self.tools = tools_from(tools)
+        self.tools, self.mcp_servers = tools_and_servers(tools)
         self.store = store_from(store)
         self.max_turns = check_max_turns(max_turns)
         self.gate = Gate(check_globs(needs_approval), check_timeout(approval_timeout))
@@ -233,12 +237,14 @@ class Agentor:
         args: Mapping[str, Any] | None = None,
         by: str | None = None,
         note: str | None = None,
+        result: Any = None,
     ) -> list[Decision]:
         """`agentor.approve` on this agent's store; an edit (`args`) is checked against this
-        agent's tool. Resume the run to go on."""
+        agent's tool; `result` gives an interrupted call the result it had. Resume the run to
+        go on."""
         store = self._require_store("approve")
         return decisions.approve(
-            store, run_id, call_id, args=args, by=by, note=note, tools=self.tools
+            store, run_id, call_id, args=args, by=by, note=note, tools=self.tools, result=result
         )
 
     def reject(
@@ -276,16 +282,18 @@ class Agentor:
         if listener is not None:
             recorder.listeners.append(listener)
         try:
-            config = self._request_config()
-            run_start = self._run_start(run_id, point.input_messages, config)
-            if before or after:  # a new fork: its copies keep their times, so stamp run_start
-                run_start.ts = run_start.started_at
-                await recorder.emit(*before, run_start, *after, stamp=False)
-            else:  # with the segment's first step: a resume stopped before it writes nothing
-                recorder.hold(run_start)
-            return await self._loop(
-                recorder, point, listener is not None, config, gated, recording_of(known)
-            )
+            async with segment_tools(self.tools, self.mcp_servers, known) as offered:
+                config = self._request_config(offered)
+                run_start = self._run_start(run_id, point.input_messages, config, offered)
+                if before or after:  # a new fork: its copies keep their times: stamp run_start
+                    run_start.ts = run_start.started_at
+                    await recorder.emit(*before, run_start, *after, stamp=False)
+                else:  # with the segment's first step: a resume stopped before it writes nothing
+                    recorder.hold(run_start)
+                recording = recording_of(known)
+                return await self._loop(
+                    recorder, point, listener is not None, config, offered, gated, recording
+                )
         finally:
             await recorder.drain()
 
@@ -306,7 +314,11 @@ class Agentor:
         return msgs
 
     def _run_start(
-        self, run_id: str | None, messages: list[dict[str, Any]], config: RequestConfig
+        self,
+        run_id: str | None,
+        messages: list[dict[str, Any]],
+        config: RequestConfig,
+        offered: SegmentTools | None = None,
     ) -> Event:
         return Event(
             RUN_START,
@@ -316,6 +328,7 @@ class Agentor:
             config=config.digest,
             tools=config.tools,
             settings=config.settings,
+            mcp=offered.record if offered is not None else None,
             messages=messages,
             v=LOG_VERSION,
             pid=os.getpid(),
@@ -349,15 +362,19 @@ class Agentor:
                     check_same_input(run_id, events, messages)
                     return await self._continue(store, run_id, events, listener)
             try:
-                config = self._request_config()
-                await recorder.emit(self._run_start(run_id, messages, config))
-                point = ResumePoint(messages=list(messages), turn=0, input_messages=messages)
-                return await self._loop(recorder, point, stream_text, config)
+                async with segment_tools(self.tools, self.mcp_servers, ()) as offered:
+                    config = self._request_config(offered)
+                    await recorder.emit(self._run_start(run_id, messages, config, offered))
+                    point = ResumePoint(messages=list(messages), turn=0, input_messages=messages)
+                    return await self._loop(recorder, point, stream_text, config, offered)
             finally:
                 await recorder.drain()
 
-    def _request_config(self) -> RequestConfig:
-        return request_config(self.model, [t.schema for t in self.tools])
+    def _request_config(self, offered: SegmentTools | None = None) -> RequestConfig:
+        """What the segment asks the model with: `offered`'s tools (the agent's own tools
+        alone when none: a submitted run's first record)."""
+        tools = offered.tools if offered is not None else self.tools
+        return request_config(self.model, [t.schema for t in tools])
 
     async def _loop(
         self,
@@ -365,12 +382,13 @@ class Agentor:
         point: ResumePoint,
         stream_text: bool,
         config: RequestConfig,
+        offered: SegmentTools,
         gated: GatedTurn | None = None,
         recording: Recording | None = None,
     ) -> RunResult:
         outcome = await run_loop(
             model=self.model,
-            tools=self.tools,
+            tools=offered.tools,
             recorder=recorder,
             point=point,
             max_turns=self.max_turns,

@@ -7,7 +7,7 @@ import copy
 from typing import Any, TypeVar
 
 from .engine.gating import Gate, check_globs, check_timeout
-from .engine.inputs import check_max_turns, store_from, tools_from
+from .engine.inputs import check_max_turns, store_from, tools_and_servers, tools_from
 from .engine.models import OpenAIModel
 
 CLONABLE = (
@@ -33,7 +33,10 @@ def cloned(agent: A, changes: dict[str, Any]) -> A:
         raise TypeError(f"clone() cannot change {', '.join(unknown)}; it changes {CLONABLE}")
     old: Any = agent
     twin: Any = copy.copy(agent)
-    twin.tools = tools_from(changes.get("tools", old.tools))
+    if "tools" in changes:
+        twin.tools, twin.mcp_servers = tools_and_servers(changes["tools"])
+    else:
+        twin.tools, twin.mcp_servers = tools_from(old.tools), list(old.mcp_servers)
     if "name" in changes:
         twin.name = changes["name"]
     if "instructions" in changes:

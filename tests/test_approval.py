@@ -48,7 +48,9 @@ GATED_RUN = [
     "tool_result",
     "run_end",
 ]
-RESUMED = ["run_start", "tool_result", "generation", "message", "run_end"]
+# The resume after an approval: the approved call's start is saved before it runs (a crash
+# during it then waits for a person: engine/interrupted.py).
+RESUMED = ["run_start", "tool_start", "tool_result", "generation", "message", "run_end"]
 
 
 def types(events: list[Event]) -> list[str]:

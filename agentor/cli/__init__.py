@@ -3,7 +3,7 @@ and the worker of a fleet.
 
     agentor ls [DIR|DSN] [--status S] [--json]
     agentor show RUN [--json]
-    agentor approve RUN [CALL] [--args JSON] [--note TEXT] [--by NAME]
+    agentor approve RUN [CALL] [--args JSON | --result TEXT] [--note TEXT] [--by NAME]
     agentor reject RUN [CALL] --reason TEXT [--by NAME]
     agentor resume RUN --agent SPEC [--any-agent]
     agentor submit PROMPT --agent SPEC [--run-id ID]
@@ -141,6 +141,11 @@ def _add_run_commands(sub: Any) -> None:
     approve = sub.add_parser("approve", help="approve a pending call (all, without CALL)")
     _run_args(approve, call=True)
     approve.add_argument("--args", metavar="JSON", help="run the call with these arguments")
+    approve.add_argument(
+        "--result",
+        metavar="TEXT",
+        help="an interrupted call's result: recorded as what it returned, never run again",
+    )
     approve.add_argument("--note", metavar="TEXT", help="a note kept with the decision")
     approve.add_argument("--by", metavar="NAME", help="who decides (default: user@host)")
     approve.set_defaults(run="decide_cmd:approve")

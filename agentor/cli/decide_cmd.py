@@ -1,5 +1,8 @@
-"""`agentor approve RUN [CALL] [--args JSON] [--note TEXT] [--by NAME]` and
+"""`agentor approve RUN [CALL] [--args JSON | --result TEXT] [--note TEXT] [--by NAME]` and
 `agentor reject RUN [CALL] --reason TEXT [--by NAME]`.
+
+`--result` is for a call a crash interrupted while it ran: the text it had for a result,
+recorded as the tool's result when the run is resumed; the tool is not run again.
 
 A decision is recorded at once, under the run's lock (`agentor.approve` / `agentor.reject`);
 the run goes on when it is resumed (`agentor resume`, the TUI, a worker). Without an agent the
@@ -16,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..engine.approvals import Decision, pending_calls
-from ..engine.decisions import ApprovalError, InvalidArgsError
+from ..engine.decisions import ApprovalError, InvalidArgsError, InvalidResultError
 from ..engine.decisions import approve as approve_call
 from ..engine.decisions import reject as reject_call
 from ..engine.holding import load_run
@@ -29,8 +32,11 @@ from .stores import the_run
 def approve(args: Namespace) -> int:
     store, run_id = the_run(args)
     edit = _edit(args.args)
+    given = args.result
     made = _deciding(
-        lambda: approve_call(store, run_id, args.call_id, args=edit, by=args.by, note=args.note)
+        lambda: approve_call(
+            store, run_id, args.call_id, args=edit, by=args.by, note=args.note, result=given
+        )
     )
     _report(store, run_id, made)
     return 0
@@ -62,7 +68,7 @@ def _edit(text: str | None) -> dict[str, Any] | None:
 def _deciding(decide: Callable[[], list[Decision]]) -> list[Decision]:
     try:
         return decide()
-    except InvalidArgsError as exc:
+    except (InvalidArgsError, InvalidResultError) as exc:
         raise UsageError(str(exc)) from None
     except (ApprovalError, RunNotFoundError, RunLockedError) as exc:
         raise Refusal(str(exc)) from None
@@ -75,6 +81,8 @@ def _report(store: Store, run_id: str, made: list[Decision]) -> None:
         line = f"{d.decision} {d.call_id} ({d.name}) of run {run_id} as {d.by}"
         if d.edited:
             line += f", with {compact(d.args)}"
+        if d.given:
+            line += f", with the result it had: {compact(d.result)}"
         print(literal_line(line, 400))
     waiting = pending_calls(load_run(store, run_id), time.time())
     if waiting:

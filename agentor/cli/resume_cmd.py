@@ -80,7 +80,13 @@ def ending(run_id: str, result: RunResult, nothing_new: bool) -> int:
     if result.status == AWAITING_APPROVAL:
         print(f"run {run_id} waits for approval of {plural(len(result.pending), 'call')}:")
         for p in result.pending:
-            print("  " + literal_line(f"{p.call_id}  {p.name} {compact(p.args)}", 300))
+            why = f"  ({p.reason})" if p.reason else ""
+            print("  " + literal_line(f"{p.call_id}  {p.name} {compact(p.args)}{why}", 300))
         print(f"decide with: agentor approve|reject {run_id} [CALL], then resume it again")
+        if any(p.interrupted for p in result.pending):
+            print(
+                f"an interrupted call may be given the result it had: agentor approve {run_id} "
+                "CALL --result TEXT"
+            )
         return 0
     raise Refusal(f"run {run_id} ended {result.status}: {result.error or 'no error recorded'}")

@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.approvals import Decision, PendingCall, approval_history, pending_calls
-from ..engine.events import Event
+from ..engine.events import RUN_START, Event
 from ..engine.logformat import BadLine
 from ..engine.replay import RunSummary, fold
 from ..engine.statuses import INCOMPLETE, RUNNING, UNREADABLE
 from ..engine.store import Store
+from ..engine.toolset import record_notes
 from ..literal import literal, literal_line
 from ..ops.pins import pinned
 from .lines import compact, event_line, finite, plural, print_json, span, stamp
@@ -192,13 +193,25 @@ def pending_json(p: PendingCall) -> dict[str, Any]:
         "turn": p.turn,
         "requested_at": finite(p.requested_at),
         "deadline": finite(p.deadline),
+        "server": p.server,
+        "reason": p.reason,
+        "started_at": finite(p.started_at),
+        "host": p.host,
+        "pid": p.pid,
     }
 
 
 def decision_json(d: Decision | None) -> dict[str, Any] | None:
     if d is None:
         return None
-    return {"decision": d.decision, "by": d.by, "note": d.note, "args": d.args, "at": finite(d.at)}
+    return {
+        "decision": d.decision,
+        "by": d.by,
+        "note": d.note,
+        "args": d.args,
+        "at": finite(d.at),
+        "result": d.result,
+    }
 
 
 def _print_summary(run: Run, now: float) -> None:
@@ -232,6 +245,9 @@ def _print_timeline(run: Run) -> None:
     print(f"timeline ({plural(len(run.events), 'event')})")
     for e in run.events:
         print("  " + event_line(e))
+        if e.type == RUN_START:  # what its MCP servers warn of, whole
+            for note in record_notes(e.mcp):
+                print(f"            ⚠ {literal_line(note, 400)}")
     for b in run.bad:
         print(f"  unreadable  {literal_line(str(b), 160)}")
 
@@ -249,10 +265,16 @@ def _print_pending(run: Run, now: float) -> None:
         deadline = finite(p.deadline)
         if deadline is not None:
             when += f", times out {stamp(deadline)}"
-        print(f"  {literal_line(p.call_id)}  {literal_line(p.name)}  {when}")
+        via = f" @{p.server}" if p.server else ""
+        print(f"  {literal_line(p.call_id)}  {literal_line(p.name + via)}  {when}")
+        if p.interrupted:
+            ran = f"started {stamp(finite(p.started_at))} in process {p.pid} on {p.host}"
+            print(f"    {literal_line(p.reason or '')}: {literal_line(ran)}")
         print("    " + _indented(literal(_pretty(p.args)), "    "))
     print()
     print(f"  agentor approve {run.run_id} [CALL] [--args JSON] [--note TEXT]")
+    if any(p.interrupted for p in run.pending):
+        print(f"  agentor approve {run.run_id} CALL --result TEXT   (an interrupted call: it ran)")
     print(f"  agentor reject {run.run_id} [CALL] --reason TEXT")
 
 

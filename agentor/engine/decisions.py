@@ -14,6 +14,7 @@ on it, every reader shows it), but the later decider's decision is silently igno
 from __future__ import annotations
 
 import getpass
+import json
 import socket
 import time
 from collections.abc import Iterable, Mapping
@@ -91,6 +92,16 @@ class NotRequestedError(ApprovalError, LookupError):
     has no call waiting for one (`call_id` None)."""
 
 
+class InvalidResultError(ApprovalError, ValueError):
+    """A result given for a call that cannot take one (it did not run: only a call a crash
+    interrupted can be given the result it had), or one that is not JSON; `reason` says
+    which."""
+
+    def __init__(self, run_id: str, call_id: str | None, reason: str) -> None:
+        super().__init__(run_id, call_id, f"result for call {call_id}: {reason}")
+        self.reason = reason
+
+
 class InvalidArgsError(ApprovalError, ValueError):
     """Edited arguments that are not a JSON object, or do not fit the tool's parameters;
     `reason` says what is wrong."""
@@ -118,19 +129,27 @@ def approve(
     by: str | None = None,
     note: str | None = None,
     tools: Iterable[Tool] = (),
+    result: Any = None,
 ) -> list[Decision]:
     """Approve a pending call of the run (`call_id` None: every pending call); the decisions
     recorded. `args` replaces the call's arguments (one call: name it, unless only one is
     pending); it is checked against the tool's parameters when `tools` holds the tool, else a
     bad edit reaches the model as the tool's error. `by` defaults to `user@host`.
 
+    `result` (any JSON value but null) is for a call a crash interrupted while it ran
+    (`PendingCall.interrupted`): the result it had, recorded as the tool's result when the run
+    is resumed; the tool is not run again.
+
     Raises `RunNotFoundError`, `RunLockedError` (a live process holds the run),
-    `NotRequestedError`, `AlreadyDecidedError` (`ApprovalTimedOutError`), `InvalidArgsError`.
+    `NotRequestedError`, `AlreadyDecidedError` (`ApprovalTimedOutError`), `InvalidArgsError`,
+    `InvalidResultError`.
     """
     if args is not None and not isinstance(args, Mapping):
         raise InvalidArgsError(run_id, call_id, f"a JSON object is needed, not {_kind(args)}")
+    if result is not None:
+        _check_result(run_id, call_id, result, args)
     edit = None if args is None else dict(args)
-    return _decide(store, run_id, call_id, APPROVED, by, note, edit, tools)
+    return _decide(store, run_id, call_id, APPROVED, by, note, edit, tools, result)
 
 
 def reject(
@@ -148,6 +167,17 @@ def _kind(value: object) -> str:
     return "null" if value is None else type(value).__name__
 
 
+def _check_result(run_id: str, call_id: str | None, result: Any, args: object) -> None:
+    if args is not None:
+        raise InvalidResultError(
+            run_id, call_id, "give either args (run it again so) or result (it ran), not both"
+        )
+    try:
+        json.dumps(result, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise InvalidResultError(run_id, call_id, f"a JSON value is needed: {exc}") from None
+
+
 def _decide(
     store: Store,
     run_id: str,
@@ -157,6 +187,7 @@ def _decide(
     note: str | None,
     args: dict[str, Any] | None,
     tools: Iterable[Tool],
+    result: Any = None,
 ) -> list[Decision]:
     validate_run_id(run_id)
     by = default_by() if by is None else by
@@ -174,6 +205,8 @@ def _decide(
             if len(targets) != 1:
                 raise InvalidArgsError(run_id, call_id, "name the one call the edit is for")
             edit = _checked_edit(run_id, targets[0], args, tools)
+        if result is not None:
+            _check_given(run_id, targets)
         made = [
             Event(
                 APPROVAL,
@@ -184,6 +217,7 @@ def _decide(
                 by=by,
                 note=note,
                 args=edit,
+                result=result,
                 ts=now,
             )
             for t in targets
@@ -205,6 +239,13 @@ def _targets(
         if turn is not None and turn.pending(now):
             return turn.pending(now)
         raise _nothing_pending(run_id, turn, now)
+    if turn is not None and call_id in turn.started:
+        raise NotRequestedError(
+            run_id,
+            call_id,
+            f"call {call_id} of run {run_id} was interrupted while running: resume the run, "
+            "then decide what it did",
+        )
     if turn is not None and call_id in turn.requests:
         decided = turn.decisions.get(call_id)
         if decided is not None:
@@ -220,6 +261,20 @@ def _targets(
         if request.call_id == call_id and decided is not None:
             raise AlreadyDecidedError(run_id, decided)
     raise NotRequestedError(run_id, call_id, _never_asked(run_id, events, call_id))
+
+
+def _check_given(run_id: str, targets: list[PendingCall]) -> None:
+    """A result is given for one call, which ran: one a crash interrupted."""
+    if len(targets) != 1:
+        raise InvalidResultError(run_id, None, "name the one call the result is for")
+    call = targets[0]
+    if not call.interrupted:
+        raise InvalidResultError(
+            run_id,
+            call.call_id,
+            f"{call.name} did not run: only a call interrupted while running can be given "
+            "the result it had",
+        )
 
 
 def _nothing_pending(run_id: str, turn: GatedTurn | None, now: float) -> ApprovalError:

@@ -39,6 +39,10 @@ APPROVAL = "approval"
 # it is an attempt whose worker died (agentor/fleet/claims.py).
 CLAIM = "claim"
 RELEASE = "release"
+# A call of a tool that asks a person after a crash (`on_interrupt="ask"`) is about to run
+# (`name`, `call_id`, `args`, `turn`, `server`, `pid`, `host`): a `tool_start` with no
+# `tool_result` after it is a call whose outcome is unknown (engine/interrupted.py).
+TOOL_START = "tool_start"
 TEXT_DELTA = "text_delta"
 # Transient too: a cancelled run is waiting for a tool thread to end (`name`, `call_id`, `turn`)
 # before it records the result and lets the run go (a running thread cannot be interrupted).
@@ -123,6 +127,13 @@ class Event:
     deadline: float | None = None
     tools: list[dict[str, Any]] | None = None
     settings: dict[str, Any] | None = None
+    # The MCP server a tool_call / tool_result / tool_start's tool came from (its name).
+    server: str | None = None
+    # Why an approval_request waits (engine/interrupted.py: a call a crash interrupted).
+    reason: str | None = None
+    # On run_start: the MCP servers of the segment and the tools each offered
+    # (engine/toolset.py).
+    mcp: list[dict[str, Any]] | None = None
     messages: list[dict[str, Any]] | None = None
     # Fields this version does not know, kept in the order they were read and written back.
     extra: dict[str, Any] = field(default_factory=dict)
@@ -256,6 +267,9 @@ _FIELD_CHECKS = {
     "deadline": _is_num,
     "tools": is_list_of_dicts,
     "settings": _is_dict,
+    "server": _is_str,
+    "reason": _is_str,
+    "mcp": is_list_of_dicts,
 }
 _FIELDS = tuple(f.name for f in fields(Event) if f.name not in ("type", "extra"))
 assert set(_FIELDS) == set(_FIELD_CHECKS), "every Event field needs a type check"

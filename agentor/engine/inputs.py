@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from .events import Event
+from .mcp import ToolServer
 from .replay import resume_point
 from .store import FileStore, LockingStore, Store
 from .tools import Tool, function_tool
@@ -87,6 +88,19 @@ def tools_from(tools: Iterable[Tool | Callable[..., Any]]) -> list[Tool]:
     if len(set(names)) != len(names):
         raise ValueError(f"tool names must be unique: {names}")
     return made
+
+
+def tools_and_servers(
+    items: Iterable[Tool | ToolServer | Callable[..., Any]],
+) -> tuple[list[Tool], list[ToolServer]]:
+    """An agent's `tools=`: its own tools (as `tools_from`) and its MCP servers, whose tools
+    each segment lists; server names must be unique (the log names a tool's server by it)."""
+    given = list(items)
+    servers = [t for t in given if isinstance(t, ToolServer)]
+    names = [s.name for s in servers]
+    if len(set(names)) != len(names):
+        raise ValueError(f"MCP server names must be unique (give name=...): {names}")
+    return tools_from(t for t in given if not isinstance(t, ToolServer)), servers
 
 
 def check_max_turns(max_turns: int) -> int:

@@ -32,6 +32,7 @@ from .events import (
     Usage,
 )
 from .gating import Gate
+from .interrupted import asks_after_crash, interrupted_request, start_event
 from .invoke import all_answered, invoke_tool
 from .models import Model, ModelError
 from .recording import Recording
@@ -145,6 +146,7 @@ class _Call:
     result: Event | None = None  # its result is in the log already
     rejection: str | None = None  # rejected (or novel in a replay): this error answers it
     awaiting: bool = False  # it waits for a person's decision: not answered in this segment
+    approved: Decision | None = None  # a person approved it (or gave the result it had)
 
 
 async def run_loop(
@@ -261,7 +263,12 @@ class _Loop:
         calls = [self._plan(*call_parts(c)) for c in response.calls]
         asked = [
             Event(
-                TOOL_CALL, name=c.name, args=_args_for_log(c.raw), call_id=c.call_id, turn=self.turn
+                TOOL_CALL,
+                name=c.name,
+                args=_args_for_log(c.raw),
+                call_id=c.call_id,
+                turn=self.turn,
+                server=self._server(c.name),
             )
             for c in calls
         ]
@@ -278,15 +285,22 @@ class _Loop:
             await self.recorder.emit(*timeouts)
         decisions: dict[str, Decision | None] = dict(turn.decisions)
         decisions.update((e.call_id or "", Decision.of(e)) for e in timeouts)
-        calls = []
+        calls, interrupted = [], []
         for call_id, name, raw in map(call_parts, turn.generation.calls or []):
             call = _Call(call_id, name, raw, result=turn.results.get(call_id))
             decided = decisions.get(call_id)
+            request = turn.requests.get(call_id)
             if call.result is not None:
                 pass
+            elif call_id in turn.started:  # ran, and a crash hid what it did: ask a person
+                call.awaiting = True
+                interrupted.append(interrupted_request(turn.started[call_id], self.turn))
             elif decided is not None and decided.approved:
+                call.approved = decided
                 if decided.edited:
                     call.raw = json.dumps(decided.args, ensure_ascii=False)
+                elif request is not None and request.started_at is not None:
+                    call.raw = json.dumps(request.args, ensure_ascii=False)  # as it ran
             elif decided is not None:
                 call.rejection = decided.rejection()
             elif call_id in turn.requests:
@@ -297,6 +311,8 @@ class _Loop:
                 if new_requests:
                     await self.recorder.emit(*new_requests)
             calls.append(call)
+        if interrupted:
+            await self.recorder.emit(*interrupted)
         return await self._answer_turn(turn.generation, calls)
 
     def _plan(self, call_id: str, name: str, raw: str) -> _Call:
@@ -357,8 +373,12 @@ class _Loop:
             call_id=call.call_id,
             turn=self.turn,
             started_at=time.time(),
+            server=self._server(call.name),
         )
-        if call.record is not None:
+        if call.approved is not None and call.approved.given:
+            result.result = call.approved.result  # what it did, as a person said: not run
+            result.by = call.approved.by
+        elif call.record is not None:
             result.result = call.record.event.result
             result.error = call.record.event.error  # a replay serves recorded errors too
             result.replayed_from = call.record.event.call_id
@@ -382,12 +402,18 @@ class _Loop:
         except ToolArgumentsError as exc:
             result.error = str(exc)
             return
+        if asks_after_crash(tool, call.approved is not None):
+            await self.recorder.emit(start_event(result))  # saved before it runs
         if await invoke_tool(tool, args, result, self.recorder.emit):
             # Cancelled while its thread ran: the result is recorded first, so the next
             # resume replays it; then the run stops as it was asked to.
             result.ended_at = time.time()
             await self.recorder.emit(result)
             raise asyncio.CancelledError
+
+    def _server(self, name: str) -> str | None:
+        """The MCP server a tool of this name comes from (None: the agent's own tool)."""
+        return getattr(self.by_name.get(name), "server", None)
 
 
 def _args_for_log(raw: str) -> Any:
