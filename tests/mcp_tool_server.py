@@ -13,8 +13,11 @@ CONFIG_JSON: {"calls": FILE, "tools_file": FILE, "hang": FILE, "release": FILE,
 - The tools it lists are read from `tools_file` at each `tools/list` (a JSON list of tool
   names, default every tool; "add+c" lists `add` with a third parameter): a test changes the
   list between a crash and a resume. Listing is paginated, `page` tools a page.
-- `send` notes its first call in `hang` (when given) and then blocks until the file `release`
-  exists: a test kills the agent while the call is in flight. Later calls answer at once.
+- `send` called with arguments it has not seen before appends them to `hang` (when given)
+  and then blocks until the file `release` exists: a test kills the agent while the
+  call is in flight. A call with the same arguments again answers at once.
+- Over stdio it writes a line to its stderr when it starts; with "crash" (a text) it writes
+  that text there and exits 3 instead.
 - Over HTTP every request must carry `Authorization: Bearer <token>` (401 otherwise); over
   stdio `env_token` names an environment variable whose value's length `whoami` tells.
 """
@@ -107,14 +110,15 @@ def listed(cfg: dict[str, Any]) -> list[types.Tool]:
 
 
 def note_call(cfg: dict[str, Any], name: str, args: dict[str, Any]) -> int:
-    """Append the call to the calls file; how many calls of `name` it holds now."""
+    """Append the call to the calls file; how many equal calls (tool and arguments) it holds."""
     path = cfg["calls"]
+    made = {"tool": name, "args": args}
     with open(path, "a") as f:
-        f.write(json.dumps({"tool": name, "args": args}) + "\n")
+        f.write(json.dumps(made) + "\n")
         f.flush()
         os.fsync(f.fileno())
     lines = Path(path).read_text().splitlines()
-    return sum(1 for line in lines if json.loads(line)["tool"] == name)
+    return sum(1 for line in lines if json.loads(line) == made)
 
 
 def text(value: str) -> list[types.TextContent]:
@@ -140,8 +144,9 @@ async def answer(cfg: dict[str, Any], name: str, args: dict[str, Any]) -> types.
         )
     if name == "send":
         if nth == 1 and cfg.get("hang"):
-            Path(cfg["hang"]).write_text(str(os.getpid()))
-            while not os.path.exists(cfg["release"]):
+            with open(cfg["hang"], "a") as f:
+                f.write(json.dumps(args) + "\n")
+            while not os.path.exists(cfg.get("release") or ""):
                 await anyio.sleep(0.01)
         return types.CallToolResult(content=text(f"sent to {args['to']}"))
     if name == "whoami":
@@ -172,6 +177,10 @@ def make_server(cfg: dict[str, Any]) -> Server[Any]:
 async def serve_stdio(cfg: dict[str, Any]) -> None:
     from mcp.server.stdio import stdio_server
 
+    # Noise on stderr, which the agent must keep out of its terminal; or a failed start.
+    print(f"mcp test server: {cfg.get('crash') or 'starting'}", file=sys.stderr, flush=True)
+    if cfg.get("crash"):
+        raise SystemExit(3)
     server = make_server(cfg)
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())

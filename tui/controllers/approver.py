@@ -122,10 +122,11 @@ class Approver(Controller):
         approve: bool,
         args: dict[str, Any] | None = None,
         note: str | None = None,
+        result: Any = None,
     ) -> None:
         """Record a decision (`call_id` None: on every call that waits); `note` is a
-        rejection's reason."""
-        self._decide(run_id, call_id, approve, args, note)
+        rejection's reason; `result`, the result an interrupted call had."""
+        self._decide(run_id, call_id, approve, args, note, result)
 
     @work(group="decide", exit_on_error=False)
     async def _decide(
@@ -135,9 +136,12 @@ class Approver(Controller):
         approve: bool,
         args: dict[str, Any] | None,
         note: str | None,
+        result: Any = None,
     ) -> None:
         try:
-            made, left = await asyncio.to_thread(self._record, run_id, call_id, approve, args, note)
+            made, left = await asyncio.to_thread(
+                self._record, run_id, call_id, approve, args, note, result
+            )
         except REFUSALS as exc:
             self.report(self.Decided(run_id))
             self.say(notices.not_recorded(exc))
@@ -156,12 +160,20 @@ class Approver(Controller):
         approve: bool,
         args: dict[str, Any] | None,
         note: str | None,
+        result: Any = None,
     ) -> tuple[list[Decision], int]:
         """In a thread: the decisions recorded, and how many calls of the run still wait."""
         if approve:
             tools = self.tools_for(run_id)
             made = approve_call(
-                self.store, run_id, call_id, args=args, by=self.by, note=note, tools=tools
+                self.store,
+                run_id,
+                call_id,
+                args=args,
+                by=self.by,
+                note=note,
+                tools=tools,
+                result=result,
             )
         else:
             made = reject_call(self.store, run_id, call_id, reason=note or "", by=self.by)

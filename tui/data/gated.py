@@ -61,9 +61,12 @@ def gated_calls(log: RunEvents) -> list[GatedCall]:
     answered = {e.call_id for e in events if e.type == TOOL_RESULT}
     # One history entry per request with a call id, in order: they pair up.
     history = approval_history(events)
+    # A call asked about again (a crash interrupted it once approved) shows its latest request.
+    latest = {e.call_id: i for i, e in requests}
     return [
         GatedCall(call, decided, e.call_id in answered, parameters_of(log, i, call.name), i)
         for (i, e), (call, decided) in zip(requests, history, strict=True)
+        if latest[e.call_id] == i
     ]
 
 

@@ -21,15 +21,31 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from agentor.engine.events import GENERATION, RUN_START, TOOL_CALL, TOOL_RESULT, Event
+from agentor.engine.events import (
+    APPROVAL_REQUEST,
+    GENERATION,
+    RUN_START,
+    TOOL_CALL,
+    TOOL_RESULT,
+    TOOL_START,
+    Event,
+)
 from agentor.engine.logformat import BadLine
 from agentor.engine.replay import RunSummary, call_parts, event_time
+from agentor.engine.toolset import record_notes
 from agentor.literal import literal, literal_line
 from agentor.ops.pricing import RunCost
 
 from .costs import cost_words, generation_cost
 from .formatting import clock_time, duration, offset
-from .styles import DECISION_STYLES, ERROR_STYLE, ROLE_STYLES, STATUS_STYLES, TYPE_STYLES
+from .styles import (
+    AWAITING_STYLE,
+    DECISION_STYLES,
+    ERROR_STYLE,
+    ROLE_STYLES,
+    STATUS_STYLES,
+    TYPE_STYLES,
+)
 from .timeline_line import call_line, content_text
 
 if TYPE_CHECKING:
@@ -45,6 +61,8 @@ FIELDS = (
     "model",
     "name",
     "call_id",
+    "server",
+    "reason",
     "status",
     "pid",
     "host",
@@ -226,8 +244,32 @@ def detail(
         _response(out, e, setup)
     elif e.type == RUN_START and (e.tools is not None or e.settings is not None):
         _request_config(out, e.config, e)
+    if e.type == RUN_START and e.mcp is not None:
+        _mcp_servers(out, e.mcp)
     _values(out, e)
     return out
+
+
+def _mcp_servers(out: DetailText, record: list[dict[str, Any]]) -> None:
+    """A run_start's MCP servers: where each is (secrets were masked when recorded), what it
+    warns of, the tools it offered."""
+    heading(out, f"MCP servers ({len(record)})")
+    for note in record_notes(record):
+        out.block(Text(f"⚠ {literal_line(note, 400)}", AWAITING_STYLE))
+    for entry in record:
+        line = Text(literal_line(str(entry.get("server")), 80), "bold")
+        where = entry.get("url") or " ".join(str(a) for a in entry.get("command") or ())
+        line.append(f"  {literal_line(str(entry.get('transport')), 20)}", "dim")
+        line.append(f"  {literal_line(str(where), 300)}")
+        out.block(line)
+        for kind in ("headers", "env"):
+            names = entry.get(kind)
+            if names:
+                said = ", ".join(str(n) for n in names)
+                out.block(Text(f"{kind}: {literal_line(said, 200)} (values never recorded)"), 4)
+        tools = [t for t in entry.get("tools") or () if isinstance(t, dict)]
+        said = ", ".join(str(t.get("name")) for t in tools) or "none"
+        out.block(Text(f"tools: {literal_line(said, 400)}", "dim"), 4)
 
 
 def _unreadable(out: DetailText, item: BadLine, run_id: str) -> None:
@@ -273,7 +315,7 @@ def _response(out: DetailText, e: Event, setup: Event | None) -> None:
 
 def _values(out: DetailText, e: Event) -> None:
     """A tool's arguments and result, an event's text, the fields this version does not know."""
-    if e.args is not None and e.type in (TOOL_CALL, TOOL_RESULT):
+    if e.args is not None and e.type in (TOOL_CALL, TOOL_RESULT, TOOL_START):
         heading(out, "Arguments")
         append_value(out, e.args)
     # A tool result shows its result even when it is None; other events only when they have one.
@@ -349,6 +391,8 @@ def _event_fields(
             text = str(value)
             styles = {"status": STATUS_STYLES, "decision": DECISION_STYLES}.get(name, {})
             rows.append((name, literal_line(text, 200), styles.get(text, "")))
+    if e.started_at is not None and e.ended_at is None and e.type == APPROVAL_REQUEST:
+        rows.append(("started", clock_time(e.started_at), ""))  # an interrupted call's start
     if e.deadline is not None:
         rows.append(("deadline", clock_time(e.deadline), ""))
     if e.usage is not None:

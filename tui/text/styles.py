@@ -13,6 +13,7 @@ from agentor.engine.events import (
     RUN_START,
     TOOL_CALL,
     TOOL_RESULT,
+    TOOL_START,
 )
 from agentor.engine.statuses import (
     AWAITING_APPROVAL,
@@ -45,6 +46,7 @@ TYPE_STYLES = {
     GENERATION: "blue",
     TOOL_CALL: "yellow",
     TOOL_RESULT: "green",
+    TOOL_START: "yellow",
     MESSAGE: "default",
     RUN_END: "bold",
     FORK: "magenta",

@@ -23,16 +23,18 @@ from agentor.engine.events import (
     RUN_START,
     TOOL_CALL,
     TOOL_RESULT,
+    TOOL_START,
     Event,
 )
 from agentor.engine.logformat import BadLine
 from agentor.engine.replay import call_parts, first_user_text
 from agentor.engine.statuses import FAILED
+from agentor.engine.toolset import record_notes
 from agentor.literal import literal_line
 
 from .arg_edit import args_diff
 from .formatting import clock_time, count
-from .styles import DECISION_STYLES, ERROR_STYLE, STATUS_STYLES
+from .styles import AWAITING_STYLE, DECISION_STYLES, ERROR_STYLE, STATUS_STYLES
 
 LINE_LIMIT = 160
 # How the timeline's type column (11 cells) writes a type whose name does not fit it.
@@ -120,13 +122,30 @@ def _generation(out: Text, e: Event, cost: str) -> None:
 
 
 def request_line(e: Event) -> Text:
-    """The timeline line of an `approval_request`: the call, and its deadline if it has one."""
+    """The timeline line of an `approval_request`: the call, and its deadline if it has one;
+    for a call a crash interrupted, why it waits and when it started."""
     out = Text(no_wrap=True, overflow="ellipsis")
     out.append(call_line(e.name, e.args))
-    out.append(" · waits for a person", "dim")
+    _via(out, e)
+    if e.reason:
+        out.append(f" · {literal_line(e.reason, 80)}", AWAITING_STYLE)
+        out.append(f" · started {time_of_day(e.started_at)}", "dim")
+    else:
+        out.append(" · waits for a person", "dim")
     if e.deadline is not None:
         out.append(f" · deadline {time_of_day(e.deadline)}", "dim")
     return out
+
+
+def _via(out: Text, e: Event) -> None:
+    """` @files`: the MCP server a call's tool came from, if one did."""
+    if e.server:
+        out.append(f" @{literal_line(e.server, 40)}", "dim")
+
+
+def ran_where(e: Event) -> str:
+    """`process 4242 on build-7`: where a started call ran."""
+    return f"process {e.pid if e.pid is not None else '?'} on {literal_line(e.host or '?', 60)}"
 
 
 def approval_line(e: Event, request: Event | None) -> Text:
@@ -146,6 +165,9 @@ def approval_line(e: Event, request: Event | None) -> Text:
         shown = "; ".join(changes) if changes else call_line(decided.name, decided.args)
         out.append(" · edited: ", "dim")
         out.append(literal_line(shown, LINE_LIMIT))
+    if decided.given:
+        out.append(" · gave the result it had: ", "dim")
+        out.append(value_line(decided.result))
     if decided.note:
         out.append(f" · {literal_line(decided.note, LINE_LIMIT)}", "italic")
     return out
@@ -167,18 +189,28 @@ def timeline_line(
         else:
             out.append(literal_line(e.agent or "?", 40), "bold")
             out.append(f" · {literal_line(e.model or '?', 40)}", "dim")
-            prompt = first_user_text(e.messages)
-            if prompt:
-                out.append(" · ")
-                out.append(literal_line(prompt, LINE_LIMIT))
+        for note in record_notes(e.mcp):  # before the prompt: it must not be cut off
+            out.append(f" · ⚠ {literal_line(note, LINE_LIMIT)}", AWAITING_STYLE)
+        prompt = first_user_text(e.messages) if segment <= 1 else None
+        if prompt:
+            out.append(" · ")
+            out.append(literal_line(prompt, LINE_LIMIT))
     elif e.type == GENERATION:
         _generation(out, e, cost)
     elif e.type == TOOL_CALL:
         out.append(call_line(e.name, e.args))
+        _via(out, e)
+    elif e.type == TOOL_START:
+        out.append(call_line(e.name, e.args))
+        _via(out, e)
+        out.append(f" · running in {ran_where(e)}", "dim")
     elif e.type == TOOL_RESULT:
         out.append(literal_line(e.name or "?", 40))
+        _via(out, e)
         if e.replayed_from:
             out.append(" (recorded)", "dim")
+        if e.by:
+            out.append(f" (given by {literal_line(e.by, 60)}: not run)", "dim")
         if e.error is not None:
             out.append(" ✗ ", ERROR_STYLE)
             out.append(literal_line(e.error, LINE_LIMIT), ERROR_STYLE)
