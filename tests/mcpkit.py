@@ -94,8 +94,10 @@ class HttpToolServer:
 
 
 def stdio_server(cfg: dict[str, Any], *extra_args: str, **kw: Any) -> MCPServerStdio:
-    """An `MCPServerStdio` running the test server (`extra_args` after its config)."""
-    args = ["-m", "tests.mcp_tool_server", "stdio", json.dumps(cfg), *extra_args]
+    """An `MCPServerStdio` running the test server (`extra_args` after its config). The HTTP
+    server's token stays out of its command line: the agent cannot know it is a secret."""
+    own = {k: v for k, v in cfg.items() if k != "token"}
+    args = ["-m", "tests.mcp_tool_server", "stdio", json.dumps(own), *extra_args]
     return MCPServerStdio(sys.executable, args, cwd=ROOT, **kw)
 
 

@@ -239,23 +239,34 @@ class MCPServerStdio(ToolServer):
         params = StdioServerParameters(
             command=self.command, args=self.args, env=self.env or None, cwd=self.cwd
         )
-        # Closed with the stack (the segment's connection): a context manager here would
-        # close it before the child is done writing.
-        stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
-        stack.callback(stderr.close)
-        client = Client(stdio_client(params, errlog=stderr), cache=None)
-        return client, lambda: _tail(stderr)
+        stderr = _Stderr()
+        stack.callback(stderr.close)  # with the connection: the child writes to it till then
+        client = Client(stdio_client(params, errlog=stderr.file), cache=None)
+        return client, stderr.tail
 
 
-def _tail(stderr: Any) -> str:
-    """The last characters a child wrote to its stderr file, on one line."""
-    try:
-        stderr.flush()
-        stderr.seek(0)
-        text = stderr.read()
-    except (OSError, ValueError):
-        return ""
-    return " ".join(text.split())[-STDERR_TAIL:]
+class _Stderr:
+    """A child's stderr, in a temporary file; its end is kept when the file is closed."""
+
+    def __init__(self) -> None:
+        self.file = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+        self.last = ""
+
+    def tail(self) -> str:
+        """The last characters the child wrote, on one line."""
+        if self.file.closed:
+            return self.last
+        try:
+            self.file.flush()
+            self.file.seek(0)
+            text = self.file.read()
+        except (OSError, ValueError):
+            return ""
+        return " ".join(text.split())[-STDERR_TAIL:]
+
+    def close(self) -> None:
+        self.last = self.tail()
+        self.file.close()
 
 
 class Connection:

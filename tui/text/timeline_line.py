@@ -203,7 +203,7 @@ def timeline_line(
     elif e.type == TOOL_START:
         out.append(call_line(e.name, e.args))
         _via(out, e)
-        out.append(f" · running in {ran_where(e)}", "dim")
+        out.append(f" · started in {ran_where(e)}", "dim")
     elif e.type == TOOL_RESULT:
         out.append(literal_line(e.name or "?", 40))
         _via(out, e)
