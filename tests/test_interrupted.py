@@ -134,7 +134,7 @@ async def test_what_may_not_be_decided_is_refused_and_nothing_is_written(tmp_pat
     await letters.agent.aresume(RUN)
     call_id = pending_calls(store.load(RUN))[0].call_id
     asked = store.path(RUN).read_bytes()
-    with pytest.raises(InvalidResultError, match="either args .* or result"):
+    with pytest.raises(InvalidResultError, match=r"either args .* or result"):
         approve(store, RUN, call_id, args={"to": "bo"}, result="done")
     with pytest.raises(InvalidResultError, match="a JSON value is needed"):
         approve(store, RUN, call_id, result=object())

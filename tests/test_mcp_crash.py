@@ -105,7 +105,12 @@ def check_paused(case: Case, pid: int, name: str, server: str | None) -> str:
     [call] = pending_calls(case.events())
     assert paused["pending"] == [call.call_id]
     assert call.interrupted and call.reason == OUTCOME_UNKNOWN
-    assert (call.name, call.server, call.pid, call.host) == (name, server, pid, socket.gethostname())
+    assert (call.name, call.server, call.pid, call.host) == (
+        name,
+        server,
+        pid,
+        socket.gethostname(),
+    )
     [start] = [e for e in case.events() if e.type == TOOL_START]
     assert call.started_at == start.ts
     # A resume while it waits does nothing more: no second request, nothing run.
@@ -166,9 +171,7 @@ def test_killed_inside_a_function_tool_that_asks_a_person_decides_what_it_did(
     assert sent() == TIMES[decision]
 
 
-def test_a_tool_list_changed_between_the_crash_and_the_resume_is_said_once(
-    tmp_path, srv, zygote
-):
+def test_a_tool_list_changed_between_the_crash_and_the_resume_is_said_once(tmp_path, srv, zygote):
     tools_file = tmp_path / "tools.json"
     tools_file.write_text(json.dumps(["add", "echo", "fail"]))
     cfg = mcpkit.server_config(tmp_path, "changing", tools_file=str(tools_file))
@@ -183,7 +186,7 @@ def test_a_tool_list_changed_between_the_crash_and_the_resume_is_said_once(
         done = case.child("resume")
         assert done["status"] == COMPLETED and done["final_output"] == "done: 5"
         starts = [e for e in case.events() if e.type == "run_start"]
-        assert [s.mcp[0]["changed"] if "changed" in s.mcp[0] else None for s in starts] == [
+        assert [s.mcp[0].get("changed", None) for s in starts] == [
             None,
             [{"name": "add", "change": "schema changed"}],
         ]
