@@ -265,6 +265,11 @@ def test_show_json_holds_the_run_its_pending_calls_decisions_and_events(runs: Pa
         "turn": 1,
         "requested_at": call.requested_at,
         "deadline": None,
+        "server": None,
+        "reason": None,
+        "started_at": None,
+        "host": None,
+        "pid": None,
     }
     assert doc["pending"] == [expected]
     assert doc["approvals"] == [{**expected, "decision": None}]
@@ -280,6 +285,7 @@ def test_show_json_holds_the_run_its_pending_calls_decisions_and_events(runs: Pa
         "note": None,
         "args": {"city": "Oslo"},
         "at": None,
+        "result": None,
     }
 
 

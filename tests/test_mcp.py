@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from agentor import Agentor, MCPServer, function_tool
+from agentor import Agentor, MCPServer, MCPServerStdio, function_tool
 from agentor.engine.events import RUN_START, TOOL_CALL, TOOL_RESULT, Event
 from agentor.engine.statuses import COMPLETED, MAX_TURNS
 from agentor.engine.store import FileStore
@@ -299,3 +299,17 @@ async def test_the_server_used_directly_as_upstream_agentors(http):
         assert await tools["add"].invoke({"a": 20, "b": 22}) == "42"
     with pytest.raises(RuntimeError, match="is not connected"):
         await server.list_tools()
+
+
+def test_what_cannot_be_a_server_is_refused_where_it_is_written():
+    with pytest.raises(ValueError, match="takes an http:// or https:// URL; got 'ftp://x'"):
+        MCPServer("ftp://x")
+    with pytest.raises(TypeError, match="args takes a sequence of strings"):
+        MCPServerStdio("server", "--verbose")
+    with pytest.raises(ValueError, match="on_interrupt takes 'rerun' or 'ask'; got 'maybe'"):
+        MCPServer("http://127.0.0.1:9/mcp", on_interrupt="maybe")
+    with pytest.raises(ValueError, match="on_interrupt takes 'rerun' or 'ask'"):
+        function_tool(on_interrupt="never")
+    same = [MCPServer("http://127.0.0.1:9/mcp", name="a"), MCPServerStdio("x", name="a")]
+    with pytest.raises(ValueError, match=r"MCP server names must be unique \(give name=...\)"):
+        Agentor("Twins", model=ScriptedModel([]), tools=same)

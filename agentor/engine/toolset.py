@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .events import RUN_START, TOOL_CALL, Event
-from .mcp import Connection, MCPServerError, MCPTool, ToolServer, tools_of
+from .mcp import MCPTool, ToolServer, tools_of
+from .mcp_connection import Connection, MCPServerError
 from .tools import Tool
 
 log = logging.getLogger("agentor")

@@ -173,6 +173,38 @@ def approval_line(e: Event, request: Event | None) -> Text:
     return out
 
 
+def _run_start(out: Text, e: Event, segment: int) -> None:
+    """A segment's start: the agent and model and prompt (a resume: its number), and what
+    its MCP servers warn of."""
+    if segment > 1:
+        out.append(f"▶ resumed · segment {segment}", "bold green")
+    else:
+        out.append(literal_line(e.agent or "?", 40), "bold")
+        out.append(f" · {literal_line(e.model or '?', 40)}", "dim")
+    for note in record_notes(e.mcp):  # before the prompt: it must not be cut off
+        out.append(f" · ⚠ {literal_line(note, LINE_LIMIT)}", AWAITING_STYLE)
+    prompt = first_user_text(e.messages) if segment <= 1 else None
+    if prompt:
+        out.append(" · ")
+        out.append(literal_line(prompt, LINE_LIMIT))
+
+
+def _tool_result(out: Text, e: Event) -> None:
+    """A tool's result or error; answered from a record, or given by a person."""
+    out.append(literal_line(e.name or "?", 40))
+    _via(out, e)
+    if e.replayed_from:
+        out.append(" (recorded)", "dim")
+    if e.by:
+        out.append(f" (given by {literal_line(e.by, 60)}: not run)", "dim")
+    if e.error is not None:
+        out.append(" ✗ ", ERROR_STYLE)
+        out.append(literal_line(e.error, LINE_LIMIT), ERROR_STYLE)
+    else:
+        out.append(" → ", "dim")
+        out.append(value_line(e.result))
+
+
 def timeline_line(
     item: Event | BadLine, segment: int = 1, request: Event | None = None, cost: str = ""
 ) -> Text:
@@ -184,39 +216,16 @@ def timeline_line(
     e = item
     out = Text(no_wrap=True, overflow="ellipsis")
     if e.type == RUN_START:
-        if segment > 1:
-            out.append(f"▶ resumed · segment {segment}", "bold green")
-        else:
-            out.append(literal_line(e.agent or "?", 40), "bold")
-            out.append(f" · {literal_line(e.model or '?', 40)}", "dim")
-        for note in record_notes(e.mcp):  # before the prompt: it must not be cut off
-            out.append(f" · ⚠ {literal_line(note, LINE_LIMIT)}", AWAITING_STYLE)
-        prompt = first_user_text(e.messages) if segment <= 1 else None
-        if prompt:
-            out.append(" · ")
-            out.append(literal_line(prompt, LINE_LIMIT))
+        _run_start(out, e, segment)
     elif e.type == GENERATION:
         _generation(out, e, cost)
-    elif e.type == TOOL_CALL:
+    elif e.type in (TOOL_CALL, TOOL_START):
         out.append(call_line(e.name, e.args))
         _via(out, e)
-    elif e.type == TOOL_START:
-        out.append(call_line(e.name, e.args))
-        _via(out, e)
-        out.append(f" · started in {ran_where(e)}", "dim")
+        if e.type == TOOL_START:
+            out.append(f" · started in {ran_where(e)}", "dim")
     elif e.type == TOOL_RESULT:
-        out.append(literal_line(e.name or "?", 40))
-        _via(out, e)
-        if e.replayed_from:
-            out.append(" (recorded)", "dim")
-        if e.by:
-            out.append(f" (given by {literal_line(e.by, 60)}: not run)", "dim")
-        if e.error is not None:
-            out.append(" ✗ ", ERROR_STYLE)
-            out.append(literal_line(e.error, LINE_LIMIT), ERROR_STYLE)
-        else:
-            out.append(" → ", "dim")
-            out.append(value_line(e.result))
+        _tool_result(out, e)
     elif e.type == MESSAGE:
         out.append(value_line(e.text or ""), "italic")
     elif e.type == RUN_END:
