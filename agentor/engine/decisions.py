@@ -240,12 +240,7 @@ def _targets(
             return turn.pending(now)
         raise _nothing_pending(run_id, turn, now)
     if turn is not None and call_id in turn.started:
-        raise NotRequestedError(
-            run_id,
-            call_id,
-            f"call {call_id} of run {run_id} was interrupted while running: resume the run, "
-            "then decide what it did",
-        )
+        raise _interrupted_unasked(run_id, call_id)
     if turn is not None and call_id in turn.requests:
         decided = turn.decisions.get(call_id)
         if decided is not None:
@@ -277,9 +272,22 @@ def _check_given(run_id: str, targets: list[PendingCall]) -> None:
         )
 
 
+def _interrupted_unasked(run_id: str, call_id: str) -> NotRequestedError:
+    """A call a crash interrupted, not asked about yet: a resume records the question."""
+    return NotRequestedError(
+        run_id,
+        call_id,
+        f"call {call_id} of run {run_id} was interrupted while running: resume the run, "
+        "then decide what it did",
+    )
+
+
 def _nothing_pending(run_id: str, turn: GatedTurn | None, now: float) -> ApprovalError:
-    """Why no call is pending: decided already, timed out, or nothing was ever asked."""
+    """Why no call is pending: decided already, timed out, interrupted and not asked about
+    yet, or nothing was ever asked."""
     if turn is not None:
+        for call_id in turn.started:
+            return _interrupted_unasked(run_id, call_id)
         for call_id in turn.requests:
             if call_id in turn.decisions:
                 return AlreadyDecidedError(run_id, turn.decisions[call_id])
