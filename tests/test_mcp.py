@@ -313,3 +313,18 @@ def test_what_cannot_be_a_server_is_refused_where_it_is_written():
     same = [MCPServer("http://127.0.0.1:9/mcp", name="a"), MCPServerStdio("x", name="a")]
     with pytest.raises(ValueError, match=r"MCP server names must be unique \(give name=...\)"):
         Agentor("Twins", model=ScriptedModel([]), tools=same)
+
+
+def test_ls_and_show_read_the_mcp_record_without_loading_the_engines_tools() -> None:
+    """`agentor ls` and `show` start without pydantic: the MCP record's words are read by
+    agentor.engine.mcp_record, which needs none of the engine's tools."""
+    code = (
+        "import sys\n"
+        "import agentor.cli.runs_cmd, agentor.cli.lines\n"
+        "heavy = ('pydantic', 'openai', 'mcp', 'agentor.engine.mcp', 'agentor.engine.tools')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert (proc.returncode, proc.stdout.strip()) == (0, "[]"), proc.stderr

@@ -29,8 +29,8 @@ from ..engine.events import (
     TOOL_WAIT,
     Event,
 )
+from ..engine.mcp_record import offered_words
 from ..engine.replay import event_time
-from ..engine.toolset import offered_words
 from ..literal import literal_line
 
 LINE = 160  # characters of an event's text on a timeline line

@@ -16,10 +16,10 @@ from typing import Any
 from ..engine.approvals import Decision, PendingCall, approval_history, pending_calls
 from ..engine.events import RUN_START, Event
 from ..engine.logformat import BadLine
+from ..engine.mcp_record import record_notes
 from ..engine.replay import RunSummary, fold
 from ..engine.statuses import INCOMPLETE, RUNNING, UNREADABLE
 from ..engine.store import Store
-from ..engine.toolset import record_notes
 from ..literal import literal, literal_line
 from ..ops.pins import pinned
 from .lines import compact, event_line, finite, plural, print_json, span, stamp

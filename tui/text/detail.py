@@ -31,8 +31,8 @@ from agentor.engine.events import (
     Event,
 )
 from agentor.engine.logformat import BadLine
+from agentor.engine.mcp_record import record_notes
 from agentor.engine.replay import RunSummary, call_parts, event_time
-from agentor.engine.toolset import record_notes
 from agentor.literal import literal, literal_line
 from agentor.ops.pricing import RunCost
 

@@ -27,9 +27,9 @@ from agentor.engine.events import (
     Event,
 )
 from agentor.engine.logformat import BadLine
+from agentor.engine.mcp_record import record_notes
 from agentor.engine.replay import call_parts, first_user_text
 from agentor.engine.statuses import FAILED
-from agentor.engine.toolset import record_notes
 from agentor.literal import literal_line
 
 from .arg_edit import args_diff
