@@ -30,7 +30,7 @@ import httpx2  # noqa: F401  (imported once in the zygote, not in every child)
 import mcp  # noqa: F401
 
 from agentor import Agentor, MCPServer, MCPServerStdio, approve, function_tool, reject
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from tests import crashkit
 
 ROOT = Path(__file__).resolve().parents[1]

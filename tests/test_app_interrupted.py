@@ -16,7 +16,7 @@ from pathlib import Path
 from agentor import Agentor
 from agentor.engine.events import APPROVAL, RUN_START, TOOL_START
 from agentor.engine.statuses import COMPLETED
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from agentor.testing import ScriptedModel
 from tests import mcpkit
 from tests.app_support import SIZE, OneAgent, fixed_clock, notifications, screen_text, wait_until

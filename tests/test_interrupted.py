@@ -32,7 +32,7 @@ from agentor import (
 from agentor.engine.events import APPROVAL, TOOL_RESULT, TOOL_START
 from agentor.engine.interrupted import OUTCOME_UNKNOWN
 from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from agentor.testing import ScriptedModel
 from tests.approvalkit import summary
 from tests.conftest import ROOT

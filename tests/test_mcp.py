@@ -25,7 +25,7 @@ import pytest
 from agentor import Agentor, MCPServer, MCPServerStdio, function_tool
 from agentor.engine.events import RUN_START, TOOL_CALL, TOOL_RESULT, Event
 from agentor.engine.statuses import COMPLETED, MAX_TURNS
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from agentor.testing import ScriptedModel
 from tests import mcpkit
 from tests.approvalkit import summary

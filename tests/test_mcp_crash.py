@@ -21,11 +21,11 @@ from typing import Any
 
 import pytest
 
-from agentor.engine.approvals import pending_calls
+from agentor.engine.approval.pending import pending_calls
 from agentor.engine.events import TOOL_RESULT, TOOL_START
 from agentor.engine.interrupted import OUTCOME_UNKNOWN
 from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from tests import crashkit, mcpkit
 from tests.openai_server import FakeOpenAI
 

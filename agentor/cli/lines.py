@@ -14,7 +14,7 @@ import sys
 import time
 from typing import Any
 
-from ..engine.events import (
+from agentor.engine.events import (
     APPROVAL,
     APPROVAL_REQUEST,
     CLAIM,
@@ -29,9 +29,9 @@ from ..engine.events import (
     TOOL_WAIT,
     Event,
 )
-from ..engine.mcp_record import offered_words
-from ..engine.replay import event_time
-from ..literal import literal_line
+from agentor.engine.history import event_time
+from agentor.engine.mcp_record import offered_words
+from agentor.literal import literal_line
 
 LINE = 160  # characters of an event's text on a timeline line
 

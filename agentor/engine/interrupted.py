@@ -21,7 +21,7 @@ import os
 import socket
 from typing import Any
 
-from .events import APPROVAL_REQUEST, TOOL_START, Event
+from agentor.engine.events import APPROVAL_REQUEST, TOOL_START, Event
 
 RERUN = "rerun"
 ASK = "ask"

@@ -30,10 +30,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .interrupted import ASK, check_on_interrupt
-from .mcp_connection import Connection, MCPServerError
-from .mcp_text import Secrets, masked_args, masked_url, result_text, url_secrets
-from .tools import Tool, ToolArgumentsError
+from agentor.engine.interrupted import ASK, check_on_interrupt
+from agentor.engine.mcp_connection import Connection, MCPServerError
+from agentor.engine.mcp_text import Secrets, masked_args, masked_url, result_text, url_secrets
+from agentor.engine.tools import Tool
+from agentor.errors import ToolArgumentsError
 
 __all__ = ["MCPServer", "MCPServerError", "MCPServerStdio", "MCPTool", "MCPToolError"]
 

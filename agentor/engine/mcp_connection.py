@@ -13,7 +13,7 @@ import contextlib
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from .mcp_text import Secrets
+from agentor.engine.mcp_text import Secrets
 
 
 class MCPServerError(Exception):

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .events import RUN_START, Event
+from agentor.engine.events import RUN_START, Event
 
 GONE = "gone"
 SCHEMA_CHANGED = "schema changed"

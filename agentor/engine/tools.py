@@ -20,8 +20,8 @@ from typing import Any, overload
 
 from pydantic import ConfigDict, Field, ValidationError, create_model
 
-from .gating import ApprovalRule, check_rule, check_timeout
-from .interrupted import check_on_interrupt
+from agentor.engine.approval.gating import ApprovalRule, check_rule, check_timeout
+from agentor.engine.interrupted import check_on_interrupt
 
 
 class ToolArgumentsError(ValueError):

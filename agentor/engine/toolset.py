@@ -24,11 +24,11 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .events import TOOL_CALL, Event
-from .mcp import MCPTool, ToolServer, tools_of
-from .mcp_connection import Connection, MCPServerError
-from .mcp_record import GONE, SCHEMA_CHANGED, last_record
-from .tools import Tool
+from agentor.engine.events import TOOL_CALL, Event
+from agentor.engine.mcp import MCPTool, ToolServer, tools_of
+from agentor.engine.mcp_connection import Connection, MCPServerError
+from agentor.engine.mcp_record import GONE, SCHEMA_CHANGED, last_record
+from agentor.engine.tools import Tool
 
 log = logging.getLogger("agentor")
 
