@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo lint screenshots bench bench-quick samples clean browser
+.PHONY: test demo lint screenshots bench bench-quick samples clean browser phoenix
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -12,7 +12,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
-test: $(STAMP) browser
+test: $(STAMP) browser phoenix
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q -n 3 --dist loadfile
 
@@ -22,6 +22,19 @@ browser:
 	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
 		{ echo "installing chromium for tests/test_export.py (once)"; \
 		  apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
+
+# tests/test_telemetry_phoenix.py sends spans to a real Arize Phoenix (a consumer this project did
+# not write), started by the tests; it pins its own versions of much that we use, so it lives in
+# a venv of its own, made once (a few minutes), then reused: the second `make test` costs nothing.
+PHOENIX_VENV := .venv-phoenix
+PHOENIX_STAMP := $(PHOENIX_VENV)/.installed
+
+phoenix: $(PHOENIX_STAMP)
+
+$(PHOENIX_STAMP):
+	test -x $(PHOENIX_VENV)/bin/python || $(PY) -m venv $(PHOENIX_VENV)
+	$(PHOENIX_VENV)/bin/python -m pip install -q 'arize-phoenix>=20,<21'
+	touch $(PHOENIX_STAMP)
 
 # SVGs of the app for the README, from the sample runs in runs/.
 screenshots: $(STAMP)
@@ -58,4 +71,4 @@ demo: $(STAMP)
 		$(BIN)/agentor-tui demo-runs --agent examples/weather.py:agent
 
 clean:
-	rm -rf $(VENV) demo-runs .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(PHOENIX_VENV) demo-runs .pytest_cache .ruff_cache

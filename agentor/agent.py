@@ -38,6 +38,7 @@ from .fleet.submit import submit_run
 from .forking import fork_run, replay_run
 from .result import RunResult, from_log, pending_now, settled
 from .running import in_own_loop, stream
+from .telemetry.inprocess import RunTracing, check_tracing, run_tracing
 
 
 class Agentor:
@@ -45,7 +46,10 @@ class Agentor:
 
     `needs_approval` gates tools by name (globs such as `["delete_*", "send_email"]`, or True
     for every tool) on top of each tool's own `needs_approval`; `approval_timeout` is the
-    deadline of a gated call whose tool sets none (engine/gating.py)."""
+    deadline of a gated call whose tool sets none (engine/gating.py). `tracing=True` sends
+    each run as OpenTelemetry spans to the collector OTEL_EXPORTER_OTLP_ENDPOINT names, or to
+    the SDK tracer given instead; `capture_content=True` adds messages, arguments and results
+    (agentor/telemetry/inprocess.py). `run(..., tracing=)` decides for one run."""
 
     def __init__(
         self,
@@ -59,9 +63,14 @@ class Agentor:
         api_key: str | None = None,
         needs_approval: bool | str | Iterable[str] | None = (),
         approval_timeout: timedelta | None = None,
+        tracing: Any = False,
+        capture_content: bool = False,
         **model_settings: Any,
     ) -> None:
         self.name = name
+        # Runs as OpenTelemetry spans (agentor/telemetry/inprocess.py): True, or an SDK tracer.
+        self.tracing = check_tracing(tracing)
+        self.capture_content = bool(capture_content)
         self.instructions = instructions
         self.tools = tools_from(tools)
         self.store = store_from(store)
@@ -89,11 +98,15 @@ class Agentor:
 
     # -- starting a run ------------------------------------------------------------------------
 
-    def run(self, input: Input, *, run_id: str | None = None) -> RunResult:
+    def run(self, input: Input, *, run_id: str | None = None, tracing: Any = None) -> RunResult:
         check_input(input)
-        return in_own_loop(self.model, "run", lambda: self.arun(input, run_id=run_id))
+        return in_own_loop(
+            self.model, "run", lambda: self.arun(input, run_id=run_id, tracing=tracing)
+        )
 
-    async def arun(self, input: Input, *, run_id: str | None = None) -> RunResult:
+    async def arun(
+        self, input: Input, *, run_id: str | None = None, tracing: Any = None
+    ) -> RunResult:
         """Run the agent on `input`.
 
         `run_id` names the run (a job's id, say) instead of a fresh uuid, so the id is known
@@ -103,9 +116,11 @@ class Agentor:
         call `run(input, run_id=job_id)` whether the job is new or its last worker died.
         """
         messages = self._input_messages(input)
-        return await self._start(messages, listener=None, stream_text=False, run_id=run_id)
+        return await self._start(messages, None, False, run_id, tracing)
 
-    def stream_chat(self, input: Input, *, run_id: str | None = None) -> AsyncIterator[Event]:
+    def stream_chat(
+        self, input: Input, *, run_id: str | None = None, tracing: Any = None
+    ) -> AsyncIterator[Event]:
         """The run's events as they are recorded, plus transient `text_delta` events.
 
         The first event, `run_start`, carries the run id. Abandoning the stream cancels the
@@ -114,7 +129,7 @@ class Agentor:
         call and nothing written.
         """
         messages = self._input_messages(input)  # a bad input is refused here, not when read
-        return stream(lambda listener: self._start(messages, listener, True, run_id))
+        return stream(lambda listener: self._start(messages, listener, True, run_id, tracing))
 
     def submit(self, input: Input, *, run_id: str | None = None) -> str:
         """Record a new run for a fleet of workers (`agentor worker`) without running it: its
@@ -131,10 +146,16 @@ class Agentor:
 
     # -- resuming ------------------------------------------------------------------------------
 
-    def resume(self, run_id: str, listener: Listener | None = None) -> RunResult:
-        return in_own_loop(self.model, "resume", lambda: self.aresume(run_id, listener))
+    def resume(
+        self, run_id: str, listener: Listener | None = None, *, tracing: Any = None
+    ) -> RunResult:
+        return in_own_loop(
+            self.model, "resume", lambda: self.aresume(run_id, listener, tracing=tracing)
+        )
 
-    async def aresume(self, run_id: str, listener: Listener | None = None) -> RunResult:
+    async def aresume(
+        self, run_id: str, listener: Listener | None = None, *, tracing: Any = None
+    ) -> RunResult:
         """Finish a run from its log. A completed run is returned without a model call.
 
         A run awaiting approval comes back at once while a call still waits for a decision
@@ -155,12 +176,12 @@ class Agentor:
         async with holding(store, run_id):
             # Read again under the lock: another process may have finished it meanwhile.
             events = await asyncio.to_thread(load_run, store, run_id)
-            return await self._continue(store, run_id, events, listener)
+            return await self._continue(store, run_id, events, listener, tracing=tracing)
 
-    def stream_resume(self, run_id: str) -> AsyncIterator[Event]:
+    def stream_resume(self, run_id: str, *, tracing: Any = None) -> AsyncIterator[Event]:
         """Like `stream_chat`, for `aresume`. The first turn's text deltas may come before the
         new segment's run_start, which is recorded with the segment's first step."""
-        return stream(lambda listener: self.aresume(run_id, listener))
+        return stream(lambda listener: self.aresume(run_id, listener, tracing=tracing))
 
     # -- forks and replays (agentor/forking.py) -----------------------------------------------
 
@@ -258,6 +279,7 @@ class Agentor:
         events: list[Event],
         listener: Listener | None,
         opening: tuple[Sequence[Event], Sequence[Event]] = ((), ()),
+        tracing: Any = None,
     ) -> RunResult:
         """Finish a run from its events, read under its lock. `opening`: a new fork's first
         events (agentor/forking.py), saved at once around its run_start, as a new run's are."""
@@ -275,6 +297,7 @@ class Agentor:
         recorder = Recorder(run_id, store, events=list(events))
         if listener is not None:
             recorder.listeners.append(listener)
+        tracer = await self._traced(recorder, tracing)
         try:
             config = self._request_config()
             run_start = self._run_start(run_id, point.input_messages, config)
@@ -288,6 +311,8 @@ class Agentor:
             )
         finally:
             await recorder.drain()
+            if tracer is not None:
+                tracer.finish()
 
     def _require_store(self, what: str = "resume") -> Store:
         if self.store is None:
@@ -329,6 +354,7 @@ class Agentor:
         listener: Listener | None,
         stream_text: bool,
         run_id: str | None = None,
+        tracing: Any = None,
     ) -> RunResult:
         store = self.store
         named = run_id is not None
@@ -347,7 +373,8 @@ class Agentor:
                 events = await asyncio.to_thread(load_if_any, store, run_id)
                 if events:  # this run exists (an empty log: killed before its run_start)
                     check_same_input(run_id, events, messages)
-                    return await self._continue(store, run_id, events, listener)
+                    return await self._continue(store, run_id, events, listener, tracing=tracing)
+            tracer = await self._traced(recorder, tracing)
             try:
                 config = self._request_config()
                 await recorder.emit(self._run_start(run_id, messages, config))
@@ -355,6 +382,21 @@ class Agentor:
                 return await self._loop(recorder, point, stream_text, config)
             finally:
                 await recorder.drain()
+                if tracer is not None:
+                    tracer.finish()
+
+    async def _traced(self, recorder: Recorder, tracing: Any) -> RunTracing | None:
+        """The run's tracer (`tracing` decides for this run, else the agent's), listening to
+        what the recorder saves; None when the run is not traced."""
+        chosen = self.tracing if tracing is None else check_tracing(tracing)
+        if not chosen:
+            return None
+        tracer = await asyncio.to_thread(
+            run_tracing, chosen, recorder.store, recorder.run_id, content=self.capture_content
+        )
+        if tracer is not None:
+            recorder.listeners.append(tracer)
+        return tracer
 
     def _request_config(self) -> RequestConfig:
         return request_config(self.model, [t.schema for t in self.tools])

@@ -15,6 +15,8 @@ and the worker of a fleet.
     agentor prune [DIR|DSN] --older-than 30d [--keep-last N] [--status S,...] [--dry-run] [--json]
     agentor pin RUN / agentor unpin RUN
     agentor export RUN [--format md|json|html] [-o FILE]
+    agentor export RUN... --format otlp [--endpoint URL] [--header K=V] [--content] (or --all)
+    agentor trace [DIR|DSN] --endpoint URL [--header K=V] [--content] [--state FILE]
     agentor search [DIR|DSN] QUERY [--regex] [--json]
 
 Each takes `--store DIR|DSN` (a runs directory or a `postgresql://` URL, default `runs`) and
@@ -23,8 +25,9 @@ refused (not found, already decided, locked, a run that failed), 2 a usage error
 refusal and usage error is one line on stderr. Each subcommand group is a module (runs_cmd:
 ls/show, decide_cmd: approve/reject, resume_cmd: resume, fleet_cmd: submit/worker, copy_cmd:
 copy, fork_cmd: fork/replay, diff_cmd: diff, ops_cmd: prune/pin/unpin, export_cmd: export,
-search_cmd: search), imported only when its command runs: `agentor --help` loads neither the
-engine nor the model client. `agentor search` exits as grep does: 0 found, 1 none, 2 an error.
+search_cmd: search, trace_cmd: trace and export's otlp), imported only when its command
+runs: `agentor --help` loads neither the engine nor the model client. `agentor search` exits
+as grep does: 0 found, 1 none, 2 an error.
 """
 
 from __future__ import annotations
@@ -105,7 +108,7 @@ def build_parser() -> Parser:
         prog="agentor",
         description=(
             "List, show, approve, reject, resume, submit, copy, fork, replay, diff, prune, pin, "
-            "export and search durable agentor runs; run a worker of a fleet."
+            "export, trace and search durable agentor runs; run a worker of a fleet."
         ),
         epilog=(
             "Exit status: 0 done, 1 refused, 2 usage error (search: 0 found, 1 none, 2 error). "
@@ -280,15 +283,7 @@ def _add_ops_commands(sub: Any) -> None:
         _run_args(p)
         p.set_defaults(run=f"ops_cmd:{verb}")
 
-    export = sub.add_parser("export", help="a run as Markdown, JSON or one HTML file")
-    _run_args(export)
-    export.add_argument(
-        "--format",
-        choices=("md", "json", "html"),
-        help="md, json or html (default: from -o's suffix, else md)",
-    )
-    export.add_argument("-o", "--output", metavar="FILE", help="write FILE (default: stdout)")
-    export.set_defaults(run="export_cmd:export")
+    _add_export_command(sub)
 
     search = sub.add_parser("search", help="search every event of every run (exit 1: no hit)")
     _store_positional(search)
@@ -301,6 +296,64 @@ def _add_ops_commands(sub: Any) -> None:
     search.add_argument("--json", action="store_true", help="a JSON array (README: agentor search)")
     search.set_defaults(run="search_cmd:search")
     search.__class__ = Intermixed  # [DIR|DSN] QUERY, with options anywhere
+
+
+def _add_export_command(sub: Any) -> None:
+    """export (a document, or OpenTelemetry spans) and trace (spans as runs are written)."""
+    export = sub.add_parser("export", help="a run as Markdown, JSON, HTML, or spans (OTLP)")
+    export.add_argument(
+        "run_ids", nargs="*", metavar="RUN", help="a run id, a unique prefix of one, or its log"
+    )
+    _store_args(export, dir_option=True)
+    export.add_argument(
+        "--format",
+        choices=("md", "json", "html", "otlp"),
+        help="md, json or html (default: from -o's suffix, else md), or otlp: send spans",
+    )
+    export.add_argument("-o", "--output", metavar="FILE", help="write FILE (default: stdout)")
+    export.add_argument("--all", action="store_true", help="otlp: every run (see --status)")
+    export.add_argument("--status", metavar="S,...", help="with --all: " + ", ".join(PRUNABLE))
+    export.add_argument(
+        "--older-than", metavar="AGE", help="with --all: runs last active longer ago: 30d, 12h"
+    )
+    _otlp_args(export)
+    export.set_defaults(run="export_cmd:export")
+
+    trace = sub.add_parser("trace", help="send each run's spans as they are written (OTLP)")
+    _store_positional(trace)
+    _otlp_args(trace)
+    trace.add_argument(
+        "--state", metavar="FILE", help="what was sent (default: DIR/.agentor-trace.json)"
+    )
+    trace.add_argument(
+        "--idle",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="a run written without a lock (upstream Agentor) that is quiet this long ended",
+    )
+    trace.add_argument("--once", action="store_true", help="send what is there, then exit")
+    trace.set_defaults(run="trace_cmd:trace")
+
+
+def _otlp_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--endpoint",
+        metavar="URL",
+        help="the collector (http://127.0.0.1:6006; default: OTEL_EXPORTER_OTLP_ENDPOINT)",
+    )
+    p.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="send this header (repeat; added to OTEL_EXPORTER_OTLP_HEADERS)",
+    )
+    p.add_argument(
+        "--content",
+        action="store_true",
+        help="include messages, tool arguments and results (off by default)",
+    )
 
 
 def _store_positional(p: argparse.ArgumentParser) -> None:
