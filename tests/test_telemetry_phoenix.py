@@ -363,3 +363,42 @@ def test_a_collector_that_is_down_or_silent_never_fails_or_holds_up_a_run(
     later = silent.run("What is the weather in Rome?")
     assert later.status == "completed"
     assert queue.sent == 0 and silent_collector["held"]  # still waiting for an answer
+
+
+def test_a_follower_of_a_postgresql_store_sends_runs_as_they_are_written(
+    phoenix: Phoenix, weather_agent: WeatherAgents, pg_stores: Any, tmp_path: Path
+) -> None:
+    store = pg_stores()
+    before = weather_agent(store=store).run("What is the weather in Oslo?")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            CLI,
+            "trace",
+            pg_stores.dsn,
+            "--schema",
+            pg_stores.schema,
+            "--endpoint",
+            phoenix.url,
+            "--state",
+            str(tmp_path / "sent.json"),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    said = Lines(proc)
+    try:
+        wait_for(lambda: said.sent(before.run_id) == 4, what="the run written before")
+        during = weather_agent(store=store).run("What is the weather in Rome and Bern?")
+        wait_for(lambda: said.sent(during.run_id) == 5, what="the run written while following")
+        spans = phoenix.wait_spans(during.run_id, 5)
+        assert sorted(s["name"] for s in spans if s["parent_id"] is None) == [
+            "invoke_agent Weather Agent"
+        ]
+        assert len(phoenix.wait_spans(before.run_id, 4)) == 4
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=30) == 0, said.lines

@@ -139,3 +139,58 @@ def test_export_usage_errors_are_one_line_and_exit_2(
 def test_tracing_takes_true_false_or_an_sdk_tracer() -> None:
     with pytest.raises(TypeError, match="tracing= takes True, False, None or an opentelemetry"):
         Agentor("A", model=ScriptedModel([]), tracing="yes")
+
+
+def test_the_state_of_a_follower_survives_a_torn_write_and_names_its_collector(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agentor.telemetry.sent import SentFile, StateError
+
+    path = tmp_path / "sent.json"
+    state = SentFile(path, "http://a/v1/traces")
+    state.sent("run1", [2, 3])
+    state.settle("run2", 7)
+    state.close()
+    with path.open("ab") as f:
+        f.write(b'{"run":"run1","sent":[9')  # killed in the middle of an append
+    again = SentFile(path, "http://a/v1/traces")
+    assert [again.run("run1").has(n) for n in (1, 2, 3, 9)] == [False, True, True, False]
+    assert again.run("run2").has(7) and not again.run("run2").has(8)
+    again.close()
+    assert path.read_bytes().count(b"\n") == 3  # rewritten: the header and a line a run
+    with pytest.raises(StateError, match="records spans sent to http://a/v1/traces, not http://b"):
+        SentFile(path, "http://b/v1/traces")
+    code = main(["trace", str(tmp_path), "--state", str(path), "--endpoint", "http://b", "--once"])
+    err = capsys.readouterr().err
+    assert code == 1 and "give each collector its own --state FILE" in err
+    assert err.count("\n") == 1
+
+
+def test_a_run_traced_in_process_gives_the_spans_its_log_gives(tmp_path: Path) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from agentor.telemetry import inprocess
+    from agentor.telemetry.ids import span_id_of
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    store = FileStore(tmp_path)
+    model = ScriptedModel([])
+    model = ScriptedModel([model.calls(("book", {"city": "Rome"})), ScriptedModel.text("done")])
+    agent = Agentor("Booker", model=model, tools=[book], store=store, needs_approval=["book"])
+    run = agent.run("book Rome", tracing=provider.get_tracer("t"))  # paused: awaiting
+    agent.approve(run.run_id, by="alice")  # another hand, untraced
+    agent.resume(run.run_id, tracing=provider.get_tracer("t"))  # a new segment, traced
+    assert inprocess.flush(30)
+
+    got = sorted(
+        (s.context.span_id, s.start_time, s.end_time) for s in exporter.get_finished_spans()
+    )
+    logged, _ = spans_of(run.run_id, load_lines(store, run.run_id))
+    want = sorted(
+        (span_id_of(run.run_id, s.line), round(s.start * 1e9), round(s.end * 1e9)) for s in logged
+    )
+    assert got == want and len(got) == 6  # the wait the decision closed included, once each

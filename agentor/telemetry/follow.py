@@ -10,7 +10,7 @@ holds was interrupted, unless its segment was written by a process that takes no
 (upstream Agentor, whose run_start has no `v`): that one is taken as gone once it wrote
 nothing for `idle` seconds.
 
-What was sent is kept in a `SentFile` after every send, so a restart sends what it had not
+What was sent is kept in a `SentFile` (a journal) at every send, so a restart sends what it had not
 (the log is read again; spans are the same), and nothing twice. A collector that does not
 answer loses nothing: the spans wait, and are sent again every `retry` seconds.
 """
@@ -102,7 +102,7 @@ class Follower:
             followed.outbox += followed.spans.interrupted()
         sent = self._send(run_id, followed)
         if not followed.outbox and followed.spans.open_spans == 0:
-            self.state.run(run_id).settle(followed.read)
+            self.state.settle(run_id, followed.read)
             self._let_go(run_id, followed)
         return sent
 
@@ -165,16 +165,14 @@ class Follower:
         if self.error is not None:
             self.say(f"the collector at {self.collector.url} takes spans again")
         self.error = None
-        record.sent.update(s.line for s in todo)
+        self.state.sent(run_id, [s.line for s in todo])
         f.outbox = []
-        self.state.save()
         self.say(f"sent {len(todo)} span{'s' * (len(todo) != 1)} of run {run_id}")
         return len(todo)
 
     def _let_go(self, run_id: str, f: Followed) -> None:
         f.log.close()
         self.followed.pop(run_id, None)
-        self.state.save()
 
     # -- following -----------------------------------------------------------------------------
 
@@ -220,3 +218,4 @@ class Follower:
     def close(self) -> None:
         for run_id, f in list(self.followed.items()):
             self._let_go(run_id, f)
+        self.state.close()

@@ -30,6 +30,7 @@ from typing import Any
 
 from agentor.engine.events import APPROVAL, CLAIM, FORK, RELEASE, Event
 from agentor.engine.holding import load_lines
+from agentor.engine.logformat import BadLine
 from agentor.engine.store import Store
 from agentor.telemetry.spans import RunSpans, SpanRecord
 
@@ -76,10 +77,16 @@ def run_tracing(
     """The listener that traces run `run_id` (None: not traced)."""
     if not tracing:
         return None
-    sink = _tracer_sink(tracing) if tracing is not True else _to_shared_queue
+    sink = _tracer_sink(tracing) if tracing is not True else _queue_sink(_variables())
     tracer = RunTracing(sink, run_id or uuid.uuid4().hex, content)
     if store is not None and run_id is not None:
-        _worker().submit(tracer.prime, store)
+        try:  # read before the run writes anything: its events are numbered after these lines
+            lines = load_lines(store, run_id)
+        except KeyError:
+            lines = []  # a new run
+        tracer.line = len(lines)
+        if lines:
+            _worker().submit(tracer.prime, lines)
     return tracer
 
 
@@ -101,18 +108,13 @@ class RunTracing:
         """The run is let go: what it left open was interrupted."""
         _worker().submit(self._finish)
 
-    def prime(self, store: Store) -> None:
-        """Read what the log holds already: what its earlier processes traced is not sent
-        again, what came after its last segment is (see the module)."""
-        try:
-            lines = load_lines(store, self.spans.run_id)
-        except KeyError:
-            return  # a new run
+    def prime(self, lines: Sequence[Event | BadLine]) -> None:
+        """What the log held when the run began: what its earlier processes traced is not
+        sent again, what came after its last segment is (see the module)."""
         last_work = max(
             (i for i, x in enumerate(lines) if isinstance(x, Event) and _is_work(x)), default=-1
         )
         self.spans.feed(enumerate(lines[: last_work + 1], 1))
-        self.line = len(lines)
         self._send(self.spans.feed(enumerate(lines[last_work + 1 :], last_work + 2)))
 
     def _add(self, event: Event) -> None:
@@ -195,24 +197,42 @@ def flush(timeout: float = 5.0) -> bool:
     return all(q.flush(max(0.0, deadline - time.monotonic())) for q in queues)
 
 
-def _to_shared_queue(records: Sequence[SpanRecord]) -> None:
-    shared_queue().put(records)
-
-
 def _is_work(e: Event) -> bool:
     return e.type not in _NOT_THE_RUNS_WORK
 
 
 def shared_queue() -> Any:
     """The process's `SpanQueue` to the collector the variables name now."""
-    key = tuple(os.environ.get(name, "") for name in _VARIABLES)
-    with _queue_lock:
-        queue = _queues.get(key)
-        if queue is None:
-            from agentor.telemetry.sending import Collector, SpanQueue
+    return _queue_for(_variables())
 
-            queue = _queues[key] = SpanQueue(Collector())
+
+def _variables() -> tuple[str, ...]:
+    return tuple(os.environ.get(name, "") for name in _VARIABLES)
+
+
+def _queue_for(variables: tuple[str, ...]) -> Any:
+    """The `SpanQueue` to the collector `variables` (values of _VARIABLES) name."""
+    with _queue_lock:
+        queue = _queues.get(variables)
+        if queue is None:
+            from opentelemetry.util.re import parse_env_headers
+
+            from agentor.telemetry.sending import Collector, SpanQueue, traces_url
+
+            traces, base, traces_headers, headers = variables
+            endpoint = traces or (traces_url(base) if base else None)
+            header_map = parse_env_headers(traces_headers or headers, liberal=True)
+            queue = _queues[variables] = SpanQueue(Collector(endpoint, header_map))
         return queue
+
+
+def _queue_sink(variables: tuple[str, ...]) -> Sink:
+    """Spans to the queue of the collector the variables named when the run began."""
+
+    def sink(records: Sequence[SpanRecord]) -> None:
+        _queue_for(variables).put(records)
+
+    return sink
 
 
 def _tracer_sink(tracer: Any) -> Sink:
