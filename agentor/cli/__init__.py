@@ -323,7 +323,7 @@ def _add_export_command(sub: Any) -> None:
     _store_positional(trace)
     _otlp_args(trace)
     trace.add_argument(
-        "--state", metavar="FILE", help="what was sent (default: DIR/.agentor-trace.json)"
+        "--state", metavar="FILE", help="what was sent (default: DIR/.agentor-trace-sent)"
     )
     trace.add_argument(
         "--idle",

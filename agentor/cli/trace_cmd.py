@@ -114,10 +114,13 @@ def _collector(args: Namespace):  # -> agentor.telemetry.sending.Collector
         raise Refusal(str(exc)) from None
     try:
         headers = dict(parse_header(h) for h in args.header)
+    except ValueError as exc:
+        raise UsageError(f"--header: {exc}") from None
+    try:
         if args.endpoint is not None:
             traces_url(args.endpoint)
     except ValueError as exc:
-        raise UsageError(f"--{'endpoint' if 'URL' in str(exc) else 'header'}: {exc}") from None
+        raise UsageError(f"--endpoint: {exc}") from None
     return Collector(args.endpoint, headers)
 
 
@@ -174,14 +177,14 @@ def _state_path(args: Namespace, spec: str) -> Path:
     if args.state:
         return Path(args.state)
     if not is_dsn(spec):
-        return Path(spec) / ".agentor-trace.json"
+        return Path(spec) / ".agentor-trace-sent"
     from agentor.engine.pg.dsn import scrub
 
     key = hashlib.sha256(f"{scrub(spec, spec)}\0{args.schema or 'agentor'}".encode()).hexdigest()
     home = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
     home = home / "agentor"
     home.mkdir(parents=True, exist_ok=True)
-    return home / f"trace-{key[:16]}.json"
+    return home / f"trace-sent-{key[:16]}"
 
 
 def _say(text: str) -> None:
