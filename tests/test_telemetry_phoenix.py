@@ -29,8 +29,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from agentor.engine.events import Event
-from agentor.engine.holding import load_lines
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
+from agentor.engine.store.holding import load_lines
 from agentor.ops.pricing import cost_of
 from agentor.telemetry import inprocess
 from agentor.telemetry.ids import span_id_of, trace_id_of

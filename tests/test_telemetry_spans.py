@@ -13,8 +13,8 @@ import pytest
 from agentor import Agentor, function_tool
 from agentor.cli import main
 from agentor.engine.events import Event
-from agentor.engine.holding import load_lines
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
+from agentor.engine.store.holding import load_lines
 from agentor.telemetry.spans import spans_of
 from agentor.testing import ScriptedModel
 from tests.conftest import FIXTURES

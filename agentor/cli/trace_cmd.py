@@ -20,15 +20,15 @@ import time
 from argparse import Namespace
 from pathlib import Path
 
-from ..engine.events import Event
-from ..engine.holding import load_lines
-from ..engine.pg.dsn import is_dsn
-from ..engine.replay import status
-from ..engine.store import Store
-from ..literal import literal_line
-from ..ops import retention
-from .lines import Refusal, UsageError, plural
-from .stores import status_of, store_of, store_spec, the_run, where
+from agentor.cli.lines import Refusal, UsageError, plural
+from agentor.cli.stores import status_of, store_of, store_spec, the_run, where
+from agentor.engine.events import Event
+from agentor.engine.history import status
+from agentor.engine.store.api import Store
+from agentor.engine.store.holding import load_lines
+from agentor.engine.store.pg.dsn import is_dsn
+from agentor.literal import literal_line
+from agentor.ops import retention
 
 
 def export_otlp(args: Namespace) -> int:
@@ -158,16 +158,16 @@ async def _follow(follower) -> None:  # a Follower
     await follower.follow(stop)
 
 
-def _source(spec: str, schema: str | None):  # a tui.data.source.RunSource
+def _source(spec: str, schema: str | None):  # a agentor.sources.source.RunSource
     if is_dsn(spec):
-        from tui.data.pgsource import PostgresSource
+        from agentor.sources.pgsource import PostgresSource
 
         return PostgresSource(spec, schema=schema or "agentor")
     if schema is not None:
         raise UsageError(f"--schema is for a PostgreSQL store; {spec} is a directory")
     if not Path(spec).is_dir():
         raise Refusal(f"no such directory: {spec}")
-    from tui.data.directory import DirectorySource
+    from agentor.sources.directory import DirectorySource
 
     return DirectorySource(spec)
 
@@ -178,7 +178,7 @@ def _state_path(args: Namespace, spec: str) -> Path:
         return Path(args.state)
     if not is_dsn(spec):
         return Path(spec) / ".agentor-trace-sent"
-    from agentor.engine.pg.dsn import scrub
+    from agentor.engine.store.pg.dsn import scrub
 
     key = hashlib.sha256(f"{scrub(spec, spec)}\0{args.schema or 'agentor'}".encode()).hexdigest()
     home = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")

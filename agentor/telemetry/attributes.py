@@ -16,7 +16,7 @@ import re
 from typing import Any, Protocol
 
 from agentor.engine.events import Event, Usage
-from agentor.engine.replay import call_parts, first_user_text
+from agentor.engine.history import call_parts, first_user_text
 from agentor.telemetry.ids import span_id_of
 
 

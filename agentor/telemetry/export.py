@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agentor.engine.events import Event
-from agentor.engine.holding import load_lines
-from agentor.engine.replay import status
+from agentor.engine.history import status
 from agentor.engine.statuses import live_status
-from agentor.engine.store import LockingStore, Store
+from agentor.engine.store.api import LockingStore, Store
+from agentor.engine.store.holding import load_lines
 from agentor.telemetry.sending import Collector
 from agentor.telemetry.spans import SpanRecord, spans_of
 

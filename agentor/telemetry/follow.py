@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 
 from agentor.engine.events import GENERATION, Event
 from agentor.engine.statuses import RUNNING
+from agentor.sources.source import RunEvents, RunSource
 from agentor.telemetry.sending import Collector, SendError
 from agentor.telemetry.sent import SentFile
 from agentor.telemetry.spans import RunSpans, SpanRecord
-from tui.data.source import RunEvents, RunSource
 
 IDLE_S = 300.0  # an upstream writer that wrote nothing for this long is taken as gone
 TICK_S = 0.5  # how often liveness is asked again (a killed writer changes no file)

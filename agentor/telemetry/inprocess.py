@@ -29,9 +29,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from agentor.engine.events import APPROVAL, CLAIM, FORK, RELEASE, Event
-from agentor.engine.holding import load_lines
-from agentor.engine.logformat import BadLine
-from agentor.engine.store import Store
+from agentor.engine.log.format import BadLine
+from agentor.engine.store.api import Store
+from agentor.engine.store.holding import load_lines
 from agentor.telemetry.spans import RunSpans, SpanRecord
 
 log = logging.getLogger("agentor")

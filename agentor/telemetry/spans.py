@@ -49,8 +49,8 @@ from agentor.engine.events import (
     Event,
     Usage,
 )
-from agentor.engine.forkmark import CALL_ID, ForkMark
-from agentor.engine.logformat import BadLine
+from agentor.engine.fork_mark import CALL_ID, ForkMark
+from agentor.engine.log.format import BadLine
 
 INVOKE_AGENT = "invoke_agent"
 CHAT = "chat"
