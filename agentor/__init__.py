@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .agent import Agentor, NothingToResumeError
+    from .batch import RunFailedError
     from .engine.approvals import Decision, PendingCall, pending_calls
     from .engine.decisions import (
         AlreadyDecidedError,
@@ -21,7 +22,9 @@ if TYPE_CHECKING:
         approve,
         reject,
     )
+    from .engine.settings import ModelSettings
     from .engine.store import RunLockedError, RunNotFoundError
+    from .engine.structured import OutputValidationError
     from .engine.tools import Tool, function_tool
     from .result import RunResult
 
@@ -29,6 +32,9 @@ _WHERE = {
     "Agentor": ".agent",
     "NothingToResumeError": ".agent",
     "RunResult": ".result",
+    "RunFailedError": ".batch",
+    "ModelSettings": ".engine.settings",
+    "OutputValidationError": ".engine.structured",
     "RunLockedError": ".engine.store",
     "RunNotFoundError": ".engine.store",
     "Tool": ".engine.tools",
@@ -52,9 +58,12 @@ __all__ = [
     "ApprovalTimedOutError",
     "Decision",
     "InvalidArgsError",
+    "ModelSettings",
     "NotRequestedError",
     "NothingToResumeError",
+    "OutputValidationError",
     "PendingCall",
+    "RunFailedError",
     "RunLockedError",
     "RunNotFoundError",
     "RunResult",

@@ -127,21 +127,25 @@ BAD_INPUTS = [
     (b"hello", TypeError, "got bytes"),
     ({"role": "user", "content": "Hi"}, TypeError, "got one dict: put it in a list"),
     ([], ValueError, "got an empty list"),
-    (["Hi"], TypeError, "input[0] is str"),
+    (["Hi"], (TypeError, ValueError), "input[0] is str (a list of prompts is a batch"),
     ([{"role": "user", "content": "Hi"}, {"content": "no role"}], ValueError, "input[1] has no"),
 ]
 
 
 @pytest.mark.parametrize(("given", "error", "detail"), BAD_INPUTS)
 async def test_an_input_that_is_not_one_is_refused_before_anything_is_written(
-    tmp_path: Path, given: Any, error: type[Exception], detail: str
+    tmp_path: Path, given: Any, error: Any, detail: str
 ) -> None:
     model = ScriptedModel([ScriptedModel.text("never")])
     agent = agent_on(FileStore(tmp_path), model)
     with pytest.raises(error) as run:
         await asyncio.to_thread(agent.run, given)
     with pytest.raises(error) as arun:
+        # A list of prompts is a batch (upstream's arun), never one named run.
         await agent.arun(given, run_id="named")
+    if given == ["Hi"]:
+        assert str(arun.value) == "run_id= names one run, not a batch"
+        arun = run
     with pytest.raises(error) as stream:
         agent.stream_chat(given)  # at the call, not when the stream is first read
     for raised in (run, arun, stream):

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from .events import Usage
+from .settings import split_client_options
 
 TextCallback = Callable[[str], None]
 
@@ -61,6 +62,8 @@ class OpenAIModel:
             k: settings.pop(k) for k in ("max_retries", "timeout") if k in settings
         }
         self.settings = settings
+        # Made once: every request merges them as they are (engine/settings.py).
+        self._body_fields, self._call_options = split_client_options(settings)
         self._client: Any = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
 
@@ -112,7 +115,8 @@ class OpenAIModel:
             kwargs: dict[str, Any] = {"model": self.name, "messages": list(messages)}
             if tools:
                 kwargs["tools"] = list(tools)
-            kwargs.update(self.settings)
+            kwargs.update(self._call_options)
+            kwargs["extra_body"] = self._body_fields
             if on_text is None:
                 completion = await client.chat.completions.create(**kwargs)
                 return _from_completion(completion)
