@@ -96,8 +96,11 @@ class OpenAIModel:
 
     async def aclose(self) -> None:
         """Close the client's connections (they belong to the running event loop)."""
-        client, self._client, self._client_loop = self._client, None, None
-        if client is not None:
+        client, loop = self._client, self._client_loop
+        self._client, self._client_loop = None, None
+        # A client made in an event loop that has ended (an earlier `asyncio.run`) has its
+        # connections with it: closing it here would touch that dead loop.
+        if client is not None and loop is asyncio.get_running_loop():
             await client.close()
 
     def _secret(self) -> str | None:
