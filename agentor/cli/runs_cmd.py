@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.approvals import Decision, PendingCall, approval_history, pending_calls
-from ..engine.events import Event
+from ..engine.events import RUN_START, Event
 from ..engine.logformat import BadLine
 from ..engine.replay import RunSummary, fold
 from ..engine.statuses import INCOMPLETE, RUNNING, UNREADABLE
@@ -172,6 +172,7 @@ def show_json(run: Run, now: float) -> dict[str, Any]:
         "run": run_json(run, now),
         "ended_at": finite(s.ended_at),
         "final_output": s.final_output,
+        **structured_output(run.events, s.final_output),
         "usage": s.usage.to_dict(),
         "segments": s.segments,
         "pending": [pending_json(p) for p in run.pending],
@@ -182,6 +183,20 @@ def show_json(run: Run, now: float) -> dict[str, Any]:
         "events": [e.to_dict() for e in run.events],
         "bad_lines": [{"line": b.lineno, "offset": b.offset, "reason": b.reason} for b in run.bad],
     }
+
+
+def structured_output(events: list[Event], final_output: str | None) -> dict[str, Any]:
+    """`output_type`: the structured output a run asked for (its last run_start's record);
+    `parsed_output`: its final output as JSON (null when it has none or it is not JSON)."""
+    starts = [e for e in events if e.type == RUN_START]
+    output = starts[-1].output if starts else None
+    parsed = None
+    if output is not None and final_output is not None:
+        try:
+            parsed = json.loads(final_output)
+        except (ValueError, RecursionError):
+            parsed = None
+    return {"output_type": None if output is None else output.get("type"), "parsed_output": parsed}
 
 
 def pending_json(p: PendingCall) -> dict[str, Any]:

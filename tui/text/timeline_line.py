@@ -18,10 +18,12 @@ from agentor.engine.events import (
     APPROVAL_REQUEST,
     FORK,
     GENERATION,
+    INVALID_OUTPUT,
     MESSAGE,
     RUN_END,
     RUN_START,
     TOOL_CALL,
+    TOOL_DISABLED,
     TOOL_RESULT,
     Event,
 )
@@ -32,11 +34,11 @@ from agentor.literal import literal_line
 
 from .arg_edit import args_diff
 from .formatting import clock_time, count
-from .styles import DECISION_STYLES, ERROR_STYLE, STATUS_STYLES
+from .styles import DECISION_STYLES, ERROR_STYLE, FALLBACK_STYLE, STATUS_STYLES
 
 LINE_LIMIT = 160
 # How the timeline's type column (11 cells) writes a type whose name does not fit it.
-TYPE_LABELS = {APPROVAL_REQUEST: "approval?"}
+TYPE_LABELS = {APPROVAL_REQUEST: "approval?", INVALID_OUTPUT: "invalid", TOOL_DISABLED: "withdrawn"}
 # A decision's mark: approved, or any other (a rejection).
 DECISION_MARKS = {APPROVED: "✓"}
 REJECTED_MARK = "✗"
@@ -117,6 +119,8 @@ def _generation(out: Text, e: Event, cost: str) -> None:
         out.append(f"  {tokens}", "dim")
     if cost:
         out.append(f" · {cost}", "dim")
+    if e.note is not None and e.model:  # a fallback model answered (engine/fallback.py)
+        out.append(f" · by {literal_line(e.model, 40)} (fallback)", FALLBACK_STYLE)
 
 
 def request_line(e: Event) -> Text:
@@ -202,6 +206,12 @@ def timeline_line(
         out.append_text(approval_line(e, request))
     elif e.type == FORK:
         out.append(f"forked from {literal_line(e.forked_from or '?', 64)}", "magenta")
+    elif e.type == INVALID_OUTPUT:
+        out.append("✗ ", ERROR_STYLE)
+        out.append(literal_line(e.error or "invalid answer", LINE_LIMIT), ERROR_STYLE)
+    elif e.type == TOOL_DISABLED:
+        out.append(literal_line(e.name or "?", 40), "bold")
+        out.append(f" {literal_line(e.note or 'withdrawn', 80)}", FALLBACK_STYLE)
     else:
         keys = ", ".join(e.extra) or "no fields"
         out.append(f"({literal_line(keys, 80)})", "dim")
