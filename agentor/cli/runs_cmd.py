@@ -172,7 +172,6 @@ def show_json(run: Run, now: float) -> dict[str, Any]:
         "run": run_json(run, now),
         "ended_at": finite(s.ended_at),
         "final_output": s.final_output,
-        **structured_output(run.events, s.final_output),
         "usage": s.usage.to_dict(),
         "segments": s.segments,
         "pending": [pending_json(p) for p in run.pending],
@@ -182,6 +181,7 @@ def show_json(run: Run, now: float) -> dict[str, Any]:
         ],
         "events": [e.to_dict() for e in run.events],
         "bad_lines": [{"line": b.lineno, "offset": b.offset, "reason": b.reason} for b in run.bad],
+        **structured_output(run.events, s.final_output),
     }
 
 

@@ -106,15 +106,11 @@ def model_from(
 ) -> Model:
     """The agent's model: a name is an `OpenAIModel` sending, in every request, the fields of
     `request_fields` (the settings, the structured output's response_format). A model object
-    is asked as it was built: settings for it are refused, and an `output_type` is checked on
-    its answers but not sent (a custom model reads `response_format(output_type)` itself)."""
+    is asked as it was built (settings given with it are not its own, as upstream ignores
+    them), and an `output_type` is checked on its answers but not sent (a custom model reads
+    `response_format(output_type)` itself)."""
     fmt = None if output_type is None else response_format(output_type)
     if not isinstance(model, str):
-        if model_settings is not None or settings:
-            raise ValueError(
-                "model settings apply to a model given by name; a Model object is asked as it "
-                "was built"
-            )
         return model
     check_model_name(model, base_url)
     fields = request_fields(model_settings, settings, fmt)

@@ -155,6 +155,17 @@ def approval_line(e: Event, request: Event | None) -> Text:
     return out
 
 
+def follow_up_line(e: Event) -> Text:
+    """An invalid structured answer (its error, in red) or a tool withdrawn (its name)."""
+    if e.type == INVALID_OUTPUT:
+        error = literal_line(e.error or "invalid answer", LINE_LIMIT)
+        return Text.assemble(("✗ ", ERROR_STYLE), (error, ERROR_STYLE))
+    return Text.assemble(
+        (literal_line(e.name or "?", 40), "bold"),
+        (f" {literal_line(e.note or 'withdrawn', 80)}", FALLBACK_STYLE),
+    )
+
+
 def timeline_line(
     item: Event | BadLine, segment: int = 1, request: Event | None = None, cost: str = ""
 ) -> Text:
@@ -206,12 +217,8 @@ def timeline_line(
         out.append_text(approval_line(e, request))
     elif e.type == FORK:
         out.append(f"forked from {literal_line(e.forked_from or '?', 64)}", "magenta")
-    elif e.type == INVALID_OUTPUT:
-        out.append("✗ ", ERROR_STYLE)
-        out.append(literal_line(e.error or "invalid answer", LINE_LIMIT), ERROR_STYLE)
-    elif e.type == TOOL_DISABLED:
-        out.append(literal_line(e.name or "?", 40), "bold")
-        out.append(f" {literal_line(e.note or 'withdrawn', 80)}", FALLBACK_STYLE)
+    elif e.type in (INVALID_OUTPUT, TOOL_DISABLED):
+        out.append_text(follow_up_line(e))
     else:
         keys = ", ".join(e.extra) or "no fields"
         out.append(f"({literal_line(keys, 80)})", "dim")
