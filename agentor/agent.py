@@ -12,15 +12,16 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
-from .batch import run_input
-from .call_options import for_call, release_fallbacks
-from .cloning import cloned
-from .engine import decisions
-from .engine.approvals import Decision, GatedTurn, gated_point, gated_turn
-from .engine.events import LOG_VERSION, RUN_START, Event
-from .engine.gating import Gate, check_globs, check_timeout
-from .engine.holding import NothingToResumeError, holding, load_if_any, load_run
-from .engine.inputs import (
+from agentor.batch import run_input
+from agentor.call_options import for_call, release_fallbacks
+from agentor.cloning import cloned
+from agentor.engine.approval import decisions
+from agentor.engine.approval.gating import Gate, check_globs, check_timeout
+from agentor.engine.approval.pending import Decision, GatedTurn, gated_point, gated_turn
+from agentor.engine.events import LOG_VERSION, RUN_START, Event
+from agentor.engine.fork.recording import Recording, recording_of
+from agentor.engine.history import ResumePoint, resume_point, total_usage
+from agentor.engine.inputs import (
     Input,
     check_input,
     check_max_turns,
@@ -29,24 +30,25 @@ from .engine.inputs import (
     store_from,
     tools_from,
 )
-from .engine.loop import Listener, Recorder, run_loop
-from .engine.models import Model
-from .engine.recording import Recording, recording_of
-from .engine.replay import ResumePoint, resume_point, total_usage
-from .engine.request import RequestConfig, request_config
-from .engine.settings import ModelSettings
-from .engine.statuses import AWAITING_APPROVAL
-from .engine.store import Store, validate_run_id
-from .engine.structured import OutputSpec, check_retries
-from .engine.toolfailures import DEFAULT_LIMIT, check_limit
-from .engine.tools import Tool
-from .fleet.submit import submit_run
-from .forking import ForkCalls
-from .result import RunResult, from_log, pending_now, settled, structured_result
-from .running import in_own_loop, stream
-from .tracing_setting import agent_tracing, attach
-from .unsupported import check_engine, check_skills
-from .upstream_calls import UpstreamCalls
+from agentor.engine.loop import Listener, Recorder, run_loop
+from agentor.engine.models import Model
+from agentor.engine.request import RequestConfig, request_config
+from agentor.engine.settings import ModelSettings
+from agentor.engine.statuses import AWAITING_APPROVAL
+from agentor.engine.store.api import Store
+from agentor.engine.store.holding import holding, load_if_any, load_run
+from agentor.engine.store.run_ids import validate_run_id
+from agentor.engine.structured import OutputSpec, check_retries
+from agentor.engine.submit import submit_run
+from agentor.engine.toolfailures import DEFAULT_LIMIT, check_limit
+from agentor.engine.tools import Tool
+from agentor.errors import NothingToResumeError
+from agentor.forking import ForkCalls
+from agentor.result import RunResult, from_log, pending_now, settled, structured_result
+from agentor.running import in_own_loop, stream
+from agentor.tracing_setting import agent_tracing, attach
+from agentor.unsupported import check_engine, check_skills
+from agentor.upstream_calls import UpstreamCalls
 
 
 class Agentor(ForkCalls, UpstreamCalls):

@@ -14,7 +14,7 @@ import pytest
 
 from agentor import Agentor, OutputValidationError
 from agentor.engine.events import INVALID_OUTPUT, RUN_END, RUN_START
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from agentor.engine.structured import response_format
 from agentor.testing import ScriptedModel
 from tests import crashkit, structuredkit

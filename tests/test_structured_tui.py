@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 from agentor import Agentor, function_tool
-from agentor.engine.models import ModelError
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
+from agentor.errors import ModelError
 from agentor.testing import ScriptedModel
 from tests.app_support import SIZE, app_for
 from tests.structuredkit import INVALID, VALID, Answer

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from agentor import Agentor, ModelSettings, RunFailedError, function_tool
 from agentor.engine.events import RUN_START, TOOL_DISABLED
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from agentor.testing import ScriptedModel
 from agentor.tracing_setting import call_tracing
 from tests import crashkit, structuredkit

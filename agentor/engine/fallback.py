@@ -13,7 +13,8 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from agentor.engine.models import Model, ModelError, ModelResponse, OpenAIModel, TextCallback
+from agentor.engine.models import Model, ModelResponse, OpenAIModel, TextCallback
+from agentor.errors import ModelError
 
 log = logging.getLogger("agentor")
 

@@ -10,13 +10,14 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from .events import Event
-from .models import Model, OpenAIModel
-from .replay import resume_point
-from .settings import ModelSettings, request_fields
-from .store import FileStore, LockingStore, Store
-from .structured import response_format
-from .tools import Tool, function_tool
+from agentor.engine.events import Event
+from agentor.engine.history import resume_point
+from agentor.engine.models import Model, OpenAIModel
+from agentor.engine.settings import ModelSettings, request_fields
+from agentor.engine.store.api import LockingStore, Store
+from agentor.engine.store.file import FileStore
+from agentor.engine.structured import response_format
+from agentor.engine.tools import Tool, function_tool
 
 Input = str | Sequence[dict[str, Any]]
 STORE_METHODS = ("append", "load", "list_runs")

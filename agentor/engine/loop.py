@@ -19,9 +19,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import fallback
-from .approvals import Decision, GatedTurn, timeout_event
-from .events import (
+from agentor.engine import fallback
+from agentor.engine.approval.gating import Gate
+from agentor.engine.approval.pending import Decision, GatedTurn, timeout_event
+from agentor.engine.events import (
     APPROVAL_REQUEST,
     GENERATION,
     MESSAGE,
@@ -32,11 +33,8 @@ from .events import (
     Event,
     Usage,
 )
-from .gating import Gate
-from .invoke import all_answered, invoke_tool
-from .models import Model, ModelError
-from .recording import Recording
-from .replay import (
+from agentor.engine.fork.recording import Recording
+from agentor.engine.history import (
     Recorded,
     ResumePoint,
     assistant_message,
@@ -44,11 +42,14 @@ from .replay import (
     canonical_args,
     tool_message,
 )
-from .statuses import AWAITING_APPROVAL, COMPLETED, FAILED, MAX_TURNS
-from .store import BatchStore, RunLostError, Store
-from .structured import OutputSpec, invalid_output_event, re_asks_left
-from .toolfailures import DEFAULT_LIMIT, ToolFailures
-from .tools import Tool, ToolArgumentsError
+from agentor.engine.invoke import all_answered, invoke_tool
+from agentor.engine.models import Model
+from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED, FAILED, MAX_TURNS
+from agentor.engine.store.api import BatchStore, Store
+from agentor.engine.structured import OutputSpec, invalid_output_event, re_asks_left
+from agentor.engine.toolfailures import DEFAULT_LIMIT, ToolFailures
+from agentor.engine.tools import Tool
+from agentor.errors import ModelError, RunLostError, ToolArgumentsError
 
 log = logging.getLogger("agentor")
 

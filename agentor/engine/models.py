@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from .events import Usage
-from .settings import split_client_options
+from agentor.engine.events import Usage
+from agentor.engine.settings import split_client_options
 
 TextCallback = Callable[[str], None]
 
