@@ -4,7 +4,9 @@ Ids and events are kept: the destination loads what the source loads. A run bein
 the source (someone holds it) is skipped, so no half-written step is copied; a run held in the
 destination is skipped too. Copying again is safe: a run already there is left alone, one whose
 copy is a beginning of the source's (the source went on, or an earlier copy was cut short) gets
-the rest, and one that differs is skipped and said so, never overwritten.
+the rest, and one that differs is skipped and said so, never overwritten. An entry of the
+source that is no readable log (a directory or a symlink named like a run, a file of no event
+at all) is skipped and said so, and nothing is written for it; the rest is copied.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .events import Event
-from .logformat import LogEncoder
+from .holding import load_lines
+from .logformat import BadLine, LogEncoder
 from .store import BatchStore, LockingStore, RunLockedError, Store, validate_run_id
 
 # Events written to the destination per append: a 100,000-event run is not one statement.
@@ -61,7 +64,13 @@ def copy_runs(src: Store, dst: Store, run_ids: Iterable[str] | None = None) -> C
 
 
 def _copy_one(src: Store, dst: Store, run_id: str, report: CopyReport) -> str | None:
-    events = src.load(run_id)
+    try:
+        lines = load_lines(src, run_id)
+    except OSError as exc:
+        return f"unreadable in the source ({exc.strerror or exc})"
+    events = [x for x in lines if isinstance(x, Event)]
+    if not events and lines:
+        return f"unreadable in the source ({_no_event(lines)})"
     try:
         with _holding(dst, run_id):
             try:
@@ -82,7 +91,15 @@ def _copy_one(src: Store, dst: Store, run_id: str, report: CopyReport) -> str | 
             (report.extended if have else report.copied).append(run_id)
     except RunLockedError as exc:
         return f"being written in the destination ({_holder(exc)})"
+    except OSError as exc:  # a directory or a symlink there under the run's name
+        return f"cannot be written in the destination ({exc.strerror or exc})"
     return None
+
+
+def _no_event(lines: list[Event | BadLine]) -> str:
+    first = next(x for x in lines if isinstance(x, BadLine))
+    count = f"{len(lines)} line{'s' if len(lines) != 1 else ''}"
+    return f"no event in {count}; line {first.lineno}: {first.reason}"
 
 
 def _held(store: Store, run_id: str, what: str) -> str | None:
