@@ -64,7 +64,7 @@ def test_entries_that_are_no_readable_run_are_skipped_one_line_each_and_the_rest
     assert symlink.startswith(f"agentor copy: skipped {A_SYMLINK}: unreadable in the source")
     assert "it is a symlink" in symlink
     assert random_bytes.startswith(
-        f"agentor copy: skipped {RANDOM_BYTES}: unreadable in the source (no event in "
+        f"agentor copy: skipped {RANDOM_BYTES}: unreadable in the source (no event; skipped "
     )
     assert sorted(store.list_runs()) == GOOD  # nothing written for a skipped entry
     for run_id in GOOD:

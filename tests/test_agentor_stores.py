@@ -223,18 +223,20 @@ def test_submit_prints_the_run_id_and_a_worker_of_the_agents_name_will_run_it(
     listed = json.loads(agentor("ls", *place.args, "--json").stdout)
     assert [(r["run_id"], r["status"]) for r in listed] == [("job-7", INTERRUPTED)]
 
-    piped = subprocess.run(
-        [str(SCRIPT), "submit", "-", "--agent", AGENT, *place.args],
-        input="From stdin\n",
-        cwd=ROOT,
-        env=ENV,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert piped.returncode == 0, piped.stderr
-    run_id = piped.stdout.strip()
-    assert place.store.load(run_id)[0].messages[-1]["content"] == "From stdin\n"  # type: ignore[index]
+    for piped_in, prompt in [("From stdin\n", "From stdin"), ("Two\nlines\n\n", "Two\nlines\n")]:
+        piped = subprocess.run(
+            [str(SCRIPT), "submit", "-", "--agent", AGENT, *place.args],
+            input=piped_in,
+            cwd=ROOT,
+            env=ENV,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert piped.returncode == 0, piped.stderr
+        run_id = piped.stdout.strip()
+        # One trailing newline (echo's) is not part of the prompt.
+        assert place.store.load(run_id)[0].messages[-1]["content"] == prompt  # type: ignore[index]
 
 
 def test_submit_refuses_an_empty_prompt_a_bad_run_id_and_two_agents(tmp_path: Path) -> None:

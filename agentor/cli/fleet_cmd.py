@@ -32,7 +32,8 @@ def submit(args: Namespace) -> int:
         raise UsageError("submit takes one --agent: the agent whose run it is")
     if args.run_id is not None and not RUN_ID_RE.fullmatch(args.run_id):
         raise UsageError(f"--run-id {args.run_id!r} is not a run id ({RUN_ID_RULE})")
-    prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
+    # Piped text ends with the newline `echo` or an editor put there, not part of the message.
+    prompt = sys.stdin.read().removesuffix("\n") if args.prompt == "-" else args.prompt
     if not prompt.strip():
         raise UsageError("PROMPT is empty: give the user's message (- reads it from stdin)")
     agent = _agents(args.agent)[0]

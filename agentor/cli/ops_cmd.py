@@ -15,6 +15,7 @@ import time
 from argparse import Namespace
 from typing import Any
 
+from ..engine.readable import UnreadableRunError, readable_lines
 from ..engine.store import FileStore, Store
 from ..literal import literal_line
 from ..ops import retention
@@ -115,9 +116,13 @@ def _report_json(store: Store, report: retention.PruneReport, freed: int | None)
 def pin(args: Namespace) -> int:
     store, run_id = the_run(args)
     try:
+        readable_lines(store, run_id)  # a directory, a symlink, random bytes: no run to keep
         added = retention.pin(store, run_id)
     except KeyError:  # deleted since it was named
         raise Refusal(f"no run {run_id} in {where(store)}") from None
+    except (UnreadableRunError, OSError) as exc:  # OSError: made unreadable since
+        why = exc.reason if isinstance(exc, UnreadableRunError) else exc.strerror or str(exc)
+        raise Refusal(f"cannot pin {run_id}: it is no readable run ({why})") from None
     if added:
         print(f"pinned {run_id}: prune keeps it")
     else:

@@ -16,8 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .events import Event
-from .holding import load_lines
-from .logformat import BadLine, LogEncoder
+from .logformat import LogEncoder
+from .readable import UnreadableRunError, readable_lines
 from .store import BatchStore, LockingStore, RunLockedError, Store, validate_run_id
 
 # Events written to the destination per append: a 100,000-event run is not one statement.
@@ -65,12 +65,10 @@ def copy_runs(src: Store, dst: Store, run_ids: Iterable[str] | None = None) -> C
 
 def _copy_one(src: Store, dst: Store, run_id: str, report: CopyReport) -> str | None:
     try:
-        lines = load_lines(src, run_id)
-    except OSError as exc:
-        return f"unreadable in the source ({exc.strerror or exc})"
+        lines = readable_lines(src, run_id)
+    except UnreadableRunError as exc:
+        return f"unreadable in the source ({exc.reason})"
     events = [x for x in lines if isinstance(x, Event)]
-    if not events and lines:
-        return f"unreadable in the source ({_no_event(lines)})"
     try:
         with _holding(dst, run_id):
             try:
@@ -94,12 +92,6 @@ def _copy_one(src: Store, dst: Store, run_id: str, report: CopyReport) -> str | 
     except OSError as exc:  # a directory or a symlink there under the run's name
         return f"cannot be written in the destination ({exc.strerror or exc})"
     return None
-
-
-def _no_event(lines: list[Event | BadLine]) -> str:
-    first = next(x for x in lines if isinstance(x, BadLine))
-    count = f"{len(lines)} line{'s' if len(lines) != 1 else ''}"
-    return f"no event in {count}; line {first.lineno}: {first.reason}"
 
 
 def _held(store: Store, run_id: str, what: str) -> str | None:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from . import flock, pins
 from .events import TRANSIENT_TYPES, Event
-from .logformat import BadLine, LogDecoder, LogEncoder, split_lines
+from .logformat import BadLine, LogDecoder, LogEncoder, skipped_lines, split_lines
 from .logio import (
     READ_FLAGS,
     encoder_for,
@@ -198,14 +198,15 @@ class FileStore:
     # -- reading -------------------------------------------------------------------------------
 
     def load(self, run_id: str) -> list[Event]:
-        """Every whole event of the run. Torn or corrupt lines are skipped with a warning.
+        """Every whole event of the run. Torn or corrupt lines are skipped with a warning (one
+        for the file).
 
         Raises `RunNotFoundError` (a KeyError) for an unknown run, OSError for a log that cannot
         be read (a symlink, a directory, a FIFO, no permission).
         """
         events, bad = self.load_with_errors(run_id)
-        for line in bad:
-            log.warning("run %s: skipped %s", run_id, line)
+        if bad:
+            log.warning("run %s: %s", run_id, skipped_lines(bad))
         return events
 
     def load_with_errors(self, run_id: str) -> tuple[list[Event], list[BadLine]]:
@@ -358,12 +359,18 @@ class FileStore:
         return freed
 
     def pin(self, run_id: str) -> bool:
+        """Pin the run (see `PinningStore`); OSError when its entry is no log (a directory or a
+        symlink named like a run): a pin names a run, as a read would find it."""
         path = self.path(run_id)
         with self._in_directory() as dir_fd:
             try:
-                os.stat(path.name, dir_fd=dir_fd, follow_symlinks=False)
+                fd = open_to_read(dir_fd, path)
             except FileNotFoundError:
                 raise RunNotFoundError(run_id, self) from None
+            try:
+                require_regular(fd, path)
+            finally:
+                os.close(fd)
             return pins.add(dir_fd, run_id)
 
     def unpin(self, run_id: str) -> bool:
