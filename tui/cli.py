@@ -93,10 +93,10 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def fail(message: str) -> int:
-    """One line on stderr; exit status 2 (a usage error, as argparse uses)."""
+def fail(message: str, status: int = 2) -> int:
+    """One line on stderr; exit status 2 (a usage error, as argparse uses) unless told."""
     print(f"agentor-tui: error: {message}", file=sys.stderr)
-    return 2
+    return status
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -136,8 +136,12 @@ def main(argv: list[str] | None = None) -> int:
 
     source: RunSource | Path = directory
     if database:
+        from agentor.engine.pg.errors import SchemaNotFoundError
+
         try:
             source = open_database(args.dir, args.schema)
+        except SchemaNotFoundError as exc:  # nothing to show, and none made: as agentor ls
+            return fail(str(exc), status=1)
         except ValueError as exc:
             return fail(str(exc))
 
@@ -151,7 +155,8 @@ def main(argv: list[str] | None = None) -> int:
 def open_database(dsn: str, schema: str) -> RunSource:
     """The source of a `postgresql://` STORE; ValueError saying in one line why it cannot be
     used (a bad DSN or schema name, no server, refused credentials, a newer schema, no
-    driver), never with the password."""
+    driver), never with the password; `SchemaNotFoundError` when the schema holds no store
+    (none is made)."""
     from agentor.engine.pg.dsn import validate_schema
 
     try:
@@ -164,10 +169,12 @@ def open_database(dsn: str, schema: str) -> RunSource:
         from agentor.engine.pgstore import DRIVER_HINT
 
         raise ValueError(f"{DRIVER_HINT} ({exc})") from None
-    from agentor.engine.pg.errors import PostgresStoreError
+    from agentor.engine.pg.errors import PostgresStoreError, SchemaNotFoundError
 
     try:
         return PostgresSource(dsn, schema=schema)
+    except SchemaNotFoundError:
+        raise
     except PostgresStoreError as exc:
         raise ValueError(str(exc)) from None
 

@@ -37,7 +37,7 @@ def submit(args: Namespace) -> int:
     if not prompt.strip():
         raise UsageError("PROMPT is empty: give the user's message (- reads it from stdin)")
     agent = _agents(args.agent)[0]
-    store = store_of(args)
+    store = store_of(args, make_schema=True)
     try:
         run_id = agent.clone(store=store).submit(prompt, run_id=args.run_id)
     except (ValueError, RunLockedError) as exc:  # the id is taken by another input
@@ -50,7 +50,7 @@ def worker(args: Namespace) -> int:
     agents = _agents(args.agent)
     if not args.poll > 0:
         raise UsageError(f"--poll must be more than 0 seconds, not {args.poll}")
-    store = store_of(args, pool_size=min(16, args.concurrency // 2 + 4))
+    store = store_of(args, pool_size=min(16, args.concurrency // 2 + 4), make_schema=True)
     try:
         fleet = Worker(
             store,

@@ -75,7 +75,8 @@ class PostgresSource(FeedReading):
 
     Raises what `PostgresStore` raises for a database it cannot use (one line, no password):
     `StoreUnavailableError` (a bad DSN, no server, refused credentials), `SchemaVersionError`
-    (a newer schema), ValueError (a bad schema name). `close()` lets its connections go.
+    (a newer schema), `SchemaNotFoundError` (no store in that schema: none is made), ValueError
+    (a bad schema name). `close()` lets its connections go.
     """
 
     def __init__(
@@ -87,7 +88,8 @@ class PostgresSource(FeedReading):
         poll_interval: float = POLL_INTERVAL,
         read_timeout: float = READ_TIMEOUT_S,
     ) -> None:
-        self.store = TellingStore(dsn, schema=schema, pool_timeout=read_timeout)
+        # A viewer makes no schema: a mistyped --schema is said, not created.
+        self.store = TellingStore(dsn, schema=schema, pool_timeout=read_timeout, create=False)
         self._dsn = dsn  # only to keep its password out of what a lost connection says
         where = self.store.where
         self.where = f"{where} (schema {schema})"
