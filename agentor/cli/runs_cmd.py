@@ -13,6 +13,7 @@ from argparse import Namespace
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..durations import duration
 from ..engine.approvals import Decision, PendingCall, approval_history, pending_calls
 from ..engine.events import Event
 from ..engine.logformat import BadLine
@@ -208,7 +209,7 @@ def _print_summary(run: Run, now: float) -> None:
     took = s.active_time()
     facts = [
         f"{stamp(started)}{ago}",
-        f"took {took:.1f}s" if took is not None else None,
+        f"took {duration(took)}" if took is not None else None,
         plural(s.turns, "turn"),
         plural(s.tool_calls, "tool call"),
         f"{s.usage.total_tokens} tokens",

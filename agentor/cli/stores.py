@@ -68,9 +68,7 @@ def open_store(
     return _open_directory(spec, create)
 
 
-def store_of(
-    args: Namespace, *, pool_size: int | None = None, make_schema: bool = False
-) -> Store:
+def store_of(args: Namespace, *, pool_size: int | None = None, make_schema: bool = False) -> Store:
     """The store the arguments name; `make_schema`: the command writes new runs (a database's
     schema is made then, if missing)."""
     schema = getattr(args, "schema", None)
