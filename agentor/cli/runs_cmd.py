@@ -51,8 +51,10 @@ def read_run(store: Store, run_id: str, now: float) -> Run:
         events, bad = load_with_errors(store, run_id)
     except OSError as exc:
         return Run(run_id, UNREADABLE, summary, error=f"cannot read: {exc.strerror or exc}")
+    if bad and not bad[-1].raw.endswith(b"\n") and _held(store, run_id):
+        bad = bad[:-1]  # the line its writer is writing now (no newline yet): not a bad line
     if not events:
-        if status_of(store, run_id, INCOMPLETE) == RUNNING:
+        if _held(store, run_id):
             return Run(run_id, RUNNING, summary, bad=bad)  # created by a run starting now
         why = f"no events ({bad[0]})" if bad else "no events"
         return Run(run_id, UNREADABLE, summary, bad=bad, error=why)
@@ -63,6 +65,10 @@ def read_run(store: Store, run_id: str, now: float) -> Run:
         error = f"{plural(len(bad), 'bad line')}; first: {bad[0]}"
     status = status_of(store, run_id, summary.status)
     return Run(run_id, status, summary, events, bad, pending_calls(events, now), error)
+
+
+def _held(store: Store, run_id: str) -> bool:
+    return status_of(store, run_id, INCOMPLETE) == RUNNING
 
 
 def run_json(run: Run, now: float) -> dict[str, Any]:
