@@ -29,7 +29,8 @@ from .approvals import (
     approval_history,
     gated_turn,
 )
-from .events import APPROVAL, TOOL_CALL, Event
+from .argschema import check_schema, tool_parameters
+from .events import APPROVAL, APPROVAL_REQUEST, RUN_START, TOOL_CALL, Event
 from .holding import holding_briefly, load_run
 from .replay import canonical_args
 from .store import BatchStore, Store, validate_run_id
@@ -121,8 +122,9 @@ def approve(
 ) -> list[Decision]:
     """Approve a pending call of the run (`call_id` None: every pending call); the decisions
     recorded. `args` replaces the call's arguments (one call: name it, unless only one is
-    pending); it is checked against the tool's parameters when `tools` holds the tool, else a
-    bad edit reaches the model as the tool's error. `by` defaults to `user@host`.
+    pending); it is checked against the tool's parameters when `tools` holds the tool, else
+    against the parameters the run recorded as offered to the model (`check_schema`). `by`
+    defaults to `user@host`.
 
     Raises `RunNotFoundError`, `RunLockedError` (a live process holds the run),
     `NotRequestedError`, `AlreadyDecidedError` (`ApprovalTimedOutError`), `InvalidArgsError`.
@@ -173,7 +175,7 @@ def _decide(
         if args is not None:
             if len(targets) != 1:
                 raise InvalidArgsError(run_id, call_id, "name the one call the edit is for")
-            edit = _checked_edit(run_id, targets[0], args, tools)
+            edit = _checked_edit(run_id, targets[0], args, tools, events)
         made = [
             Event(
                 APPROVAL,
@@ -241,16 +243,40 @@ def _never_asked(run_id: str, events: list[Event], call_id: str) -> str:
 
 
 def _checked_edit(
-    run_id: str, call: PendingCall, args: dict[str, Any], tools: Iterable[Tool]
+    run_id: str,
+    call: PendingCall,
+    args: dict[str, Any],
+    tools: Iterable[Tool],
+    events: list[Event],
 ) -> dict[str, Any] | None:
-    """The edit to record: checked against the tool when it is known; None when it changes
-    nothing (an approval as requested)."""
+    """The edit to record: checked against the tool when it is known, else against the
+    parameters the run recorded as offered to the model (as the TUI's editor checks it); None
+    when it changes nothing (an approval as requested)."""
     tool = next((t for t in tools if t.name == call.name), None)
     if tool is not None:
         try:
             tool.parse_args(args)
         except ToolArgumentsError as exc:
             raise InvalidArgsError(run_id, call.call_id, str(exc)) from None
+    else:
+        why = check_schema(args, _recorded_parameters(events, call))
+        if why is not None:
+            raise InvalidArgsError(run_id, call.call_id, why)
     if canonical_args(args) == canonical_args(call.args):
         return None
     return args
+
+
+def _recorded_parameters(events: list[Event], call: PendingCall) -> dict[str, Any] | None:
+    """The parameters of the call's tool as the segment that asked for approval offered them
+    (its `run_start`'s `tools`), or None when the run recorded none."""
+    asked = max(
+        (
+            i
+            for i, e in enumerate(events)
+            if e.type == APPROVAL_REQUEST and e.call_id == call.call_id
+        ),
+        default=len(events),
+    )
+    start = next((e for e in reversed(events[:asked]) if e.type == RUN_START), None)
+    return tool_parameters(start, call.name) if start is not None else None

@@ -30,6 +30,7 @@ from agentor import ApprovalError, Decision, RunLockedError, RunNotFoundError, T
 from agentor import approve as approve_call
 from agentor import reject as reject_call
 from agentor.engine.approvals import pending_calls
+from agentor.engine.argschema import check_schema
 from agentor.engine.holding import load_run
 from agentor.engine.statuses import AWAITING_APPROVAL
 from agentor.engine.store import Store
@@ -38,7 +39,6 @@ from agentor.engine.tools import ToolArgumentsError
 from ..data.gated import GatedCall, waiting_calls
 from ..data.source import Changes, RunSource
 from ..text import notices
-from ..text.arg_edit import check_schema
 from ..text.formatting import short_id
 from .agents import AgentSet
 from .controller import Controller
