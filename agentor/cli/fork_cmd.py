@@ -21,6 +21,7 @@ from typing import Any
 
 from ..agent import NothingToResumeError
 from ..engine.events import FORK, TOOL_WAIT, Event
+from ..engine.models import ModelError
 from ..engine.store import RUN_ID_RE, RUN_ID_RULE, RunLockedError
 from ..literal import literal_line
 from ..result import RunResult
@@ -94,6 +95,8 @@ def _run(
         return 130
     except (ValueError, TypeError, RunLockedError, NothingToResumeError) as exc:
         raise Refusal(str(exc).splitlines()[0]) from None
+    except ModelError as exc:  # refused before the fork was written (`forking._usable`)
+        raise Refusal(f"{str(exc).splitlines()[0]}; nothing was written") from None
     if not own:
         print(header)
         print(f"run {run_id} needs nothing more: fork {fork_id} is a copy of it")

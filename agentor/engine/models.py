@@ -97,6 +97,23 @@ class OpenAIModel:
         if client is not None:
             await client.close()
 
+    async def check(self) -> None:
+        """Whether this model can be asked at all, before a run writes what it would leave
+        failed (a replay, a fork on another model): the client can be built (a key is
+        there) and the endpoint answers. Any HTTP answer but a refused key will do (not every
+        server lists its models); asked once, without retries. `ModelError` (no key in it)."""
+        try:
+            client = self._get_client()
+            await client.with_options(max_retries=0).models.list()
+        except Exception as exc:
+            import openai
+
+            refused = getattr(exc, "status_code", None) in (401, 403)
+            if isinstance(exc, openai.APIStatusError) and not refused:
+                return  # it answered
+            text = redact(f"{type(exc).__name__}: {exc}", self._secret())
+            raise ModelError(f"model {self.name} cannot be used: {text}") from None
+
     def _secret(self) -> str | None:
         client = self._client
         return getattr(client, "api_key", None) or self._api_key
