@@ -113,8 +113,10 @@ class GatedModel(ScriptedModel):
 class FailingModel(ScriptedModel):
     """The model endpoint is down: every request fails like the openai model reports it."""
 
-    def __init__(self, message: str = "APIConnectionError: Connection refused") -> None:
-        super().__init__([])
+    def __init__(
+        self, message: str = "APIConnectionError: Connection refused", name: str = "scripted"
+    ) -> None:
+        super().__init__([], name=name)
         self.message = message
 
     async def generate(self, messages: Any, tools: Any, on_text: Any = None) -> ModelResponse:
