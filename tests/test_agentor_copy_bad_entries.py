@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from agentor.engine.store import FileStore, Store
+from agentor.engine.store.api import Store
+from agentor.engine.store.file import FileStore
 from tests.conftest import FIXTURES
 from tests.pg_support import PgStores
 from tests.test_agentor_command import agentor

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from tests.conftest import FIXTURES
 from tests.test_agentor_command import agentor, refused
 

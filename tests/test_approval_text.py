@@ -8,9 +8,9 @@ import json
 
 from agentor.engine.argschema import check_schema
 from agentor.engine.events import Event
-from agentor.engine.replay import RunSummary
+from agentor.engine.history import RunSummary
 from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED, FAILED, INTERRUPTED, RUNNING
-from tui.data.runrow import RunRow
+from agentor.sources.runrow import RunRow
 from tui.text import notices
 from tui.text.arg_edit import args_diff, editor_text, parse_edit
 from tui.text.run_filter import RunFilter, list_title

@@ -13,7 +13,7 @@ import pytest
 from agentor import InvalidArgsError, approve
 from agentor.engine.argschema import check_schema, tool_parameters
 from agentor.engine.events import RUN_START
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from tests.approvalkit import TRAVEL_PROMPT, Travel
 from tests.test_agentor_command import agentor, refused
 

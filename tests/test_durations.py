@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 from agentor.durations import duration
+from agentor.sources.directory import DirectorySource
 from tests.test_agentor_command import agentor
-from tui.data.directory import DirectorySource
 from tui.text.run_line import took
 
 START = 1796037200.0  # + 0.25 s: exact in binary, so the span is exactly 250 ms

@@ -14,15 +14,15 @@ from typing import ClassVar
 
 import pytest
 
+from agentor.sources import directory as directory_source
+from agentor.sources.directory import DirectorySource
 from tests.conftest import FIXTURES, ROOT
 from tests.test_agentor_command import ENV, agentor
-from tui.data import directory as directory_source
-from tui.data.directory import DirectorySource
 
 RUN = "a" * 32
 HOLDER = """
 import sys
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 store = FileStore(sys.argv[1])
 with store.lock(sys.argv[2]):
     with open(store.path(sys.argv[2]), "ab") as f:

@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
+from agentor.sources import directory as directory_source
+from agentor.sources.directory import DirectorySource
+from agentor.sources.rowread import TAIL_FIELDS
+from agentor.sources.runrow import ROW_FIELDS
 from tests.conftest import FIXTURES
 from tests.test_run_index_file import index_file
-from tui.data import directory as directory_source
-from tui.data.directory import DirectorySource
-from tui.data.rowread import TAIL_FIELDS
-from tui.data.runrow import ROW_FIELDS
 
 COMPLETED = FIXTURES / "32e803417cab48f7a26fffcf902194d6.jsonl"  # gpt-4o-mini: priced
 CRASHED = FIXTURES / "b9ba499c543548d886efde61e1f1c8e3.jsonl"  # no run_end: interrupted

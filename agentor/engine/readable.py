@@ -8,9 +8,9 @@ does); an empty log is a run just being started.
 from __future__ import annotations
 
 from agentor.engine.events import Event
-from agentor.engine.holding import load_lines
-from agentor.engine.logformat import BadLine, skipped_lines
-from agentor.engine.store_api import Store
+from agentor.engine.log.format import BadLine, skipped_lines
+from agentor.engine.store.api import Store
+from agentor.engine.store.holding import load_lines
 
 
 class UnreadableRunError(ValueError):
