@@ -34,7 +34,7 @@ import importlib
 import sys
 from typing import Any, NoReturn
 
-from ..engine.statuses import (  # a module of names only: --help stays fast
+from agentor.engine.statuses import (  # a module of names only: --help stays fast
     AWAITING_APPROVAL,
     COMPLETED,
     FAILED,
@@ -95,7 +95,7 @@ def _version() -> str:
     try:
         return version("agentor-tui")
     except PackageNotFoundError:  # a source tree that is not installed
-        from agentor import __version__
+        from agentor._version import __version__
 
         return __version__
 
@@ -372,9 +372,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     module, _, name = args.run.partition(":")
     command = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    from ..engine.pg.errors import PostgresStoreError
-    from .lines import Refusal, say
-    from .stores import close_all
+    from agentor.cli.lines import Refusal, say
+    from agentor.cli.stores import close_all
+    from agentor.errors import PostgresStoreError
 
     try:
         return int(command(args))

@@ -28,13 +28,15 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from ..agent import Agentor, NothingToResumeError
-from ..engine.statuses import AWAITING_APPROVAL, COMPLETED
-from ..engine.store import RunLockedError, RunLostError, RunNotFoundError, Store
-from ..result import RunResult
-from .claims import MAX_ATTEMPTS, ClaimingStore, Claims, GaveUp, NotClaimed, Wanted
-from .finders import WAKE_GAP, Candidate, finder_for
-from .stopping import StopBeforeTurn, StoppableModel
+from agentor.agent import Agentor
+from agentor.agents import AgentSet
+from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED
+from agentor.engine.store.api import Store
+from agentor.errors import NothingToResumeError, RunLockedError, RunLostError, RunNotFoundError
+from agentor.fleet.claims import MAX_ATTEMPTS, ClaimingStore, Claims, GaveUp, NotClaimed, Wanted
+from agentor.fleet.finders import WAKE_GAP, Candidate, finder_for
+from agentor.fleet.stopping import StopBeforeTurn, StoppableModel
+from agentor.result import RunResult
 
 log = logging.getLogger("agentor")
 
@@ -96,10 +98,9 @@ class Worker:
         if name is not None:
             self.claims.worker = name
         claiming = ClaimingStore(store, self.claims)
-        self.agents = {
-            a.name: a.clone(store=claiming, model=StoppableModel(a.model, self.stopping))
-            for a in agents
-        }
+        self.agents = AgentSet(
+            a.clone(store=claiming, model=StoppableModel(a.model, self.stopping)) for a in agents
+        )
         self.finder = finder_for(store, self.claims.wanted)
         self.concurrency = concurrency
         self.poll_interval = poll_interval
@@ -165,7 +166,7 @@ class Worker:
                 await asyncio.wait(set(self._tasks.values()))
         finally:
             watch_stop.set()
-            for agent in self.agents.values():
+            for agent in self.agents.agents:
                 close = getattr(agent.model, "aclose", None)
                 if close is not None:
                     await close()
@@ -224,7 +225,8 @@ class Worker:
         return False
 
     async def _attempt(self, c: Candidate) -> None:
-        agent = self.agents[c.agent]
+        agent = self.agents.for_run(c.agent)
+        assert agent is not None  # claims take only runs of these agents' names
         try:
             result = await agent.aresume(c.run_id)
         except StopBeforeTurn:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from agentor.engine.events import FORK, RUN_START, Event
-from agentor.engine.replay import event_time, status
+from agentor.engine.history import event_time, status
 from agentor.engine.statuses import (
     AWAITING_APPROVAL,
     COMPLETED,
@@ -37,20 +37,15 @@ from agentor.engine.statuses import (
     MAX_TURNS,
     RUNNING,
 )
-from agentor.engine.store import (
-    DeletingStore,
-    LockingStore,
-    RunLockedError,
-    RunNotFoundError,
-    Store,
-    validate_run_id,
-)
+from agentor.engine.store.api import DeletingStore, LockingStore, Store
+from agentor.engine.store.run_ids import validate_run_id
+from agentor.errors import DeleteRefusedError, RunLockedError, RunNotFoundError
 
 # Pins have their own module; retention's callers find them here too.
-from .pins import is_pinned as is_pinned
-from .pins import pin as pin
-from .pins import pinned
-from .pins import unpin as unpin
+from agentor.ops.pins import is_pinned as is_pinned
+from agentor.ops.pins import pin as pin
+from agentor.ops.pins import pinned
+from agentor.ops.pins import unpin as unpin
 
 # Why a run was kept (`Kept.reason`); `Kept.detail` says it for people.
 HELD = "held"
@@ -136,16 +131,6 @@ class PruneReport:
     kept: list[Kept] = field(default_factory=list)
     dry_run: bool = False
     freed: int = 0  # bytes, where the store tells (a FileStore does)
-
-
-class DeleteRefusedError(RuntimeError):
-    """`delete_run` will not remove this run: `reason` (HELD, AWAITING) and why, for people."""
-
-    def __init__(self, run_id: str, reason: str, detail: str) -> None:
-        super().__init__(f"run {run_id} is kept: {detail}")
-        self.run_id = run_id
-        self.reason = reason
-        self.detail = detail
 
 
 def _deleting(store: Store) -> DeletingStore:

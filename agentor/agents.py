@@ -1,0 +1,199 @@
+"""The agents a command or the TUI resumes runs with: loaded from `--agent` specs
+(`load_agent`), and matched to the runs they may resume (`AgentSet`: the one rule for which
+agent serves a run, and the agent bound to the store the run is in).
+
+A spec is `path/to/file.py:name` or `package.module:name`; `name` (dots allowed, for an
+attribute of an attribute) is an `Agentor` or a zero-argument callable returning one. Loading
+runs the module's code, as `python path/to/file.py` would, so its imports of sibling modules
+work: the file's directory (or, for a module, the current directory) goes on `sys.path`.
+
+Textual-free, for the `agentor` command and the TUI alike.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from agentor.agent import Agentor
+from agentor.engine.store.api import Store
+from agentor.engine.store.file import FileStore
+from agentor.errors import AgentSpecError
+
+
+def load_agent(spec: str) -> Agentor:
+    """The `Agentor` a spec names. Raises `AgentSpecError`."""
+    target, sep, attr = spec.rpartition(":")
+    if not sep or not target or not attr:
+        raise AgentSpecError(spec, "expected path/to/file.py:name or package.module:name")
+    if target.endswith(".py") or os.sep in target or "/" in target:
+        module, where = _load_file(spec, Path(target)), target
+    else:
+        module, where = _load_module(spec, target), f"module {target}"
+    value: Any = module
+    for i, part in enumerate(attr.split(".")):
+        try:
+            value = getattr(value, part)
+        except AttributeError:
+            owner = where if i == 0 else ".".join(attr.split(".")[:i])
+            raise AgentSpecError(spec, f"no attribute {part!r} in {owner}") from None
+        except Exception as exc:
+            raise AgentSpecError(spec, f"reading {attr}: {_one_line(exc)}") from None
+    if isinstance(value, Agentor):
+        return value
+    if not callable(value):
+        raise AgentSpecError(spec, f"not an Agentor: {attr} is a {type(value).__name__}")
+    try:
+        made = value()
+    except Exception as exc:
+        raise AgentSpecError(spec, f"calling {attr}() failed: {_one_line(exc)}") from None
+    if not isinstance(made, Agentor):
+        raise AgentSpecError(spec, f"not an Agentor: {attr}() returned a {type(made).__name__}")
+    return made
+
+
+def _load_file(spec: str, path: Path) -> ModuleType:
+    if not path.is_file():
+        cause = "is not a file" if path.exists() else "no such file"
+        raise AgentSpecError(spec, f"{cause}: {path}")
+    path = path.resolve()
+    name = f"_agentor_agent_{path.stem}_{abs(hash(str(path))):x}"
+    if name in sys.modules:
+        return sys.modules[name]
+    module_spec = importlib.util.spec_from_file_location(name, path)
+    if module_spec is None or module_spec.loader is None:
+        raise AgentSpecError(spec, f"cannot import {path}")
+    module = importlib.util.module_from_spec(module_spec)
+    _on_path(str(path.parent))
+    sys.modules[name] = module  # as an import does: dataclasses and pickling look it up
+    try:
+        module_spec.loader.exec_module(module)
+    except BaseException as exc:
+        del sys.modules[name]
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        raise AgentSpecError(spec, f"import error: {_one_line(exc)}") from None
+    return module
+
+
+def _load_module(spec: str, target: str) -> ModuleType:
+    _on_path(os.getcwd())
+    try:
+        return importlib.import_module(target)
+    except ModuleNotFoundError as exc:
+        if exc.name and (target == exc.name or target.startswith(exc.name + ".")):
+            raise AgentSpecError(spec, f"no module named {exc.name!r}") from None
+        raise AgentSpecError(spec, f"import error: {_one_line(exc)}") from None
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        raise AgentSpecError(spec, f"import error: {_one_line(exc)}") from None
+
+
+def _on_path(directory: str) -> None:
+    if directory not in sys.path:
+        sys.path.insert(0, directory)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    if isinstance(exc, SyntaxError) and exc.lineno:
+        text = f"{exc.msg} ({Path(exc.filename or '?').name}, line {exc.lineno})"
+    if len(text) > 300:
+        text = text[:297] + "..."
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def agent_mismatch(agent: Agentor, run_agent: str | None) -> str | None:
+    """Why `agent` should not resume a run written by the agent named `run_agent` (the new
+    segment would be recorded under another agent's name, tools and model); None if it may."""
+    if run_agent is None or run_agent == agent.name:
+        return None
+    return f"this run was written by {run_agent}; --agent gives {agent.name}"
+
+
+class AgentSet:
+    """The agents given on the command line, matched to runs by agent name.
+
+    A run is resumed only by an agent of the name that wrote it (its `run_start.agent`): the
+    new segment is recorded under the resuming agent's name, model and tools. `any_agent`
+    (`--any-agent`, with a single agent) lets that agent resume runs of any name."""
+
+    def __init__(self, agents: Iterable[Agentor] = (), any_agent: bool = False) -> None:
+        self.agents: list[Agentor] = list(agents)
+        self.any_agent = any_agent
+        self._bound: dict[tuple[int, int], Agentor] = {}
+
+    @classmethod
+    def load(cls, specs: Sequence[str], any_agent: bool = False) -> AgentSet:
+        """Load every spec. Raises `AgentSpecError` (the first failure)."""
+        agents: list[Agentor] = []
+        names: dict[str, str] = {}
+        for spec in specs:
+            agent = load_agent(spec)
+            if len(specs) > 1 and agent.name in names:
+                raise AgentSpecError(
+                    spec, f"two agents are named {agent.name!r} (also {names[agent.name]})"
+                )
+            names[agent.name] = spec
+            agents.append(agent)
+        return cls(agents, any_agent)
+
+    def __len__(self) -> int:
+        return len(self.agents)
+
+    @property
+    def names(self) -> list[str]:
+        return [a.name for a in self.agents]
+
+    def for_run(self, agent_name: str | None) -> Agentor | None:
+        """The agent to resume a run of `agent_name` (its `run_start.agent`) with, if any."""
+        if len(self.agents) == 1 and (self.any_agent or agent_name is None):
+            return self.agents[0]  # allowed to serve every run (or the run names none)
+        for agent in self.agents:
+            if agent.name == agent_name:
+                return agent
+        return None
+
+    def writing_to(self, agent: Agentor, store: Store) -> Agentor:
+        """`agent` as it is, but saving to `store`: a resume writes into the directory the TUI
+        shows, whatever store the agent module was built with."""
+        if same_store(agent.store, store):
+            return agent
+        key = (id(agent), id(store))
+        bound = self._bound.get(key)
+        if bound is None:
+            bound = self._bound[key] = agent.clone(store=store)
+        return bound
+
+    def missing_hint(self, agent_name: str | None) -> str:
+        """One line saying how to give the agent a run needs."""
+        run_agent = f"agent {agent_name!r}" if agent_name else "an agent"
+        if not self.agents:
+            return (
+                f"no agent to resume with: this run needs {run_agent}; start agentor-tui "
+                "with --agent path/to/file.py:name (or package.module:name)"
+            )
+        if len(self.agents) == 1:
+            return (
+                f"this run was written by {agent_name}; --agent gives {self.agents[0].name} "
+                "(start agentor-tui with --any-agent to resume it with that agent anyway)"
+            )
+        loaded = ", ".join(repr(n) for n in self.names)
+        return (
+            f"no --agent for this run: it needs {run_agent}, loaded: {loaded}; add "
+            "--agent SPEC for an Agentor with that name"
+        )
+
+
+def same_store(a: object, b: object) -> bool:
+    """Whether two stores are one: the same object, or FileStores of the same directory."""
+    if a is b:
+        return True
+    return isinstance(a, FileStore) and isinstance(b, FileStore) and a.directory == b.directory
