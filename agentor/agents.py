@@ -23,7 +23,6 @@ from typing import Any
 
 from agentor.agent import Agentor
 from agentor.engine.store.api import Store
-from agentor.engine.store.file import FileStore
 from agentor.errors import AgentSpecError
 
 
@@ -164,7 +163,7 @@ class AgentSet:
     def writing_to(self, agent: Agentor, store: Store) -> Agentor:
         """`agent` as it is, but saving to `store`: a resume writes into the directory the TUI
         shows, whatever store the agent module was built with."""
-        if same_store(agent.store, store):
+        if agent.store is store:
             return agent
         key = (id(agent), id(store))
         bound = self._bound.get(key)
@@ -191,9 +190,3 @@ class AgentSet:
             "--agent SPEC for an Agentor with that name"
         )
 
-
-def same_store(a: object, b: object) -> bool:
-    """Whether two stores are one: the same object, or FileStores of the same directory."""
-    if a is b:
-        return True
-    return isinstance(a, FileStore) and isinstance(b, FileStore) and a.directory == b.directory
