@@ -14,6 +14,7 @@ $(STAMP): pyproject.toml
 
 test: $(STAMP) browser
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest -q -n 3 --dist loadfile
 
 # tests/test_export.py opens an exported page in a real headless browser: Debian's chromium,

@@ -94,6 +94,16 @@ class SchemaVersionError(PostgresStoreError):
     """The schema was made by a newer agentor than this one: refused, nothing is changed."""
 
 
+class MalformedDsnError(StoreUnavailableError):
+    """A DSN libpq cannot parse: the caller's mistake (a command's usage error), not the
+    server's."""
+
+
+class SchemaNotFoundError(PostgresStoreError):
+    """The schema holds no store and the store was opened to read (`create=False`): nothing
+    was made. Only a writer makes a schema, so that a mistyped `--schema` creates none."""
+
+
 # -- the model and the tools --------------------------------------------------------------------
 
 

@@ -14,13 +14,13 @@ from typing import Any
 from rich.console import Console
 
 from agentor import Agentor, function_tool
+from agentor.agents import AgentSet
 from agentor.engine.events import Usage
 from agentor.engine.models import ModelResponse
 from agentor.engine.store.file import FileStore
 from agentor.testing import ScriptedModel
 from tests.conftest import FIXTURES, ROOT
 from tui.app import RunsApp
-from tui.controllers.agents import AgentSet
 
 SIZE = (160, 45)
 # The upstream fixtures were recorded at about 1796037200; "now" is 46 minutes later.

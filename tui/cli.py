@@ -26,7 +26,7 @@ def _version() -> str:
     try:
         return version("agentor-tui")
     except PackageNotFoundError:  # running from a source tree that is not installed
-        from agentor import __version__
+        from agentor._version import __version__
 
         return __version__
 
@@ -125,8 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.any_agent and len(args.agent) != 1:
         return fail("--any-agent needs exactly one --agent (the agent to resume every run with)")
 
+    from agentor.agents import AgentSet
     from agentor.errors import AgentSpecError
-    from tui.controllers.agents import AgentSet
 
     try:
         agents = AgentSet.load(args.agent, any_agent=args.any_agent)
@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
 
     source: RunSource | Path = directory
     if database:
-        from agentor.engine.store.pg.errors import SchemaNotFoundError
+        from agentor.errors import SchemaNotFoundError
 
         try:
             source = open_database(args.dir, args.schema)
@@ -168,8 +168,7 @@ def open_database(dsn: str, schema: str) -> RunSource:
         from agentor.engine.store.postgres import DRIVER_HINT
 
         raise ValueError(f"{DRIVER_HINT} ({exc})") from None
-    from agentor.engine.store.pg.errors import SchemaNotFoundError
-    from agentor.errors import PostgresStoreError
+    from agentor.errors import PostgresStoreError, SchemaNotFoundError
 
     try:
         return PostgresSource(dsn, schema=schema)

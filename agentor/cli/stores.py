@@ -91,9 +91,8 @@ def _open_directory(directory: str, create: bool) -> FileStore:
 
 def _open_database(dsn: str, schema: str, pool_size: int | None, create: bool) -> Store:
     from agentor.engine.store.pg.dsn import validate_schema
-    from agentor.engine.store.pg.errors import MalformedDsnError
     from agentor.engine.store.postgres import DRIVER_HINT
-    from agentor.errors import PostgresStoreError
+    from agentor.errors import MalformedDsnError, PostgresStoreError
 
     try:
         validate_schema(schema)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from agentor.engine.events import Usage
+from agentor.errors import ModelError
 
 TextCallback = Callable[[str], None]
 
@@ -35,10 +36,6 @@ class Model(Protocol):
     ) -> ModelResponse:
         """One chat turn. When `on_text` is given, stream and call it with each text delta."""
         ...
-
-
-class ModelError(RuntimeError):
-    """The model endpoint failed; the message never carries the API key."""
 
 
 class OpenAIModel:

@@ -22,7 +22,6 @@ from typing import Any
 from agentor.engine.approval.pending import (
     APPROVED,
     REJECTED,
-    TIMEOUT_BY,
     Decision,
     GatedTurn,
     PendingCall,
@@ -36,71 +35,14 @@ from agentor.engine.store.api import BatchStore, Store
 from agentor.engine.store.holding import holding_briefly, load_run
 from agentor.engine.store.run_ids import validate_run_id
 from agentor.engine.tools import Tool
-from agentor.errors import ToolArgumentsError
-
-
-def _when(at: float | None) -> str:
-    if at is None:
-        return "at an unknown time"
-    return time.strftime("at %Y-%m-%d %H:%M:%S UTC", time.gmtime(at))
-
-
-class ApprovalError(Exception):
-    """A decision that cannot be recorded; nothing was written. `call_id` is None when the
-    decision was for every pending call of the run."""
-
-    def __init__(self, run_id: str, call_id: str | None, message: str) -> None:
-        super().__init__(message)
-        self.run_id = run_id
-        self.call_id = call_id
-
-
-class AlreadyDecidedError(ApprovalError):
-    """The call was decided before: `decision` ("approved" / "rejected"), `by`, `at` (seconds
-    since the epoch), `note`, and the tool's `name`. The first decision on a call counts."""
-
-    def __init__(self, run_id: str, decided: Decision, message: str | None = None) -> None:
-        self.decision = decided.decision
-        self.by = decided.by
-        self.at = decided.at
-        self.note = decided.note
-        self.name = decided.name
-        if message is None:
-            note = f" ({decided.note})" if decided.note else ""
-            message = (
-                f"call {decided.call_id} ({decided.name}) of run {run_id} was already "
-                f"{decided.decision} by {decided.by} {_when(decided.at)}{note}"
-            )
-        super().__init__(run_id, decided.call_id, message)
-
-
-class ApprovalTimedOutError(AlreadyDecidedError):
-    """The call's deadline passed before anyone decided: it counts as rejected (`by` is
-    "timeout", `at` the deadline)."""
-
-    def __init__(self, run_id: str, call: PendingCall) -> None:
-        expired = Decision(
-            call.call_id, call.name, call.turn, REJECTED, TIMEOUT_BY, "timed out", at=call.deadline
-        )
-        message = (
-            f"call {call.call_id} ({call.name}) of run {run_id} timed out "
-            f"{_when(call.deadline)}, undecided: it counts as rejected"
-        )
-        super().__init__(run_id, expired, message)
-
-
-class NotRequestedError(ApprovalError, LookupError):
-    """The call never asked for approval (no such call, or its tool is not gated), or the run
-    has no call waiting for one (`call_id` None)."""
-
-
-class InvalidArgsError(ApprovalError, ValueError):
-    """Edited arguments that are not a JSON object, or do not fit the tool's parameters;
-    `reason` says what is wrong."""
-
-    def __init__(self, run_id: str, call_id: str | None, reason: str) -> None:
-        super().__init__(run_id, call_id, f"edited arguments for call {call_id}: {reason}")
-        self.reason = reason
+from agentor.errors import (
+    AlreadyDecidedError,
+    ApprovalError,
+    ApprovalTimedOutError,
+    InvalidArgsError,
+    NotRequestedError,
+    ToolArgumentsError,
+)
 
 
 def default_by() -> str:

@@ -23,16 +23,6 @@ from agentor.errors import RunLockedError, RunNotFoundError
 DECISION_PATIENCE = 2.0
 
 
-class NothingToResumeError(ValueError):
-    """The run's log records no prompt (no `run_start` with messages): there is nothing to send
-    the model, so nothing to resume."""
-
-    def __init__(self, run_id: str, reason: str) -> None:
-        self.run_id = run_id
-        self.reason = reason
-        super().__init__(f"run {run_id}: nothing to resume: no prompt recorded ({reason})")
-
-
 def load_run(store: Store, run_id: str) -> list[Event]:
     """A run's events; an unknown id is a `RunNotFoundError` naming the store (whatever the
     store raised: the protocol only asks for a KeyError)."""

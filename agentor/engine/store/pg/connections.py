@@ -23,8 +23,7 @@ from agentor.engine.store.pg.dsn import (
     redact,
     scrub,
 )
-from agentor.engine.store.pg.errors import MalformedDsnError
-from agentor.errors import PostgresStoreError, StoreUnavailableError
+from agentor.errors import MalformedDsnError, PostgresStoreError, StoreUnavailableError
 
 T = TypeVar("T")
 POOL_TIMEOUT = 10.0  # seconds an operation waits for a pooled connection before failing

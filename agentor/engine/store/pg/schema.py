@@ -29,8 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentor.engine.store.pg.errors import SchemaNotFoundError
-from agentor.errors import SchemaVersionError
+from agentor.errors import SchemaNotFoundError, SchemaVersionError
 
 _V1 = """
 CREATE TABLE @s@.runs (

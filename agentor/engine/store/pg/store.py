@@ -402,6 +402,6 @@ def _plain(text: str) -> bool:
 
 
 def _version() -> str:
-    from agentor import __version__
+    from agentor._version import __version__
 
     return f"agentor-tui {__version__}"

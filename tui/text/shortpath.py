@@ -1,4 +1,4 @@
-"""`short_path`: a directory as a title shows it. Never imports textual."""
+"""`short_path`: a directory as a title shows it."""
 
 from __future__ import annotations
 
