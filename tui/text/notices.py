@@ -14,7 +14,6 @@ from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED, STOPPING, UNRE
 from agentor.literal import literal_line
 from agentor.sources.runrow import RunRow
 from tui.text.formatting import short_id
-from tui.text.shortpath import short_path
 
 Severity = Literal["information", "warning", "error"]
 
@@ -220,7 +219,7 @@ def reloaded(label: str, added: int, changed: int, removed: int) -> Note:
     """ctrl+r: what the reload found."""
     counts = ((added, "new"), (changed, "changed"), (removed, "gone"))
     said = ", ".join(f"{n} {what}" for n, what in counts if n) or "nothing changed"
-    return Note(f"Reloaded {literal_line(short_path(label))}: {said}.", timeout=3)
+    return Note(f"Reloaded {literal_line(label)}: {said}.", timeout=3)
 
 
 def nothing_left(where: str) -> str:
