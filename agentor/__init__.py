@@ -51,6 +51,7 @@ if TYPE_CHECKING:
         SchemaVersionError,
         StoreUnavailableError,
         ToolArgumentsError,
+        UnreadableRunError,
     )
     from agentor.result import RunResult
 
@@ -74,6 +75,7 @@ _ERRORS = (
     "SchemaVersionError",
     "StoreUnavailableError",
     "ToolArgumentsError",
+    "UnreadableRunError",
 )
 _WHERE = {
     "Agentor": "agentor.agent",

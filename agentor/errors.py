@@ -68,6 +68,16 @@ class NothingToResumeError(AgentorError, ValueError):
         super().__init__(f"run {run_id}: nothing to resume: no prompt recorded ({reason})")
 
 
+class UnreadableRunError(AgentorError, ValueError):
+    """The store holds an entry under this run id that cannot be read as a run; `reason` says
+    why ("not a regular file: ...", "no event; skipped 81 bad lines; ...")."""
+
+    def __init__(self, run_id: str, reason: str) -> None:
+        super().__init__(f"run {run_id} is unreadable ({reason})")
+        self.run_id = run_id
+        self.reason = reason
+
+
 class DeleteRefusedError(AgentorError, RuntimeError):
     """`delete_run` will not remove this run: `reason` (HELD, AWAITING) and why, for people."""
 

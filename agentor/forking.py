@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from agentor.engine.events import RUN_START, Event
-from agentor.engine.fork.marker import NOVEL, NOVEL_POLICIES, RECORDING
 from agentor.engine.fork.plan import ForkPlan, plan_fork
 from agentor.engine.fork.recording import recorded_results
+from agentor.engine.fork_mark import NOVEL, NOVEL_POLICIES, RECORDING
 from agentor.engine.inputs import Input, check_input
 from agentor.engine.loop import Listener
 from agentor.engine.models import Model

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from agentor.engine.events import FORK, RUN_START
-from agentor.engine.fork.marker import last_fork
+from agentor.engine.fork_mark import last_fork
 from agentor.engine.history import summarize
 from agentor.engine.log.format import BadLine
 from agentor.engine.statuses import COMPLETED, INCOMPLETE

@@ -13,7 +13,7 @@ import pytest
 from agentor.engine.approval.pending import pending_calls
 from agentor.engine.events import FORK
 from agentor.engine.fork.compare import compare
-from agentor.engine.fork.marker import last_fork
+from agentor.engine.fork_mark import last_fork
 from agentor.engine.models import OpenAIModel
 from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED
 from agentor.engine.store.file import FileStore

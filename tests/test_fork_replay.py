@@ -13,7 +13,7 @@ import pytest
 from agentor import Agentor, function_tool
 from agentor.engine.events import TOOL_RESULT
 from agentor.engine.fork.compare import compare
-from agentor.engine.fork.marker import last_fork
+from agentor.engine.fork_mark import last_fork
 from agentor.engine.models import ModelResponse
 from agentor.engine.statuses import COMPLETED
 from agentor.engine.store.file import FileStore

@@ -17,9 +17,10 @@ from typing import Any
 
 from agentor.cli.lines import Refusal, UsageError, human_bytes, plural, print_json, span
 from agentor.cli.stores import store_of, the_run, where
-from agentor.engine.readable import UnreadableRunError, readable_lines
 from agentor.engine.store.api import Store
 from agentor.engine.store.file import FileStore
+from agentor.engine.store.holding import readable_lines
+from agentor.errors import UnreadableRunError
 from agentor.literal import literal_line
 from agentor.ops import retention
 

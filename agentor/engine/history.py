@@ -26,7 +26,7 @@ from agentor.engine.events import (
     Event,
     Usage,
 )
-from agentor.engine.fork.marker import fork_opening
+from agentor.engine.fork_mark import fork_opening
 from agentor.engine.statuses import COMPLETED, FAILED, INCOMPLETE
 
 

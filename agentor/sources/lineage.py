@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 
 from agentor.engine.events import FORK, RUN_START, Event
-from agentor.engine.fork.marker import MODEL, PROMPT, RESULT, ForkMark
+from agentor.engine.fork_mark import MODEL, PROMPT, RESULT, ForkMark
 from agentor.sources.runrow import RunRow
 
 _PARENT = attrgetter("forked_from")

@@ -17,7 +17,7 @@ import getpass
 import socket
 import time
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from agentor.engine.approval.pending import (
     APPROVED,
@@ -34,7 +34,6 @@ from agentor.engine.history import canonical_args
 from agentor.engine.store.api import BatchStore, Store
 from agentor.engine.store.holding import holding_briefly, load_run
 from agentor.engine.store.run_ids import validate_run_id
-from agentor.engine.tools import Tool
 from agentor.errors import (
     AlreadyDecidedError,
     ApprovalError,
@@ -43,6 +42,14 @@ from agentor.errors import (
     NotRequestedError,
     ToolArgumentsError,
 )
+
+
+class CheckingTool(Protocol):
+    """What a decision asks of a tool to check edited arguments (`engine.tools.Tool` is one)."""
+
+    name: str
+
+    def parse_args(self, args: Any) -> Any: ...
 
 
 def default_by() -> str:
@@ -62,7 +69,7 @@ def approve(
     args: Mapping[str, Any] | None = None,
     by: str | None = None,
     note: str | None = None,
-    tools: Iterable[Tool] = (),
+    tools: Iterable[CheckingTool] = (),
 ) -> list[Decision]:
     """Approve a pending call of the run (`call_id` None: every pending call); the decisions
     recorded. `args` replaces the call's arguments (one call: name it, unless only one is
@@ -102,7 +109,7 @@ def _decide(
     by: str | None,
     note: str | None,
     args: dict[str, Any] | None,
-    tools: Iterable[Tool],
+    tools: Iterable[CheckingTool],
 ) -> list[Decision]:
     validate_run_id(run_id)
     by = default_by() if by is None else by
@@ -190,7 +197,7 @@ def _checked_edit(
     run_id: str,
     call: PendingCall,
     args: dict[str, Any],
-    tools: Iterable[Tool],
+    tools: Iterable[CheckingTool],
     events: list[Event],
 ) -> dict[str, Any] | None:
     """The edit to record: checked against the tool when it is known, else against the

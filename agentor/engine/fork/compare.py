@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentor.engine.events import GENERATION, Event, Usage
-from agentor.engine.fork.marker import ForkMark, last_fork
+from agentor.engine.fork_mark import ForkMark, last_fork
 from agentor.engine.history import call_parts, canonical_args, result_positions, summarize
 
 REQUEST, TEXT, CALLS, ARGS, RESULT, TURN = "request", "text", "calls", "args", "result", "turn"

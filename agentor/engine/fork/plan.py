@@ -27,7 +27,7 @@ from typing import Any
 
 from agentor.engine.approval.pending import gated_turn
 from agentor.engine.events import CLAIM, GENERATION, RELEASE, RUN_START, TOOL_RESULT, Event
-from agentor.engine.fork.marker import CALL_ID, INPUT, MODEL, NAME, PROMPT, RESULT, fork_event
+from agentor.engine.fork_mark import CALL_ID, INPUT, MODEL, NAME, PROMPT, RESULT, fork_event
 from agentor.engine.history import call_parts
 from agentor.engine.log.format import BadLine
 

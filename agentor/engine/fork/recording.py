@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentor.engine.events import TOOL_RESULT, Event
-from agentor.engine.fork.marker import NOVEL_RUN, replay_mark
+from agentor.engine.fork_mark import NOVEL_RUN, replay_mark
 from agentor.engine.history import canonical_args
 
 # What a replay keeps of each recorded result (in the `fork` event's `recording`).

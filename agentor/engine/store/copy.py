@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 
 from agentor.engine.events import Event
 from agentor.engine.log.format import LogEncoder
-from agentor.engine.readable import UnreadableRunError, readable_lines
 from agentor.engine.store.api import BatchStore, LockingStore, Store
+from agentor.engine.store.holding import readable_lines
 from agentor.engine.store.run_ids import validate_run_id
-from agentor.errors import RunLockedError
+from agentor.errors import RunLockedError, UnreadableRunError
 
 # Events written to the destination per append: a 100,000-event run is not one statement.
 BATCH = 2000
