@@ -118,7 +118,8 @@ class Agentor(ForkCalls, UpstreamCalls):
         checks them; the original is untouched.
 
         A model given by name keeps this agent's endpoint, key and settings when this agent
-        talks to an OpenAI-compatible server (`clone(model="gpt-4o")`).
+        talks to an OpenAI-compatible server (`clone(model="gpt-4o")`); the name of this
+        agent's own model keeps that model (an offline one too).
         """
         return cloned(self, changes)
 

@@ -13,15 +13,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from agentor.engine.statuses import FAILED
+from agentor.errors import RunFailedError
 from agentor.result import RunResult
-
-
-class RunFailedError(RuntimeError):
-    """A run of a batch ended failed (`result` is its RunResult; resume it by its id)."""
-
-    def __init__(self, result: RunResult) -> None:
-        super().__init__(f"run {result.run_id} failed: {result.error}")
-        self.result = result
 
 
 def is_batch(input: object) -> bool:

@@ -134,6 +134,31 @@ class AgentSpecError(AgentorError, ValueError):
         super().__init__(f"--agent {spec}: {cause}")
 
 
+class Failed(Protocol):
+    """What an error says of a failed run (`agentor.RunResult` is one)."""
+
+    run_id: str
+    error: str | None
+
+
+class RunFailedError(AgentorError, RuntimeError):
+    """A run of a batch ended failed (`result` is its RunResult; resume it by its id)."""
+
+    def __init__(self, result: Failed) -> None:
+        super().__init__(f"run {result.run_id} failed: {result.error}")
+        self.result = result
+
+
+class OutputValidationError(AgentorError, ValueError):
+    """A run's answer did not match its `output_type` and no retry was left (or a finished
+    run's recorded answer does not match this agent's `output_type`)."""
+
+    def __init__(self, message: str, run_id: str | None = None, raw: str | None = None) -> None:
+        super().__init__(message)
+        self.run_id = run_id
+        self.raw = raw
+
+
 # -- a person's decisions -----------------------------------------------------------------------
 
 

@@ -162,6 +162,8 @@ async def fork_run(
             "give input= (a new message) or at= (a line to fork at)"
         )
     try:
+        if model is not None and not whole_and_settled:
+            await _usable(runner.model)
         return await _run_plan(runner, store, run_id, fork_id, plan, listener, whole_and_settled)
     finally:
         await _release(runner, agent)
@@ -192,6 +194,7 @@ async def replay_run(
         run_id, lines, time.time(), at=start + 1, model=runner.model.name, replay=replay
     )
     try:
+        await _usable(runner.model)
         return await _run_plan(runner, store, run_id, fork_id, plan, listener, False)
     finally:
         await _release(runner, agent)
@@ -221,6 +224,15 @@ async def _run_plan(
         except Exception as exc:
             exc.add_note(f"fork {fork_id} of run {run_id}: resume it to retry if it was saved")
             raise
+
+
+async def _usable(model: Model) -> None:
+    """Refuse, before anything is written, a model that cannot be built or reached (a model
+    that can tell, `OpenAIModel.check`): a fork would be left behind failed at its first
+    request. `ModelError`."""
+    check = getattr(model, "check", None)
+    if callable(check):
+        await check()
 
 
 def _ids(agent: Agent, run_id: str, fork_id: str | None) -> tuple[Store, str]:

@@ -18,7 +18,8 @@ from agentor.engine.history import (
 )
 from agentor.engine.loop import Listener
 from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED
-from agentor.engine.structured import OutputSpec, OutputValidationError, failed_on_output
+from agentor.engine.structured import OutputSpec, failed_on_output
+from agentor.errors import OutputValidationError
 
 
 @dataclass

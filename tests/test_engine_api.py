@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 
 import agentor
+import agentor.errors
 from agentor import Agentor, NothingToResumeError, RunNotFoundError
 from agentor.engine.events import Event
-from agentor.engine.store import file as store_module
+from agentor.engine.store import api as store_api
 from agentor.engine.store.file import FileStore
 from agentor.engine.store.memory import MemoryStore
 from agentor.testing import ScriptedModel
@@ -42,8 +43,9 @@ class KeyErrorStore(MemoryStore):
             raise KeyError(run_id) from None
 
 
-def test_run_not_found_is_one_class_exported_from_agentor_and_the_store_module() -> None:
-    assert agentor.RunNotFoundError is store_module.RunNotFoundError
+def test_run_not_found_is_one_class_exported_from_agentor_and_its_errors() -> None:
+    assert agentor.RunNotFoundError is agentor.errors.RunNotFoundError
+    assert issubclass(RunNotFoundError, agentor.AgentorError)
     assert issubclass(RunNotFoundError, KeyError)  # code catching KeyError still works
 
 
@@ -201,8 +203,8 @@ def test_a_store_that_locks_only_in_part_is_refused_rather_than_run_unlocked() -
 def test_the_bundled_stores_are_whole_locking_and_batch_stores(tmp_path: Path) -> None:
     memory = MemoryStore()
     for store in (FileStore(tmp_path), memory):
-        assert isinstance(store, store_module.LockingStore)
-        assert isinstance(store, store_module.BatchStore)
+        assert isinstance(store, store_api.LockingStore)
+        assert isinstance(store, store_api.BatchStore)
     memory.append("r", Event("run_start"))
     assert (memory.is_locked("r"), memory.lock_holder("r")) == (False, None)
     with memory.lock("r"):

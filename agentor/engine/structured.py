@@ -26,19 +26,10 @@ from pydantic import BaseModel, ValidationError
 
 from agentor.engine.events import INVALID_OUTPUT, RUN_END, Event
 from agentor.engine.statuses import FAILED
+from agentor.errors import OutputValidationError
 
 # How much of a raw answer an error message quotes (the log keeps all of it).
 QUOTE_LIMIT = 500
-
-
-class OutputValidationError(ValueError):
-    """A run's answer did not match its `output_type` and no retry was left (or a finished
-    run's recorded answer does not match this agent's `output_type`)."""
-
-    def __init__(self, message: str, run_id: str | None = None, raw: str | None = None) -> None:
-        super().__init__(message)
-        self.run_id = run_id
-        self.raw = raw
 
 
 def strict_schema(node: Any) -> Any:

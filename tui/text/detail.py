@@ -21,6 +21,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from agentor.durations import duration
 from agentor.engine.events import (
     FOLLOW_UP_TYPES,
     GENERATION,
@@ -36,7 +37,7 @@ from agentor.engine.log.format import BadLine
 from agentor.literal import literal, literal_line
 from agentor.ops.pricing import RunCost
 from tui.text.costs import cost_words, generation_cost
-from tui.text.formatting import clock_time, duration, offset
+from tui.text.formatting import clock_time, offset
 from tui.text.styles import DECISION_STYLES, ERROR_STYLE, ROLE_STYLES, STATUS_STYLES, TYPE_STYLES
 from tui.text.timeline_line import call_line, content_text, value_line
 
