@@ -26,7 +26,7 @@ def _version() -> str:
     try:
         return version("agentor-tui")
     except PackageNotFoundError:  # running from a source tree that is not installed
-        from agentor import __version__
+        from agentor._version import __version__
 
         return __version__
 
@@ -93,10 +93,10 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def fail(message: str) -> int:
-    """One line on stderr; exit status 2 (a usage error, as argparse uses)."""
+def fail(message: str, status: int = 2) -> int:
+    """One line on stderr; exit status 2 (a usage error, as argparse uses) unless told."""
     print(f"agentor-tui: error: {message}", file=sys.stderr)
-    return 2
+    return status
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -125,8 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.any_agent and len(args.agent) != 1:
         return fail("--any-agent needs exactly one --agent (the agent to resume every run with)")
 
+    from agentor.agents import AgentSet
     from agentor.errors import AgentSpecError
-    from tui.controllers.agents import AgentSet
 
     try:
         agents = AgentSet.load(args.agent, any_agent=args.any_agent)
@@ -135,8 +135,12 @@ def main(argv: list[str] | None = None) -> int:
 
     source: RunSource | Path = directory
     if database:
+        from agentor.errors import SchemaNotFoundError
+
         try:
             source = open_database(args.dir, args.schema)
+        except SchemaNotFoundError as exc:  # nothing to show, and none made: as agentor ls
+            return fail(str(exc), status=1)
         except ValueError as exc:
             return fail(str(exc))
 
@@ -150,7 +154,8 @@ def main(argv: list[str] | None = None) -> int:
 def open_database(dsn: str, schema: str) -> RunSource:
     """The source of a `postgresql://` STORE; ValueError saying in one line why it cannot be
     used (a bad DSN or schema name, no server, refused credentials, a newer schema, no
-    driver), never with the password."""
+    driver), never with the password; `SchemaNotFoundError` when the schema holds no store
+    (none is made)."""
     from agentor.engine.store.pg.dsn import validate_schema
 
     try:
@@ -163,10 +168,12 @@ def open_database(dsn: str, schema: str) -> RunSource:
         from agentor.engine.store.postgres import DRIVER_HINT
 
         raise ValueError(f"{DRIVER_HINT} ({exc})") from None
-    from agentor.errors import PostgresStoreError
+    from agentor.errors import PostgresStoreError, SchemaNotFoundError
 
     try:
         return PostgresSource(dsn, schema=schema)
+    except SchemaNotFoundError:
+        raise
     except PostgresStoreError as exc:
         raise ValueError(str(exc)) from None
 
