@@ -21,6 +21,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -47,6 +48,18 @@ def script(request: dict[str, Any]) -> dict[str, Any]:
     """Both agents' model, told apart by the tools offered."""
     tools = [t.get("function", {}).get("name") for t in request.get("tools") or []]
     return approvalkit.script(request) if "book_hotel" in tools else crashkit.script(request)
+
+
+class HeldScript:
+    """`script`, except that while `gate` is an unset Event each answer waits for it."""
+
+    def __init__(self) -> None:
+        self.gate: threading.Event | None = None
+
+    def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
+        if self.gate is not None:
+            self.gate.wait(WAIT)
+        return script(request)
 
 
 def weather_agent() -> Agentor:

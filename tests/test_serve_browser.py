@@ -18,6 +18,7 @@ import secrets
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,7 +61,7 @@ class Store:
 
 @pytest.fixture(scope="module")
 def model() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI(servekit.script) as server:
+    with FakeOpenAI(servekit.HeldScript()) as server:
         yield server
 
 
@@ -140,7 +141,7 @@ def show_only(tab: Tab, run_id: str) -> None:
     tab.press("/")
     tab.wait_for(lambda s: "filter: id, agent" in s, "the filter bar")
     tab.press(*run_id[:8])
-    tab.wait_for(lambda s: "Runs 1 of 2" in s, f"the list filtered to {run_id}")
+    tab.wait_for(lambda s: "Runs 1 of " in s, f"the list filtered to {run_id}")
     tab.press("Enter")
     tab.wait_for(lambda s: "r Resume" in footer(s), "the list's keys in the footer")
 
@@ -284,3 +285,34 @@ def test_the_token_is_in_no_log(served: Served) -> None:
     assert TOKEN not in log and WRONG not in log
     for line in ("GET / 200", "GET / 401", "GET /static/css/xterm.css 200", "GET /ws 401"):
         assert line in log, line
+
+
+def test_closing_a_tab_during_a_resume_quits_its_app_and_lets_the_run_go(
+    browser, served: Served, store: Store, model: FakeOpenAI, tabs: list[Tab]
+) -> None:
+    """The tab's app is told to quit, as SIGTERM tells a terminal's: the resume, waiting for
+    the model, is stopped before it had a step to record, and the run is free again."""
+    crash = {"dir": str(store.runs), "url": model.url, "scenario": "parallel"}
+    before_crash = set(FileStore(store.runs).list_runs())
+    killed = crashkit.spawn({**crash, "action": "start", "kill_after": 4})
+    assert killed.wait(timeout=120) == -signal.SIGKILL
+    (run_id,) = set(FileStore(store.runs).list_runs()) - before_crash
+    log = store.runs / f"{run_id}.jsonl"
+    written = log.read_bytes()
+    script: servekit.HeldScript = model.script  # type: ignore[assignment]
+    script.gate = threading.Event()  # the model holds its answers from now on
+    try:
+        tab = signed_in(browser, served, tabs, store)
+        show_only(tab, run_id)
+        asked = model.calls
+        tab.press("r")
+        wait_for(lambda: model.calls > asked, "the resume's model request")
+        assert FileStore(store.runs).is_locked(run_id)  # held by the tab's app
+        (app,) = served.app_processes()
+        tab.close()
+        tabs.remove(tab)
+        wait_for(lambda: app not in served.app_processes(), "the tab's app to end")
+        assert not FileStore(store.runs).is_locked(run_id)
+        assert log.read_bytes() == written  # nothing recorded: no empty segment
+    finally:
+        script.gate.set()
