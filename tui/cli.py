@@ -1,6 +1,6 @@
 """`agentor-tui [DIR | RUN.jsonl | postgresql://... [--schema NAME]] [--agent SPEC]...
 [--any-agent] [--by NAME] [--no-watch]`: the arguments and `main()`. `agentor-tui serve ...`
-serves the same app to browsers (`tui.serve.command`).
+serves the same app to browsers (`serve`, `tui.serve`).
 
 Imports stay lazy: `--version` and `--help` load neither the engine nor textual, and openai is
 imported only when a resume makes a request.
@@ -139,7 +139,7 @@ def serve(argv: list[str]) -> int:
     """`agentor-tui serve [STORE] [app options] [--host] [--port] [--token] [--public-url]`.
     The app's arguments are checked here, once, so a bad one is told on this terminal rather
     than in each browser tab; each tab's app then runs with them (`tui.serve`)."""
-    from .serve.options import add_serve_arguments, app_argv, serve_token
+    from tui.serve.options import add_serve_arguments, app_argv, serve_token
 
     parser = argparse.ArgumentParser(
         prog=f"agentor-tui {SERVE}",
@@ -154,7 +154,7 @@ def serve(argv: list[str]) -> int:
     except ValueError as exc:
         return fail(str(exc))
     try:
-        from .serve.serving import Serving
+        from tui.serve.serving import Serving
     except ImportError as exc:
         return fail(f"{SERVE} needs textual-serve: pip install 'agentor-tui[serve]' ({exc})")
     serving = Serving.from_arguments(args, token, app_argv(argv))
