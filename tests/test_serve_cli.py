@@ -6,17 +6,22 @@ to pages of its own origin (a real server process, real HTTP and websocket reque
 
 from __future__ import annotations
 
+import asyncio
 import http.client
 import os
+import signal
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
+import aiohttp
 import pytest
 from aiohttp import test_utils
 
+from tests import servekit
 from tests.conftest import ROOT
 from tests.servekit import Served, in_thread, open_websocket
 from tui.cli import main
@@ -219,3 +224,40 @@ async def test_behind_a_proxy_the_page_points_at_the_public_address() -> None:
     assert 'data-session-websocket-url="wss://runs.example/ws"' in page
     assert 'href="https://runs.example/static/css/xterm.css"' in page
     assert "Secure" in cookie  # an https address: the cookie never goes over plain http
+
+
+async def test_stopping_the_server_quits_every_tabs_app(tmp_path: Path) -> None:
+    """SIGTERM (as ctrl+c) with a tab open: its app is told to quit and ends, then the server;
+    no app is left behind."""
+    env = {k: v for k, v in os.environ.items() if k != TOKEN_ENV}
+    server = Served(ROOT / "runs", ["--no-watch"], env, tmp_path / "serve.log")
+    try:
+        ws = server.url.replace("http:", "ws:") + "/ws?width=80&height=24"
+        async with (
+            aiohttp.ClientSession() as session,
+            session.ws_connect(ws, headers={"Origin": server.url}) as tab,
+        ):
+            # Read what the app draws, as a browser does (and so answer the server's close).
+            drawn = asyncio.create_task(drain(tab))
+            apps = await until(lambda: server.app_processes(), "the tab's app")
+            server.proc.send_signal(signal.SIGTERM)
+            await until(lambda: server.proc.poll() is not None, "the server to end")
+            await drawn
+        assert server.proc.returncode == 0
+        assert not [pid for pid in apps if Path(f"/proc/{pid}").exists()]
+    finally:
+        server.stop()
+
+
+async def drain(tab: aiohttp.ClientWebSocketResponse) -> None:
+    async for _ in tab:
+        pass
+
+
+async def until(check: Callable[[], Any], what: str) -> Any:
+    """`check()` once truthy, polled without blocking the event loop (the socket's reader)."""
+    for _ in range(int(servekit.WAIT / 0.05)):
+        if value := check():
+            return value
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
