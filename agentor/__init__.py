@@ -10,20 +10,21 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .agent import Agentor, NothingToResumeError
-    from .engine.approvals import Decision, PendingCall, pending_calls
-    from .engine.decisions import (
+    from agentor.agent import Agentor
+    from agentor.engine.approval.decisions import approve, reject
+    from agentor.engine.approval.pending import Decision, PendingCall, pending_calls
+    from agentor.engine.tools import Tool, function_tool
+    from agentor.errors import (
         AlreadyDecidedError,
         ApprovalError,
         ApprovalTimedOutError,
         InvalidArgsError,
+        NothingToResumeError,
         NotRequestedError,
-        approve,
-        reject,
+        RunLockedError,
+        RunNotFoundError,
     )
-    from .engine.store import RunLockedError, RunNotFoundError
-    from .engine.tools import Tool, function_tool
-    from .result import RunResult
+    from agentor.result import RunResult
 
 _WHERE = {
     "Agentor": ".agent",

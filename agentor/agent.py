@@ -12,13 +12,14 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
-from .cloning import cloned
-from .engine import decisions
-from .engine.approvals import Decision, GatedTurn, gated_point, gated_turn
-from .engine.events import LOG_VERSION, RUN_START, Event
-from .engine.gating import Gate, check_globs, check_timeout
-from .engine.holding import NothingToResumeError, holding, load_if_any, load_run
-from .engine.inputs import (
+from agentor.cloning import cloned
+from agentor.engine.approval import decisions
+from agentor.engine.approval.gating import Gate, check_globs, check_timeout
+from agentor.engine.approval.pending import Decision, GatedTurn, gated_point, gated_turn
+from agentor.engine.events import LOG_VERSION, RUN_START, Event
+from agentor.engine.fork.recording import Recording, recording_of
+from agentor.engine.history import ResumePoint, resume_point, total_usage
+from agentor.engine.inputs import (
     Input,
     check_input,
     check_max_turns,
@@ -26,18 +27,19 @@ from .engine.inputs import (
     store_from,
     tools_from,
 )
-from .engine.loop import Listener, Recorder, run_loop
-from .engine.models import Model, OpenAIModel
-from .engine.recording import Recording, recording_of
-from .engine.replay import ResumePoint, resume_point, total_usage
-from .engine.request import RequestConfig, request_config
-from .engine.statuses import AWAITING_APPROVAL
-from .engine.store import Store, validate_run_id
-from .engine.tools import Tool
-from .fleet.submit import submit_run
-from .forking import fork_run, replay_run
-from .result import RunResult, from_log, pending_now, settled
-from .running import in_own_loop, stream
+from agentor.engine.loop import Listener, Recorder, run_loop
+from agentor.engine.models import Model, OpenAIModel
+from agentor.engine.request import RequestConfig, request_config
+from agentor.engine.statuses import AWAITING_APPROVAL
+from agentor.engine.store.api import Store
+from agentor.engine.store.holding import holding, load_if_any, load_run
+from agentor.engine.store.run_ids import validate_run_id
+from agentor.engine.submit import submit_run
+from agentor.engine.tools import Tool
+from agentor.errors import NothingToResumeError
+from agentor.forking import fork_run, replay_run
+from agentor.result import RunResult, from_log, pending_now, settled
+from agentor.running import in_own_loop, stream
 
 
 class Agentor:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import copy
 from typing import Any, TypeVar
 
-from .engine.gating import Gate, check_globs, check_timeout
-from .engine.inputs import check_max_turns, store_from, tools_from
-from .engine.models import OpenAIModel
+from agentor.engine.approval.gating import Gate, check_globs, check_timeout
+from agentor.engine.inputs import check_max_turns, store_from, tools_from
+from agentor.engine.models import OpenAIModel
 
 CLONABLE = (
     "name",

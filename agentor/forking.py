@@ -20,16 +20,17 @@ import uuid
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from .engine.events import RUN_START, Event
-from .engine.forkmark import NOVEL, NOVEL_POLICIES, RECORDING
-from .engine.forkplan import ForkPlan, plan_fork
-from .engine.holding import holding, load_if_any, load_lines
-from .engine.inputs import Input, check_input
-from .engine.loop import Listener
-from .engine.models import Model
-from .engine.recording import recorded_results
-from .engine.store import BatchStore, Store, validate_run_id
-from .result import RunResult, from_log, settled
+from agentor.engine.events import RUN_START, Event
+from agentor.engine.fork.plan import ForkPlan, plan_fork
+from agentor.engine.fork.recording import recorded_results
+from agentor.engine.fork_mark import NOVEL, NOVEL_POLICIES, RECORDING
+from agentor.engine.inputs import Input, check_input
+from agentor.engine.loop import Listener
+from agentor.engine.models import Model
+from agentor.engine.store.api import BatchStore, Store
+from agentor.engine.store.holding import holding, load_if_any, load_lines
+from agentor.engine.store.run_ids import validate_run_id
+from agentor.result import RunResult, from_log, settled
 
 
 class Agent(Protocol):

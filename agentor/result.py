@@ -6,10 +6,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from .engine.approvals import PendingCall, gated_turn
-from .engine.events import Event, Usage
-from .engine.loop import Listener
-from .engine.replay import (
+from agentor.engine.approval.pending import PendingCall, gated_turn
+from agentor.engine.events import Event, Usage
+from agentor.engine.history import (
     assistant_message,
     last_run_end,
     resume_point,
@@ -17,7 +16,8 @@ from .engine.replay import (
     status,
     total_usage,
 )
-from .engine.statuses import AWAITING_APPROVAL, COMPLETED
+from agentor.engine.loop import Listener
+from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED
 
 
 @dataclass

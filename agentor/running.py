@@ -9,10 +9,10 @@ import contextlib
 from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
-from .engine.events import Event
-from .engine.loop import Listener
-from .engine.models import Model
-from .result import RunResult
+from agentor.engine.events import Event
+from agentor.engine.loop import Listener
+from agentor.engine.models import Model
+from agentor.result import RunResult
 
 
 def in_own_loop(

@@ -20,8 +20,8 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .engine.events import Usage
-from .engine.models import ModelResponse, TextCallback
+from agentor.engine.events import Usage
+from agentor.engine.models import ModelResponse, TextCallback
 
 Reply = ModelResponse | Callable[[list[dict[str, Any]]], ModelResponse]
 

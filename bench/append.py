@@ -29,8 +29,8 @@ import harness
 import orjson
 
 from agentor.engine.events import TOOL_RESULT, Event
-from agentor.engine.logformat import LogEncoder
-from agentor.engine.store import FileStore
+from agentor.engine.log.format import LogEncoder
+from agentor.engine.store.file import FileStore
 
 NAME = "append"
 GOAL = 0.9

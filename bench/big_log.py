@@ -20,7 +20,7 @@ from agentor.engine.events import (
     Event,
     Usage,
 )
-from agentor.engine.logformat import DELTA_FIELD, LogEncoder
+from agentor.engine.log.format import DELTA_FIELD, LogEncoder
 
 
 def line_of(data: dict[str, Any]) -> bytes:

@@ -158,7 +158,7 @@ def run_child(directory: Path, lines: int) -> dict[str, float]:
 
 
 def data_layer(path: Path, lines: int) -> float:
-    from tui.data.runlog import RunLog
+    from agentor.sources.runlog import RunLog
 
     t = time.perf_counter()
     log = RunLog(path)
@@ -190,7 +190,7 @@ def main() -> None:
         size = big_path.stat().st_size
         small_lines = write_big_run(small_dir / f"{run_id}.jsonl", 10, time.time())
         if args.quick:  # the shortcut encoder against the engine's own reader
-            from agentor.engine.store import FileStore
+            from agentor.engine.store.file import FileStore
 
             events = FileStore(big_dir).load(run_id)
             assert len(events) == lines and events[-1].type == RUN_END

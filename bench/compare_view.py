@@ -23,11 +23,11 @@ from typing import Any
 import harness
 
 from agentor import Agentor, function_tool
-from agentor.engine.compare import compare
 from agentor.engine.events import TOOL_RESULT, Event
-from agentor.engine.holding import load_lines
+from agentor.engine.fork.compare import compare
 from agentor.engine.models import ModelResponse
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
+from agentor.engine.store.holding import load_lines
 from agentor.testing import ScriptedModel, tool_call
 
 NAME = "compare-view"

@@ -35,7 +35,7 @@ import harness
 
 from agentor import Agentor, function_tool
 from agentor.engine.models import ModelResponse
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from agentor.testing import ScriptedModel
 
 NAME = "fleet"
@@ -116,7 +116,7 @@ class Place:
         self._counter: Any = None
         self._done: set[str] = set()
         if kind == "postgres":
-            from agentor.engine.pgstore import PostgresStore
+            from agentor.engine.store.postgres import PostgresStore
 
             self.schema = f"agentor_bench_fleet_{os.getpid()}"
             self.store: Any = PostgresStore(DSN, schema=self.schema)

@@ -21,7 +21,7 @@ import harness
 from agentor import Agentor, function_tool
 from agentor.engine.events import GENERATION, TOOL_RESULT, Usage
 from agentor.engine.models import ModelResponse
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from agentor.testing import ScriptedModel, tool_call
 
 NAME = "log-size"

@@ -24,7 +24,8 @@ from typing import Any
 import harness
 
 from agentor import Agentor, function_tool
-from agentor.engine.store import FileStore, MemoryStore
+from agentor.engine.store.file import FileStore
+from agentor.engine.store.memory import MemoryStore
 from tests.openai_server import FakeOpenAI
 
 NAME = "loop-overhead"

@@ -24,8 +24,8 @@ import harness
 import psycopg
 from append import typical_event
 
-from agentor.engine.logformat import LogEncoder
-from agentor.engine.pgstore import PostgresStore
+from agentor.engine.log.format import LogEncoder
+from agentor.engine.store.postgres import PostgresStore
 
 NAME = "pg-append"
 GOAL = 0.8

@@ -31,8 +31,8 @@ import harness
 import psycopg
 import synthetic
 
-from agentor.engine.pg.rows import BRIEF_COLUMNS, SUMMARY_COLUMNS
-from agentor.engine.pgstore import PostgresStore
+from agentor.engine.store.pg.rows import BRIEF_COLUMNS, SUMMARY_COLUMNS
+from agentor.engine.store.postgres import PostgresStore
 
 NAME = "pg-list"
 GOAL_RATIO = 2.0
@@ -91,8 +91,8 @@ def fill_all(source: object) -> float:
 def main() -> None:
     args = harness.parse_args(__doc__)
     runs, reps = (2_000, 3) if args.quick else (100_000, 9)
-    from tui.data.logfile import gc_paused
-    from tui.data.pgsource import PostgresSource
+    from agentor.sources.logfile import gc_paused
+    from agentor.sources.pgsource import PostgresSource
 
     store = PostgresStore(DSN, schema=SCHEMA)
     admin = psycopg.connect(DSN, autocommit=True)

@@ -11,7 +11,7 @@ new run ids, plus 12 runs whose prompt names Reykjavik. Measured, interleaved, e
   events WHERE position(q IN line) > 0` over one connection;
 - `reykjavik`, case ignored (smart case) vs the same count on `lower(encode(line, 'escape'))`
   (in the "C" collation);
-- for information, once: the search a store without its own would get (agentor.ops.search
+- for information, once: the search a store without its own would get (agentor.ops.run_search
   loading every run and matching its events in Python), what the database search replaces
   (it counts events, not lines: a loaded generation holds its whole conversation again).
 
@@ -29,8 +29,8 @@ import harness
 import psycopg
 import synthetic
 
-from agentor.engine.pgstore import PostgresStore
-from agentor.ops import search as search_module
+from agentor.engine.store.postgres import PostgresStore
+from agentor.ops import run_search as search_module
 
 NAME = "pg-search"
 GOAL = 1.5

@@ -26,7 +26,7 @@ import psycopg
 import synthetic
 from tail_latency import measure_app, report
 
-from agentor.engine.pgstore import PostgresStore
+from agentor.engine.store.postgres import PostgresStore
 
 NAME = "pg-tail"
 DSN = os.environ.get(
@@ -38,7 +38,7 @@ SCHEMA = f"agentor_bench_tail_{os.getpid()}"
 WRITER = r"""
 import json, random, sys, time
 from agentor.engine.events import Event
-from agentor.engine.pgstore import PostgresStore
+from agentor.engine.store.postgres import PostgresStore
 
 dsn, schema, run_id, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 store = PostgresStore(dsn, schema=schema)
@@ -66,7 +66,7 @@ store.close()
 def main() -> None:
     args = harness.parse_args(__doc__)
     count = 6 if args.quick else 150
-    from tui.data.pgsource import PostgresSource
+    from agentor.sources.pgsource import PostgresSource
 
     store = PostgresStore(DSN, schema=SCHEMA)
     try:

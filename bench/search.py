@@ -1,4 +1,4 @@
-"""search: `agentor.ops.search` over 1 GB of run logs vs `grep -c` over the same files.
+"""search: `agentor.ops.run_search` over 1 GB of run logs vs `grep -c` over the same files.
 
 The directory holds ~115,000 runs of every kind written in the engine's format
 (bench/synthetic.py: 1 in 50 long, the rest 1 to 6 turns), about 1 GB, plus 12 runs whose
@@ -30,7 +30,7 @@ from pathlib import Path
 import harness
 import synthetic
 
-from agentor.ops.search import search
+from agentor.ops.run_search import search
 
 NAME = "search"
 GOAL = 1.5

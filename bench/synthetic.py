@@ -23,7 +23,7 @@ from agentor.engine.events import (
     Event,
     Usage,
 )
-from agentor.engine.logformat import LogEncoder
+from agentor.engine.log.format import LogEncoder
 
 AGENTS = [("Weather Agent", "gpt-4o-mini"), ("Research Agent", "gpt-4.1"), ("Coder", "qwen3")]
 CITIES = ["London", "Paris", "Oslo", "Lima", "Tokyo", "Cairo", "Quito", "Perth", "Dakar"]

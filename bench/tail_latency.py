@@ -33,7 +33,7 @@ GOAL_P99 = 0.150
 WRITER = r"""
 import json, random, sys, time
 from agentor.engine.events import Event
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 
 directory, run_id, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
 store = FileStore(directory)

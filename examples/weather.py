@@ -27,7 +27,9 @@ from typing import Any
 from agentor import Agentor, function_tool
 from agentor.engine.events import TEXT_DELTA, TOOL_CALL, TOOL_RESULT, Event
 from agentor.engine.models import Model
-from agentor.engine.store import FileStore, RunLockedError, Store
+from agentor.engine.store.api import Store
+from agentor.engine.store.file import FileStore
+from agentor.errors import RunLockedError
 
 try:
     from .demo_model import DemoModel

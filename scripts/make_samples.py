@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))  # run as a script: make `examples` importable
 
 from agentor import Agentor  # noqa: E402
 from agentor.engine.events import RUN_START, TOOL_CALL, TOOL_RESULT, Event  # noqa: E402
-from agentor.engine.store import FileStore  # noqa: E402
+from agentor.engine.store.file import FileStore  # noqa: E402
 from examples.demo_model import DemoModel  # noqa: E402
 from examples.weather import build_agent, get_weather  # noqa: E402
 from scripts.sample_agents import (  # noqa: E402

@@ -11,7 +11,7 @@ from typing import Any
 
 from agentor import Agentor, Tool, function_tool
 from agentor.engine.models import ModelResponse, OpenAIModel
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from examples.demo_model import DemoModel
 from examples.weather import get_weather
 

@@ -28,10 +28,10 @@ import agentor.engine.loop  # noqa: E402
 from agentor import Agentor, function_tool  # noqa: E402
 from agentor.engine.events import Usage  # noqa: E402
 from agentor.engine.models import ModelResponse  # noqa: E402
-from agentor.engine.store import FileStore  # noqa: E402
+from agentor.engine.store.file import FileStore  # noqa: E402
+from agentor.sources.directory import DirectorySource  # noqa: E402
 from tui.app import RunsApp  # noqa: E402
 from tui.controllers.agents import AgentSet  # noqa: E402
-from tui.data.directory import DirectorySource  # noqa: E402
 
 SIZE = (160, 45)
 

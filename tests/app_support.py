@@ -16,7 +16,7 @@ from rich.console import Console
 from agentor import Agentor, function_tool
 from agentor.engine.events import Usage
 from agentor.engine.models import ModelResponse
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from agentor.testing import ScriptedModel
 from tests.conftest import FIXTURES, ROOT
 from tui.app import RunsApp
@@ -118,7 +118,7 @@ class FailingModel(ScriptedModel):
         self.message = message
 
     async def generate(self, messages: Any, tools: Any, on_text: Any = None) -> ModelResponse:
-        from agentor.engine.models import ModelError
+        from agentor.errors import ModelError
 
         self.requests.append(list(messages))
         raise ModelError(self.message)
@@ -215,7 +215,7 @@ def toasts(app: RunsApp) -> list[str]:
 async def priced(pilot: Any) -> None:
     """Until every readable row of the list is read whole and priced (the fill's worker does it
     after the first frame), and the list shows it."""
-    from tui.data.rowcost import needs_pricing
+    from agentor.sources.rowcost import needs_pricing
 
     app = pilot.app
     await wait_until(

@@ -159,7 +159,7 @@ CHILD_AGENT = textwrap.dedent(
     """
     import os, sys, time
     from agentor import Agentor, function_tool
-    from agentor.engine.store import FileStore
+    from agentor.engine.store.file import FileStore
 
     BLOCK_CITY = set(filter(None, os.environ.get("BLOCK_CITY", "").split(",")))
     BLOCK_AFTER = os.environ.get("BLOCK_AFTER")

@@ -38,7 +38,8 @@ from typing import Any
 from agentor import Agentor, function_tool
 from agentor.engine.events import Event, Usage
 from agentor.engine.models import ModelResponse
-from agentor.engine.store import FileStore, RunLockedError
+from agentor.engine.store.file import FileStore
+from agentor.errors import RunLockedError
 from agentor.testing import ScriptedModel, tool_call
 
 from .openai_server import weather_script

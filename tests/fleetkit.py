@@ -31,8 +31,8 @@ from typing import Any
 
 from agentor import Agentor, function_tool
 from agentor.engine.models import ModelResponse
-from agentor.engine.pgstore import PostgresStore
-from agentor.engine.store import Store
+from agentor.engine.store.api import Store
+from agentor.engine.store.postgres import PostgresStore
 from agentor.fleet.worker import Report, Worker
 from tests import crashkit
 

@@ -12,7 +12,7 @@ from typing import Any
 from agentor import Agentor, function_tool
 from agentor.engine.events import Event
 from agentor.engine.models import ModelResponse
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from agentor.testing import ScriptedModel, tool_call
 
 INSTRUCTIONS = "You are a helpful weather assistant."

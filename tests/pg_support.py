@@ -18,8 +18,8 @@ from typing import Any
 import psycopg
 import pytest
 
-from agentor.engine.pg.dsn import one_line, redact
-from agentor.engine.pgstore import PostgresStore
+from agentor.engine.store.pg.dsn import one_line, redact
+from agentor.engine.store.postgres import PostgresStore
 
 DSN = os.environ.get("AGENTOR_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 SCHEMA = f"agentor_test_{os.getpid()}"
@@ -106,8 +106,8 @@ def pg_stores(pg_dsn: str) -> Iterator[PgStores]:
 _DIE_BEFORE_NOTIFYING = """
 import os, sys
 from agentor.engine.events import Event
-from agentor.engine.pg import store
-from agentor.engine.pgstore import PostgresStore
+from agentor.engine.store.pg import store
+from agentor.engine.store.postgres import PostgresStore
 
 store.announce = lambda *args: os._exit(9)
 PostgresStore(sys.argv[1], schema=sys.argv[2]).append(sys.argv[3], Event("message", text="hi"))

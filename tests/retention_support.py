@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from agentor.engine.events import FORK, GENERATION, RUN_END, RUN_START, Event, Usage
-from agentor.engine.store import Store
+from agentor.engine.store.api import Store
 from tests.conftest import ROOT
 
 DAY = 86400.0
@@ -61,7 +61,7 @@ def write_run(
 _HOLDER = textwrap.dedent(
     """
     import sys
-    from agentor.engine.store import FileStore
+    from agentor.engine.store.file import FileStore
     store = FileStore(sys.argv[1])
     with store.lock(sys.argv[2]):
         print("held", flush=True)
@@ -71,7 +71,7 @@ _HOLDER = textwrap.dedent(
 _PG_HOLDER = textwrap.dedent(
     """
     import sys
-    from agentor.engine.pgstore import PostgresStore
+    from agentor.engine.store.postgres import PostgresStore
     with PostgresStore(sys.argv[1], schema=sys.argv[3]) as store, store.lock(sys.argv[2]):
         print("held", flush=True)
         sys.stdin.read()

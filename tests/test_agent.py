@@ -16,7 +16,8 @@ import pytest
 from agentor import Agentor, RunLockedError, RunResult, function_tool
 from agentor.engine.events import Event
 from agentor.engine.loop import Recorder
-from agentor.engine.store import FileStore, MemoryStore
+from agentor.engine.store.file import FileStore
+from agentor.engine.store.memory import MemoryStore
 from agentor.testing import ScriptedModel
 from tests.conftest import (
     CHILD_AGENT,
@@ -464,7 +465,8 @@ def test_run_called_again_in_one_process_leaves_no_dangling_connections(children
 
 
 async def test_an_unexpected_error_quoting_the_key_is_redacted() -> None:
-    from agentor.engine.models import ModelError, OpenAIModel
+    from agentor.engine.models import OpenAIModel
+    from agentor.errors import ModelError
 
     model = OpenAIModel("m", base_url="http://127.0.0.1:9/v1", api_key="sk-very-secret-key")
 

@@ -1,4 +1,4 @@
-"""`agentor.cli.agent_spec`: the `--agent SPEC` loader of the `agentor` command (textual-free;
+"""`agentor.agents`: the `--agent SPEC` loader of the `agentor` command (textual-free;
 the TUI loads its `--agent`s through it too)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentor.cli.agent_spec import agent_mismatch, load_agent
+from agentor.agents import agent_mismatch, load_agent
 from tests.conftest import ROOT
 
 AGENT_FILE = """

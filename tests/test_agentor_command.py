@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from agentor.engine.approvals import pending_calls
+from agentor.engine.approval.pending import pending_calls
 from agentor.engine.events import APPROVAL
 from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED, INTERRUPTED, RUNNING
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from tests import approvalkit, crashkit
 from tests.approvalkit import TRAVEL_PROMPT, Travel
 from tests.conftest import ROOT, log_lines
@@ -104,7 +104,7 @@ def test_help_loads_neither_the_engine_nor_the_model_client() -> None:
         "    main(['--help'])\n"
         "except SystemExit as exc:\n"
         "    assert exc.code == 0, exc.code\n"
-        "heavy = ('openai', 'pydantic', 'asyncio', 'agentor.agent', 'agentor.engine.store')\n"
+        "heavy = ('openai', 'pydantic', 'asyncio', 'agentor.agent', 'agentor.engine.store.file')\n"
         "print(sorted(m for m in heavy if m in sys.modules), file=sys.stderr)\n"
     )
     proc = subprocess.run(

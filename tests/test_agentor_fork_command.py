@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from tests.conftest import ROOT, WeatherAgents
 from tests.openai_server import FakeOpenAI, weather_script
 from tests.test_agentor_command import ENV, SCRIPT, agentor, refused

@@ -18,10 +18,10 @@ import pytest
 from agentor.cli import PRUNABLE
 from agentor.engine.events import TOOL_RESULT, Event
 from agentor.engine.statuses import AWAITING_APPROVAL
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from agentor.ops import retention
-from agentor.ops.export import export
-from agentor.ops.search import search
+from agentor.ops.run_export import export
+from agentor.ops.run_search import search
 from tests.conftest import ROOT
 from tests.retention_support import held_by_another_process, write_run
 from tests.test_agentor_command import ENV, SCRIPT, agentor, refused
@@ -431,7 +431,7 @@ def test_a_directory_that_cannot_be_read_is_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from agentor.cli import main
-    from agentor.ops import search as search_module
+    from agentor.ops import run_search as search_module
 
     def denied(*args: object) -> list[str]:
         raise PermissionError(13, "Permission denied")

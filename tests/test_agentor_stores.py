@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from agentor.engine.events import RUN_START
-from agentor.engine.logformat import LogEncoder
+from agentor.engine.log.format import LogEncoder
 from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED, INTERRUPTED
-from agentor.engine.store import FileStore, Store
+from agentor.engine.store.api import Store
+from agentor.engine.store.file import FileStore
 from tests import approvalkit
 from tests.approvalkit import TRAVEL_PROMPT, Travel
 from tests.conftest import ROOT

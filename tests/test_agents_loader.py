@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from agentor import Agentor
-from agentor.cli.agent_spec import AgentSpecError, load_agent
+from agentor.agents import load_agent
+from agentor.errors import AgentSpecError
 from tui.controllers.agents import AgentSet
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -21,7 +21,7 @@ from textual.widgets import TextArea
 from agentor import approve
 from agentor.engine.events import APPROVAL, TOOL_RESULT, Event
 from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from tests.app_support import (
     NOW,
     SAMPLE_MANIFEST,

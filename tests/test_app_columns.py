@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
+from agentor.sources import directory as directory_module
+from agentor.sources.directory import DirectorySource
 from tests.app_support import NOW, SIZE, notifications, screen_text, watcher_reports, write_log
 from tui.app import RunsApp
-from tui.data import directory as directory_module
-from tui.data.directory import DirectorySource
 
 HOUR = 3600.0
 PROMPT = [{"role": "user", "content": "Weather in Oslo and Rome?"}]
@@ -274,7 +274,7 @@ def test_the_timeline_and_the_run_list_quote_the_same_prompt() -> None:
     """One definition of a run's prompt (`replay.first_user_text`): the run list's column and
     the timeline's run_start line say the same of a prompt in content parts."""
     from agentor.engine.events import RUN_START, Event
-    from agentor.engine.replay import RunSummary, fold
+    from agentor.engine.history import RunSummary, fold
     from tui.text.timeline_line import timeline_line
 
     parts = [

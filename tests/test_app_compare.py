@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from agentor.engine.runcopy import copy_runs
-from agentor.engine.store import FileStore
+from agentor.engine.store.copy import copy_runs
+from agentor.engine.store.file import FileStore
+from agentor.sources.pgsource import PostgresSource
 from tests.app_support import (
     SAMPLE_MANIFEST,
     SIZE,
@@ -23,7 +24,6 @@ from tests.forkkit import Weather, result_line, weather_model
 from tests.pg_support import PgStores
 from tests.playkit import press
 from tui.app import RunsApp
-from tui.data.pgsource import PostgresSource
 from tui.widgets.compare_list import DIFFERS_MARK, FIRST_MARK, FIRST_STYLE
 from tui.widgets.compare_screen import CompareScreen
 from tui.widgets.playback_screen import PlaybackScreen

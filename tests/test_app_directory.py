@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from agentor.sources.shortpath import short_path
 from tests.app_support import (
     IDS,
     SIZE,
@@ -21,7 +22,6 @@ from tests.app_support import (
 )
 from tests.conftest import ROOT
 from tests.test_app_live import FINISH_VIENNA
-from tui.data.directory import short_path
 
 VIENNA = IDS["crash_after_tool_result"]
 PRAGUE = IDS["half_finished_crash"]

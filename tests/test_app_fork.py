@@ -9,7 +9,7 @@ from pathlib import Path
 from textual.widgets import Input, Select, Static, TextArea
 
 from agentor import Agentor
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from agentor.testing import ScriptedModel
 from tests.app_support import (
     IDS,

@@ -13,13 +13,13 @@ from textual.widgets import Tree
 import agentor.agent
 import agentor.engine.loop
 import agentor.forking
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
+from agentor.sources.directory import DirectorySource
+from agentor.sources.lineage import fork_tree, root_of
+from agentor.sources.runrow import RunRow
 from tests.app_support import SIZE, app_for, notifications, screen_text, wait_until
 from tests.forkkit import Weather, result_line
 from tests.test_snapshots import SteppingClock
-from tui.data.directory import DirectorySource
-from tui.data.lineage import fork_tree, root_of
-from tui.data.runrow import RunRow
 from tui.widgets.fork_tree import ForkTreeScreen
 
 ROOT, A, B, C, OTHER = "r00t0000", "a1f0rk00", "b2f0rk00", "c3f0rk00", "u4other0"

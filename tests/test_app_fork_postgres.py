@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from textual.widgets import TextArea
 
-from agentor.engine.pgstore import PostgresStore
+from agentor.engine.store.postgres import PostgresStore
+from agentor.sources.pgsource import PostgresSource
 from tests.app_support import SIZE, OneAgent, fixed_clock, screen_text, wait_until
 from tests.forkkit import Weather, result_line, tool_messages
 from tests.pg_support import PgStores
 from tests.test_app_fork import open_at
 from tui.app import RunsApp
-from tui.data.pgsource import PostgresSource
 
 
 def lines(store: PostgresStore, run_id: str) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentor.engine.events import Event
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from agentor.testing import ScriptedModel
 from tests.app_support import (
     IDS,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from agentor.literal import literal, literal_line
 from tests.app_support import (
     IDS,

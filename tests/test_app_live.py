@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from tests.app_support import (
     IDS,
     SIZE,

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from agentor.sources.playback import CAPPED_WAIT
 from tests.app_support import IDS, SIZE, app_for, copy_fixtures, screen_text, wait_until, write_log
 from tests.playkit import EVENTS, ManualClock, press
 from tui.app import RunsApp
-from tui.data.playback import CAPPED_WAIT
 from tui.widgets.playback_screen import PlaybackScreen
 
 

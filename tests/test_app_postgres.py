@@ -22,9 +22,10 @@ from typing import Any
 import pytest
 
 from agentor.engine.events import APPROVAL, Event
-from agentor.engine.runcopy import copy_runs
 from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED
-from agentor.engine.store import FileStore
+from agentor.engine.store.copy import copy_runs
+from agentor.engine.store.file import FileStore
+from agentor.sources.pgsource import PostgresSource
 from tests.app_support import (
     IDS,
     SIZE,
@@ -46,7 +47,6 @@ from tests.approvalkit import TRAVEL_PROMPT, Travel
 from tests.conftest import ROOT
 from tests.pg_support import PgStores
 from tui.app import RunsApp
-from tui.data.pgsource import PostgresSource
 
 VIENNA = IDS["crash_after_tool_result"]  # interrupted after its tool's result
 
@@ -152,7 +152,7 @@ APPEND = textwrap.dedent(
     """
     import sys, time
     from agentor.engine.events import APPROVAL, Event
-    from agentor.engine.pgstore import PostgresStore
+    from agentor.engine.store.postgres import PostgresStore
     dsn, schema, run_id, text = sys.argv[1:5]
     with PostgresStore(dsn, schema=schema) as store:
         store.append(run_id, Event("message", text=text, turn=2, ts=time.time()))
@@ -162,7 +162,7 @@ APPEND = textwrap.dedent(
 HOLD = textwrap.dedent(
     """
     import sys, time
-    from agentor.engine.pgstore import PostgresStore
+    from agentor.engine.store.postgres import PostgresStore
     dsn, schema, run_id = sys.argv[1:4]
     store = PostgresStore(dsn, schema=schema)
     with store.lock(run_id):
@@ -274,7 +274,7 @@ RESUMER = textwrap.dedent(
     """
     import asyncio, json, os, sys
     from agentor import Agentor, RunLockedError, function_tool
-    from agentor.engine.pgstore import PostgresStore
+    from agentor.engine.store.postgres import PostgresStore
     from agentor.testing import ScriptedModel
 
     dsn, schema, run_id = sys.argv[1:4]

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from agentor.testing import ScriptedModel
 from examples.demo_model import DemoModel
 from examples.weather import build_agent
@@ -159,7 +159,7 @@ async def test_a_run_locked_by_another_process_is_refused_naming_the_pid(tmp_pat
             sys.executable,
             "-c",
             "import sys, time\n"
-            "from agentor.engine.store import FileStore\n"
+            "from agentor.engine.store.file import FileStore\n"
             "held = FileStore(sys.argv[1]).lock(sys.argv[2])\n"
             "held.__enter__()\n"
             "print('locked', flush=True)\n"

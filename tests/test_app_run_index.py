@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from agentor.sources import runindex
+from agentor.sources.directory import DirectorySource
 from tests.app_support import (
     IDS,
     SIZE,
@@ -20,8 +22,6 @@ from tests.app_support import (
 )
 from tests.test_app_live import FINISH_VIENNA
 from tui.controllers import index_saver
-from tui.data import runindex
-from tui.data.directory import DirectorySource
 
 VIENNA = IDS["crash_after_tool_result"]
 

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from agentor import Agentor, function_tool
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from agentor.testing import ScriptedModel
 from tests.app_support import (
     IDS,

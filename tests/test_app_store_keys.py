@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from agentor.engine.store import FileStore
-from agentor.ops.export import export
+from agentor.engine.store.file import FileStore
+from agentor.ops.run_export import export
 from tests.app_support import (
     SIZE,
     app_for,
@@ -129,7 +129,7 @@ def test_a_row_read_whole_is_priced_and_appended_generations_add_to_it(runs: Pat
     from decimal import Decimal
 
     from agentor.ops.pricing import RunCost
-    from tui.data.directory import DirectorySource
+    from agentor.sources.directory import DirectorySource
 
     source = DirectorySource(runs)
     source.scan()
@@ -352,7 +352,7 @@ async def test_ctrl_f_goes_past_the_filter_to_a_run_it_hides(runs: Path) -> None
 
 
 async def test_esc_stops_a_search_under_way_then_closes(runs: Path) -> None:
-    from agentor.ops.search import Hit
+    from agentor.ops.run_search import Hit
 
     gate, stopped_at = threading.Event(), []
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from agentor import Agentor, function_tool
 from agentor.engine.models import ModelResponse
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from agentor.testing import ScriptedModel
 from tests.app_support import IDS, SIZE, app_for, copy_fixtures, screen_text, write_log
 from tests.conftest import crash_after_tool_result

@@ -23,8 +23,8 @@ from tests.app_support import (
 )
 from tests.test_runs_index import write_big_log
 from tui.app import RunsApp
+from tui.text.styles import MATCH_STYLE
 from tui.widgets.raw_event import RawEventScreen
-from tui.widgets.timeline import MATCH_STYLE
 from tui.widgets.timeline_search import SEARCH
 
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from textual.worker import WorkerState
 
-from agentor.engine.replay import summarize
-from agentor.engine.store import FileStore
+from agentor.engine.history import summarize
+from agentor.engine.store.file import FileStore
 from tests.app_support import (
     IDS,
     SIZE,

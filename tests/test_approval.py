@@ -27,13 +27,14 @@ from agentor import (
     reject,
 )
 from agentor.agent import Agentor
-from agentor.engine import holding
-from agentor.engine.approvals import APPROVED, REJECTED, approval_history, pending_calls
+from agentor.engine.approval.pending import APPROVED, REJECTED, approval_history, pending_calls
 from agentor.engine.events import APPROVAL, APPROVAL_REQUEST, Event
+from agentor.engine.history import status
 from agentor.engine.models import ModelResponse
-from agentor.engine.replay import status
 from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED
-from agentor.engine.store import FileStore, MemoryStore
+from agentor.engine.store import holding
+from agentor.engine.store.file import FileStore
+from agentor.engine.store.memory import MemoryStore
 from agentor.testing import ScriptedModel, tool_call
 from tests.approvalkit import TRAVEL_PROMPT, Travel, summary
 

@@ -19,11 +19,11 @@ from typing import Any
 
 import pytest
 
-from agentor.engine.approvals import pending_calls
+from agentor.engine.approval.pending import pending_calls
 from agentor.engine.events import APPROVAL, RUN_START, TOOL_RESULT
-from agentor.engine.replay import status
+from agentor.engine.history import status
 from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from tests import approvalkit, crashkit
 from tests.approvalkit import EVENTS, answer
 from tests.openai_server import FakeOpenAI

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 
 from agentor.engine.events import Event
-from agentor.engine.replay import RunSummary
+from agentor.engine.history import RunSummary
 from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED, FAILED, INTERRUPTED, RUNNING
-from tui.data.runrow import RunRow
+from agentor.sources.runrow import RunRow
 from tui.text import notices
 from tui.text.arg_edit import args_diff, check_schema, editor_text, parse_edit
 from tui.text.run_filter import RunFilter, list_title

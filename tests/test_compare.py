@@ -1,4 +1,4 @@
-"""`agentor.engine.compare`: two runs aligned by turn, the first divergence, every difference
+"""`agentor.engine.fork.compare`: two runs aligned by turn, the first divergence, every difference
 and the totals, from their events alone."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agentor.engine.compare import (
+from agentor.engine.fork.compare import (
     ARGS,
     CALLS,
     FINAL_OUTPUT,
@@ -19,7 +19,7 @@ from agentor.engine.compare import (
     compare,
     turns_of,
 )
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from tests.conftest import FIXTURES
 from tests.forkkit import Weather, result_line, weather_model
 

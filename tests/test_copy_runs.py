@@ -8,9 +8,10 @@ import shutil
 from pathlib import Path
 
 from agentor.engine.events import Event
-from agentor.engine.logformat import LogEncoder
-from agentor.engine.runcopy import copy_runs
-from agentor.engine.store import FileStore, MemoryStore
+from agentor.engine.log.format import LogEncoder
+from agentor.engine.store.copy import copy_runs
+from agentor.engine.store.file import FileStore
+from agentor.engine.store.memory import MemoryStore
 from tests.conftest import FIXTURES
 from tests.pg_support import PgStores
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agentor import RunLockedError
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from tests.conftest import (
     CHILD_AGENT,
     FULL_RUN,

@@ -13,9 +13,10 @@ import pytest
 
 import agentor
 from agentor import Agentor, NothingToResumeError, RunNotFoundError
-from agentor.engine import store as store_module
 from agentor.engine.events import Event
-from agentor.engine.store import FileStore, MemoryStore
+from agentor.engine.store import file as store_module
+from agentor.engine.store.file import FileStore
+from agentor.engine.store.memory import MemoryStore
 from agentor.testing import ScriptedModel
 from tests.conftest import log_types
 

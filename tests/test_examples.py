@@ -14,12 +14,12 @@ from types import ModuleType
 import pytest
 
 from agentor import Tool, approve
-from agentor.engine.approvals import pending_calls
+from agentor.engine.approval.pending import pending_calls
 from agentor.engine.events import GENERATION, RUN_END, TEXT_DELTA, TOOL_CALL, TOOL_RESULT
+from agentor.engine.history import segments, status, summarize
 from agentor.engine.models import OpenAIModel
-from agentor.engine.replay import segments, status, summarize
 from agentor.engine.statuses import INCOMPLETE
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from examples.demo_model import DemoModel, find_cities
 from examples.weather import build_agent, get_weather
 from tests.conftest import FULL_RUN
@@ -168,7 +168,7 @@ def test_loading_the_weather_agent_from_elsewhere_creates_nothing(tmp_path: Path
     imports the file there (a fresh interpreter: nothing cached)."""
     code = (
         "import sys\n"
-        "from agentor.cli.agent_spec import load_agent\n"
+        "from agentor.agents import load_agent\n"
         "agent = load_agent(sys.argv[1])\n"
         "assert agent.name == 'Weather Agent', agent.name\n"
     )

@@ -22,8 +22,10 @@ from agentor.engine.events import (
     Event,
     Usage,
 )
-from agentor.engine.store import FileStore, MemoryStore, RunNotFoundError
-from agentor.ops.export import export
+from agentor.engine.store.file import FileStore
+from agentor.engine.store.memory import MemoryStore
+from agentor.errors import RunNotFoundError
+from agentor.ops.run_export import export
 from tests.browser import dump_dom, request_counter
 from tests.conftest import ROOT
 

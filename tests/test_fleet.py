@@ -17,16 +17,13 @@ import pytest
 
 from agentor import Agentor, approve, function_tool
 from agentor.engine.events import CLAIM, RELEASE, RUN_END, RUN_START, Event
-from agentor.engine.logformat import LogEncoder
-from agentor.engine.replay import RunSummary, fold, status
+from agentor.engine.history import RunSummary, fold, status
+from agentor.engine.log.format import LogEncoder
 from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED, FAILED, MAX_TURNS
-from agentor.engine.store import (
-    LOCK_PATIENCE,
-    FileStore,
-    MemoryStore,
-    RunLockedError,
-    Store,
-)
+from agentor.engine.store.api import Store
+from agentor.engine.store.file import LOCK_PATIENCE, FileStore
+from agentor.engine.store.memory import MemoryStore
+from agentor.errors import RunLockedError
 from agentor.fleet.claims import GAVE_UP, ClaimingStore, Claims, Wanted, attempts
 from agentor.fleet.worker import CLAIMED, FINISHED, LOST, Report, Worker
 from agentor.testing import ScriptedModel

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from agentor.engine.events import CLAIM, RELEASE, RUN_END, Event
-from agentor.engine.logformat import LogEncoder
-from agentor.engine.replay import segments, status
+from agentor.engine.history import segments, status
+from agentor.engine.log.format import LogEncoder
 from agentor.engine.statuses import COMPLETED, FAILED, INCOMPLETE
-from agentor.engine.store import Store
+from agentor.engine.store.api import Store
 from tests import crashkit, fleetkit
 from tests.crashkit import WEATHER_ANSWER, WEATHER_PROMPT, Zygote
 from tests.fleetkit import Place, file_lines, reports

@@ -12,12 +12,14 @@ from typing import Any
 import pytest
 
 from agentor.engine.events import FORK, RUN_START
-from agentor.engine.forkmark import last_fork
-from agentor.engine.holding import load_lines
-from agentor.engine.logformat import BadLine
-from agentor.engine.replay import summarize
+from agentor.engine.fork_mark import last_fork
+from agentor.engine.history import summarize
+from agentor.engine.log.format import BadLine
 from agentor.engine.statuses import COMPLETED, INCOMPLETE
-from agentor.engine.store import FileStore, MemoryStore, RunNotFoundError
+from agentor.engine.store.file import FileStore
+from agentor.engine.store.holding import load_lines
+from agentor.engine.store.memory import MemoryStore
+from agentor.errors import RunNotFoundError
 from agentor.testing import ScriptedModel
 from tests.forkkit import (
     INSTRUCTIONS,

@@ -10,14 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from agentor.engine.approvals import pending_calls
-from agentor.engine.compare import compare
+from agentor.engine.approval.pending import pending_calls
 from agentor.engine.events import FORK
-from agentor.engine.forkmark import last_fork
+from agentor.engine.fork.compare import compare
+from agentor.engine.fork_mark import last_fork
 from agentor.engine.models import OpenAIModel
 from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED
-from agentor.engine.store import FileStore
-from agentor.ops.retention import HAS_KEPT_FORKS, PINNED, pin, prune
+from agentor.engine.store.file import FileStore
+from agentor.ops.pins import pin
+from agentor.ops.retention import HAS_KEPT_FORKS, PINNED, prune
 from agentor.testing import ScriptedModel
 from tests.approvalkit import TRAVEL_PROMPT, Travel
 from tests.conftest import CHILD_AGENT, FIXTURES, Children, WeatherAgents, counted, wait_for

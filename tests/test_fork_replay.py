@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from agentor import Agentor, function_tool
-from agentor.engine.compare import compare
 from agentor.engine.events import TOOL_RESULT
-from agentor.engine.forkmark import last_fork
+from agentor.engine.fork.compare import compare
+from agentor.engine.fork_mark import last_fork
 from agentor.engine.models import ModelResponse
 from agentor.engine.statuses import COMPLETED
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from agentor.testing import ScriptedModel
 from tests.forkkit import INSTRUCTIONS, Weather, log_bytes, tool_messages
 

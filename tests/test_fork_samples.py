@@ -13,9 +13,9 @@ import pytest
 
 from agentor import Agentor, function_tool
 from agentor.engine.events import GENERATION, RUN_START, TOOL_RESULT, Event
-from agentor.engine.replay import canonical_args
+from agentor.engine.history import canonical_args
 from agentor.engine.statuses import COMPLETED
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from tests.conftest import ROOT
 from tests.openai_server import FakeOpenAI
 

@@ -21,7 +21,8 @@ from pathlib import Path
 
 from agentor import Agentor, function_tool
 from agentor.engine.events import GENERATION, MESSAGE, RUN_START, Event
-from agentor.engine.store import FileStore, MemoryStore
+from agentor.engine.store.file import FileStore
+from agentor.engine.store.memory import MemoryStore
 from agentor.testing import ScriptedModel
 from tests.conftest import FULL_RUN, log_types
 

@@ -1,5 +1,5 @@
 """Import contracts, the architecture as tests: the engine never imports the TUI or textual; the
-TUI's layers run app -> widgets, controllers -> text -> data -> agentor (`tui.data` and
+TUI's layers run app -> widgets, controllers -> text -> data -> agentor (`agentor.sources` and
 `tui.text` never import textual, controllers never import the app or the widgets); no module
 imports one that imports it back, directly or through others; openai is imported only when a
 request is made. Checked in fresh interpreters and over the source's import statements."""
@@ -17,15 +17,15 @@ ENGINE_MODULES = [
     "agentor",
     "agentor.agent",
     "agentor.engine.events",
-    "agentor.engine.logformat",
-    "agentor.engine.store",
-    "agentor.engine.replay",
+    "agentor.engine.log.format",
+    "agentor.engine.store.file",
+    "agentor.engine.history",
     "agentor.engine.loop",
     "agentor.engine.models",
     "agentor.engine.tools",
-    "agentor.engine.runcopy",
+    "agentor.engine.store.copy",
     "agentor.fleet.worker",
-    "agentor.fleet.submit",
+    "agentor.engine.submit",
 ]
 PACKAGES = ("agentor", "tui")
 
@@ -111,18 +111,18 @@ def test_the_engine_imports_no_tui_textual_or_openai() -> None:
 
 
 def test_the_tuis_data_and_text_layers_import_no_textual() -> None:
-    layers = modules_under("tui.data") + modules_under("tui.text")
+    layers = modules_under("agentor.sources") + modules_under("tui.text")
     loaded = imported_after(layers)
-    assert {"tui.data.directory", "tui.text.detail"} <= loaded
+    assert {"agentor.sources.directory", "tui.text.detail"} <= loaded
     assert "textual" not in tops(loaded)
     assert "openai" not in tops(loaded)
 
 
 def test_the_data_layer_knows_nothing_of_the_layers_above_it() -> None:
     graph = import_graph()
-    for module in modules_under("tui.data"):
+    for module in modules_under("agentor.sources"):
         above = {m for m in reaches(graph, module) if m.startswith("tui.") and m != "tui"}
-        assert all(m.startswith("tui.data") for m in above), (module, above)
+        assert all(m.startswith("agentor.sources") for m in above), (module, above)
 
 
 def test_the_text_layer_imports_no_widget_controller_or_app() -> None:
@@ -187,7 +187,7 @@ def test_the_graph_sees_an_import_circle_when_there_is_one() -> None:
 
 def test_the_engine_imports_no_psycopg_until_a_postgres_store_is_named() -> None:
     # `import agentor` stays light: the driver is an optional extra, loaded by PostgresStore.
-    loaded = tops(imported_after([*ENGINE_MODULES, "agentor.engine.pgstore"]))
+    loaded = tops(imported_after([*ENGINE_MODULES, "agentor.engine.store.postgres"]))
     assert not loaded & {"psycopg", "psycopg_pool"}
     code = (
         "import sys\n"
@@ -209,9 +209,9 @@ OPS_MODULES = [
     "agentor.ops.pricing",
     "agentor.ops.retention",
     "agentor.ops.pins",
-    "agentor.ops.export",
+    "agentor.ops.run_export",
     "agentor.ops.run_document",
-    "agentor.ops.search",
+    "agentor.ops.run_search",
     "agentor.ops.search_scan",
 ]
 

@@ -11,7 +11,7 @@ import math
 import pytest
 
 from agentor.engine.events import TOOL_RESULT, Event
-from agentor.engine.logformat import LogDecoder, LogEncoder
+from agentor.engine.log.format import LogDecoder, LogEncoder
 
 
 class Colour(enum.IntEnum):
@@ -77,7 +77,7 @@ def test_a_typical_event_is_one_compact_line_that_decodes_to_the_same_event():
 
 
 def test_a_value_that_is_not_json_is_refused_before_anything_is_written(tmp_path):
-    from agentor.engine.store import FileStore
+    from agentor.engine.store.file import FileStore
 
     store = FileStore(tmp_path)
     store.append("r", Event(TOOL_RESULT, result="first"))

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from agentor import RunLockedError
-from agentor.engine.store import FileStore, MemoryStore
+from agentor.engine.store.file import FileStore
+from agentor.engine.store.memory import MemoryStore
 from tests.conftest import (
     CHILD_AGENT,
     FULL_RUN,

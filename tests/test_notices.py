@@ -3,9 +3,9 @@ how it ended, what a stopping run waits for. No app, no Pilot: plain values in, 
 
 from __future__ import annotations
 
-from agentor.engine.replay import RunSummary
+from agentor.engine.history import RunSummary
 from agentor.engine.statuses import COMPLETED, FAILED, INTERRUPTED, UNREADABLE
-from tui.data.runrow import RunRow
+from agentor.sources.runrow import RunRow
 from tui.text import notices
 
 UUID = "2dfade516efc41a2985b901eff884ecf"

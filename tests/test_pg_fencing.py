@@ -21,7 +21,7 @@ import pytest
 
 from agentor import RunLockedError
 from agentor.engine.events import Event
-from agentor.engine.store import RunLostError
+from agentor.errors import RunLostError
 from tests.conftest import FULL_RUN, ROOT, Children, WeatherAgents, counted, wait_for
 from tests.openai_server import FakeOpenAI
 from tests.pg_support import PgStores
@@ -147,7 +147,7 @@ HOLDER = textwrap.dedent(
     """
     import os, sys, time
     from agentor.engine.events import Event
-    from agentor.engine.pgstore import PostgresStore
+    from agentor.engine.store.postgres import PostgresStore
 
     store = PostgresStore(os.environ["AGENTOR_TEST_PG"], schema=os.environ["SCHEMA"])
     with store.lock("fenced"):
@@ -200,8 +200,8 @@ BLOCKED_AGENT = textwrap.dedent(
     """
     import logging, os, time
     from agentor import Agentor, function_tool
-    from agentor.engine.pgstore import PostgresStore
-    from agentor.engine.store import RunLostError
+    from agentor.engine.store.postgres import PostgresStore
+    from agentor.engine.store.file import RunLostError
 
     logging.basicConfig(level=logging.ERROR)
 

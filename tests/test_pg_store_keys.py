@@ -9,14 +9,14 @@ from decimal import Decimal
 from pathlib import Path
 
 from agentor.engine.events import Event, Usage
-from agentor.engine.store import DeletingStore, PinningStore
-from agentor.ops.export import export
+from agentor.engine.store.api import DeletingStore, PinningStore
 from agentor.ops.pricing import RunCost
+from agentor.ops.run_export import export
+from agentor.sources.pgsource import PostgresSource
 from tests.app_support import SIZE, fixed_clock, notifications, priced, wait_until
 from tests.pg_support import PgStores
 from tests.test_app_store_keys import MAY_2025
 from tui.app import RunsApp
-from tui.data.pgsource import PostgresSource
 
 
 def write(store, run_id: str, model: str, usages: list[Usage | None]) -> None:

@@ -13,11 +13,11 @@ import pytest
 
 from agentor import RunLockedError
 from agentor.engine.events import Event, Usage
-from agentor.engine.pgstore import PostgresStore
-from agentor.engine.replay import RunSummary
+from agentor.engine.history import RunSummary
+from agentor.engine.store.postgres import PostgresStore
+from agentor.sources.pgsource import PostgresSource
+from agentor.sources.runrow import RunRow, newest_first
 from tests.pg_support import PgStores, append_and_die_before_notifying
-from tui.data.pgsource import PostgresSource
-from tui.data.runrow import RunRow, newest_first
 
 
 @pytest.fixture

@@ -16,14 +16,14 @@ import psycopg
 import pytest
 
 from agentor import Agentor, function_tool
-from agentor.engine import replay
+from agentor.engine import history as replay
 from agentor.engine.events import Event
-from agentor.engine.pg.errors import SchemaVersionError, StoreUnavailableError
-from agentor.engine.pg.rows import BRIEF_COLUMNS, ROW_COLUMNS, USAGE_COLUMNS
-from agentor.engine.pgstore import PostgresStore
-from agentor.engine.replay import summarize
-from agentor.engine.runcopy import copy_runs
-from agentor.engine.store import FileStore
+from agentor.engine.history import summarize
+from agentor.engine.store.copy import copy_runs
+from agentor.engine.store.file import FileStore
+from agentor.engine.store.pg.rows import BRIEF_COLUMNS, ROW_COLUMNS, USAGE_COLUMNS
+from agentor.engine.store.postgres import PostgresStore
+from agentor.errors import SchemaVersionError, StoreUnavailableError
 from agentor.testing import ScriptedModel
 from tests.conftest import FIXTURES, ROOT
 from tests.pg_support import SCHEMA, PgStores, append_and_die_before_notifying
@@ -374,7 +374,8 @@ def test_without_a_server_the_postgres_tests_fail_saying_how_to_get_one() -> Non
 
 
 def test_a_store_value_names_a_directory_or_a_database(pg_stores: PgStores, tmp_path: Path) -> None:
-    from agentor.engine.pgstore import is_dsn, open_store
+    from agentor.engine.store.pg.dsn import is_dsn
+    from agentor.engine.store.postgres import open_store
 
     assert isinstance(open_store(str(tmp_path / "runs")), FileStore)
     assert isinstance(open_store(tmp_path / "runs"), FileStore)

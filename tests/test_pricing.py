@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 
 from agentor.engine.events import GENERATION, RUN_END, RUN_START, Event, Usage
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from agentor.ops.pricing import (
     RunCost,
     cost_of,

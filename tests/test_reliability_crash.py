@@ -15,9 +15,9 @@ import pytest
 
 from agentor import RunLockedError
 from agentor.engine.events import GENERATION, MESSAGE, RUN_START, Event
-from agentor.engine.replay import status
+from agentor.engine.history import status
 from agentor.engine.statuses import COMPLETED, INCOMPLETE
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from tests import crashkit
 from tests.crashkit import ANSWERS, EVENT_COUNTS
 from tests.openai_server import FakeOpenAI

@@ -10,10 +10,10 @@ import os
 import pytest
 
 from agentor import Agentor, function_tool
-from agentor.engine import store as store_module
 from agentor.engine.events import GENERATION, Event
 from agentor.engine.statuses import COMPLETED
-from agentor.engine.store import FileStore
+from agentor.engine.store import file as store_module
+from agentor.engine.store.file import FileStore
 from tests import crashkit
 from tests.crashkit import ANSWERS, PROMPTS
 from tests.openai_server import FakeOpenAI

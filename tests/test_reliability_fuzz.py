@@ -38,9 +38,7 @@ from agentor.engine.events import (
     Event,
     Usage,
 )
-from agentor.engine.logformat import DELTA_FIELD, BadLine, LogDecoder, LogEncoder, split_lines
-from agentor.engine.models import ModelResponse
-from agentor.engine.replay import (
+from agentor.engine.history import (
     fold,
     last_run_end,
     resume_point,
@@ -49,8 +47,11 @@ from agentor.engine.replay import (
     summarize,
     total_usage,
 )
+from agentor.engine.log.format import DELTA_FIELD, BadLine, LogDecoder, LogEncoder, split_lines
+from agentor.engine.models import ModelResponse
 from agentor.engine.statuses import INCOMPLETE
-from agentor.engine.store import FileStore, MemoryStore
+from agentor.engine.store.file import FileStore
+from agentor.engine.store.memory import MemoryStore
 from tests import crashkit
 from tests.conftest import FIXTURES, ROOT
 
@@ -158,8 +159,8 @@ def check_tui_data_layer(data: bytes) -> None:
     """The TUI's RunLog and DirectorySource over the same bytes agree with the engine's loader on
     every whole line (a last line without its newline waits there, it is not shown)."""
     from agentor.engine.statuses import INTERRUPTED, RUNNING
-    from tui.data.directory import DirectorySource
-    from tui.data.runlog import RunLog
+    from agentor.sources.directory import DirectorySource
+    from agentor.sources.runlog import RunLog
 
     directory = scratch() / "tui"
     directory.mkdir(exist_ok=True)

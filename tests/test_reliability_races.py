@@ -13,7 +13,8 @@ import pytest
 
 from agentor.engine.events import GENERATION, MESSAGE, RUN_START, Event
 from agentor.engine.statuses import COMPLETED
-from agentor.engine.store import FileStore, RunLockedError
+from agentor.engine.store.file import FileStore
+from agentor.errors import RunLockedError
 from tests import crashkit
 from tests.crashkit import ANSWERS
 from tests.openai_server import FakeOpenAI
@@ -240,8 +241,8 @@ def _logs_to_replay(tmp_path: Path) -> list[bytes]:
 
 @pytest.mark.slow
 def test_a_run_being_written_never_shows_a_torn_event_in_the_tui_data_layer(tmp_path):
-    from tui.data.directory import DirectorySource
-    from tui.data.runlog import RunLog
+    from agentor.sources.directory import DirectorySource
+    from agentor.sources.runlog import RunLog
 
     for n, data in enumerate(_logs_to_replay(tmp_path)):
         runs = tmp_path / f"runs{n}"
@@ -291,7 +292,7 @@ def test_a_run_being_written_never_shows_a_torn_event_in_the_tui_data_layer(tmp_
 
 
 def _decode_all(data: bytes) -> list[Event]:
-    from agentor.engine.logformat import LogDecoder
+    from agentor.engine.log.format import LogDecoder
 
     decoder = LogDecoder()
     return [decoder.decode(line) for line in data.splitlines(keepends=True)]
@@ -299,8 +300,8 @@ def _decode_all(data: bytes) -> list[Event]:
 
 def test_the_tui_data_layer_and_the_engine_repair_of_a_torn_tail(tmp_path):
     """A crash left a torn line; the viewer waits on it; the resumer's repair then appends."""
-    from tui.data.directory import DirectorySource
-    from tui.data.runlog import RunLog
+    from agentor.sources.directory import DirectorySource
+    from agentor.sources.runlog import RunLog
 
     store = FileStore(tmp_path)
     store.append_many("r", [Event(RUN_START, messages=[{"role": "user", "content": "hi"}])])

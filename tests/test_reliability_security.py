@@ -13,7 +13,8 @@ import pytest
 from agentor import Agentor
 from agentor.engine.events import RUN_START, Event
 from agentor.engine.statuses import COMPLETED, FAILED
-from agentor.engine.store import FileStore, MemoryStore
+from agentor.engine.store.file import FileStore
+from agentor.engine.store.memory import MemoryStore
 from tests import crashkit
 from tests.openai_server import FakeOpenAI
 

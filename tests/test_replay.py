@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentor.engine.events import Event, Usage
-from agentor.engine.replay import (
+from agentor.engine.history import (
     call_parts,
     canonical_args,
     first_user_text,

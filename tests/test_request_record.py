@@ -9,7 +9,7 @@ from pathlib import Path
 from agentor import Agentor
 from agentor.engine.events import GENERATION, RUN_START
 from agentor.engine.request import config_digest
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from agentor.testing import ScriptedModel
 from tests.conftest import WeatherAgents, crash_after_tool_result, log_lines
 from tests.openai_server import FakeOpenAI

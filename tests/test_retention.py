@@ -13,7 +13,10 @@ import pytest
 
 from agentor.engine.events import TOOL_CALL, Event
 from agentor.engine.statuses import AWAITING_APPROVAL
-from agentor.engine.store import FileStore, MemoryStore, RunNotFoundError
+from agentor.engine.store.file import FileStore
+from agentor.engine.store.memory import MemoryStore
+from agentor.errors import DeleteRefusedError, RunNotFoundError
+from agentor.ops.pins import is_pinned, pin, pinned, unpin
 from agentor.ops.retention import (
     AGE_UNKNOWN,
     AWAITING,
@@ -23,16 +26,11 @@ from agentor.ops.retention import (
     NEWEST,
     PINNED,
     UNREADABLE,
-    DeleteRefusedError,
     Kept,
     delete_run,
-    is_pinned,
     parse_age,
     parse_statuses,
-    pin,
-    pinned,
     prune,
-    unpin,
 )
 from tests.conftest import FIXTURES
 from tests.retention_support import DAY, NOW, held_by_another_process, write_run

@@ -1,4 +1,4 @@
-"""The run index (`tui.data.runindex`): a directory listed again takes the rows of unchanged
+"""The run index (`agentor.sources.runindex`): a directory listed again takes the rows of unchanged
 files from the index and reads no log; anything stale, damaged, foreign or of other fields is
 ignored and rebuilt, and a changed file is read again.
 
@@ -17,15 +17,15 @@ from pathlib import Path
 
 import pytest
 
-from agentor.engine.store import FileStore
-from agentor.ops.search import search
+from agentor.engine.store.file import FileStore
+from agentor.ops.run_search import search
+from agentor.sources import directory as directory_source
+from agentor.sources import runindex
+from agentor.sources.directory import DirectorySource
+from agentor.sources.rowread import TAIL_FIELDS
+from agentor.sources.runrow import ROW_FIELDS, RunRow
 from tests.test_runs_index import EXPECTED, calls, engine_runs, text
 from tests.test_runs_index import agent as weather_agent
-from tui.data import directory as directory_source
-from tui.data import runindex
-from tui.data.directory import DirectorySource
-from tui.data.rowread import TAIL_FIELDS
-from tui.data.runrow import ROW_FIELDS, RunRow
 
 
 def fresh_read(directory: Path) -> DirectorySource:
@@ -336,10 +336,10 @@ def test_locked_among_answers_for_many_runs_as_is_locked_does_for_one(runs) -> N
 def test_a_priced_row_keeps_its_exact_cost_through_the_index(tmp_path: Path) -> None:
     from decimal import Decimal
 
-    from agentor.engine.replay import RunSummary
+    from agentor.engine.history import RunSummary
     from agentor.ops.pricing import RunCost
-    from tui.data.columns import from_columns
-    from tui.data.rowread import LogTail
+    from agentor.sources.columns import from_columns
+    from agentor.sources.rowread import LogTail
 
     cost = RunCost(Decimal("0.000123456789012345678901"), priced=2, unpriced=1)
     row = RunRow("r1", summary=RunSummary("r1"), cost=cost, complete=True)

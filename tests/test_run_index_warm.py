@@ -1,5 +1,5 @@
-"""The warm listing's fast paths (`tui.data.runindex.take_fresh`, `tui.data.lognames`,
-`tui.data.columns` for frozen and partly missing objects, `logfile.promote_young`): each gives
+"""The warm listing's fast paths (`agentor.sources.runindex.take_fresh`, `agentor.sources.lognames`,
+`agentor.sources.columns` for frozen and partly missing objects, `logfile.promote_young`): each gives
 what the plain one-at-a-time way gives, on the cases the plain way handled one by one (a file
 gone between listing and checking, a run listed that the index does not know, odd names)."""
 
@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from agentor.ops.pricing import RunCost
+from agentor.sources import columns, lognames, runindex
+from agentor.sources.logfile import promote_young
+from agentor.sources.runrow import RunRow, newest_first
 from tests.test_run_index_file import index_file, listed, runs, saved  # noqa: F401 (fixture)
-from tui.data import columns, lognames, runindex
-from tui.data.logfile import promote_young
-from tui.data.runrow import RunRow, newest_first
 
 
 def test_the_index_is_saved_newest_first_and_read_back_in_that_order(runs) -> None:  # noqa: F811

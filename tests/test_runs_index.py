@@ -1,8 +1,8 @@
-"""The TUI's directory source (`tui.data`): the run list of a directory and the lazy log of one
+"""The TUI's directory source (`agentor.sources`): the run list of a directory and the lazy log of one
 run.
 
 Real files in tmp_path, written by the real engine (an in-process scripted model) or copied
-from the upstream fixtures; statuses and summaries must be exactly what `agentor.engine.replay`
+from the upstream fixtures; statuses and summaries must be exactly what `agentor.engine.history`
 derives from `FileStore.load`.
 """
 
@@ -24,13 +24,14 @@ import pytest
 
 from agentor import Agentor, function_tool
 from agentor.engine.events import Event, Usage
-from agentor.engine.logformat import BadLine, LogDecoder
-from agentor.engine.models import ModelError, ModelResponse
-from agentor.engine.replay import event_time, summarize
-from agentor.engine.store import FileStore
-from tui.data import directory as directory_source
-from tui.data.directory import DirectorySource
-from tui.data.runlog import RunLog
+from agentor.engine.history import event_time, summarize
+from agentor.engine.log.format import BadLine, LogDecoder
+from agentor.engine.models import ModelResponse
+from agentor.engine.store.file import FileStore
+from agentor.errors import ModelError
+from agentor.sources import directory as directory_source
+from agentor.sources.directory import DirectorySource
+from agentor.sources.runlog import RunLog
 
 ROOT = Path(__file__).resolve().parent.parent
 from tests.conftest import FIXTURES  # noqa: E402
@@ -524,7 +525,7 @@ HOLD_LOCK = textwrap.dedent(
     """
     import sys, time
     from agentor.engine.events import Event
-    from agentor.engine.store import FileStore
+    from agentor.engine.store.file import FileStore
     store = FileStore(sys.argv[1])
     with store.lock("live"):
         store.append("live", Event("run_start", agent="A", messages=[], started_at=1.0))
@@ -839,7 +840,7 @@ def big_log_with_an_end(path: Path, end: dict[str, Any], after: int) -> None:
 def test_a_quick_row_reads_a_small_tail_first_and_further_back_only_when_needed(
     monkeypatch, tmp_path: Path
 ) -> None:
-    from tui.data.quickread import FIRST_READ, TAIL_BYTES, TAIL_FIRST
+    from agentor.sources.quickread import FIRST_READ, TAIL_BYTES, TAIL_FIRST
 
     monkeypatch.setattr(directory_source, "SCAN_WHOLE_FILES", 0)
     end = {"type": "run_end", "status": "completed", "text": "done", "ts": 2.5}
@@ -938,7 +939,7 @@ TRICKY_RAW = [
 
 
 async def test_lines_decoded_for_a_summary_fold_as_the_engines_events_do(tmp_path: Path) -> None:
-    from tui.data.logfile import decode_for_summary, decode_line
+    from agentor.sources.logfile import decode_for_summary, decode_line
 
     await engine_runs(tmp_path)
     files = [*tmp_path.glob("*.jsonl"), *FIXTURES.glob("*.jsonl")]
@@ -964,8 +965,8 @@ def test_the_summary_decoder_keeps_every_field_fold_reads() -> None:
     import ast
     import inspect
 
-    from agentor.engine import replay
-    from tui.data.logfile import FOLD_FIELDS
+    from agentor.engine import history as replay
+    from agentor.sources.logfile import FOLD_FIELDS
 
     read: set[str] = set()
     for fn in (replay.fold, replay.event_time):
@@ -982,7 +983,7 @@ def test_the_summary_decoder_keeps_every_field_fold_reads() -> None:
 
 
 def test_a_file_that_shrinks_during_a_quick_read_keeps_what_was_read(tmp_path: Path) -> None:
-    from tui.data.quickread import quick_read
+    from agentor.sources.quickread import quick_read
 
     path = tmp_path / "r.jsonl"
     big_log_with_an_end(path, {"type": "run_end", "status": "completed"}, after=0)

@@ -23,10 +23,11 @@ from agentor.engine.events import (
     Event,
     Usage,
 )
-from agentor.engine.store import FileStore, MemoryStore
-from agentor.ops import search as search_module
+from agentor.engine.store.file import FileStore
+from agentor.engine.store.memory import MemoryStore
+from agentor.ops import run_search as search_module
 from agentor.ops import search_scan
-from agentor.ops.search import Hit, search
+from agentor.ops.run_search import Hit, search
 from tests import test_reliability_fuzz as fz
 from tests.conftest import FIXTURES, ROOT
 
@@ -263,7 +264,7 @@ def test_the_helper_finds_a_needle_across_the_pieces_it_reads(
 
 
 def test_the_helper_knows_run_files_as_the_store_does() -> None:
-    from agentor.engine.store import RUN_ID_RE, SUFFIX
+    from agentor.engine.store.run_ids import RUN_ID_RE, SUFFIX
     from agentor.ops import search_scan
 
     assert search_scan.RUN_FILE.pattern == RUN_ID_RE.pattern + re.escape(SUFFIX)

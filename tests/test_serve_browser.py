@@ -27,9 +27,9 @@ import pytest
 from playwright.sync_api import sync_playwright
 
 from agentor.engine.events import APPROVAL, RUN_END
-from agentor.engine.replay import status
+from agentor.engine.history import status
 from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from tests import crashkit, servekit
 from tests.openai_server import FakeOpenAI
 from tests.servekit import (

@@ -14,7 +14,7 @@ import pytest
 
 import agentor.agent
 import agentor.engine.loop
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from agentor.testing import ScriptedModel
 from tests.app_support import (
     IDS,

@@ -12,7 +12,7 @@ import pytest
 import agentor.agent
 import agentor.engine.loop
 import agentor.forking
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from tests.app_support import SIZE, app_for, priced, write_log
 from tests.forkkit import Weather, result_line, weather_model
 from tests.playkit import EVENTS, ManualClock, press

@@ -14,7 +14,7 @@ import pytest
 
 from agentor import Agentor, function_tool
 from agentor.engine.events import Event
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from agentor.testing import ScriptedModel
 from tests.conftest import log_lines
 

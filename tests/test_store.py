@@ -13,7 +13,10 @@ import pytest
 
 from agentor import Agentor, RunLockedError, function_tool
 from agentor.engine.events import Event, Usage
-from agentor.engine.store import FileStore, MemoryStore, Store, validate_run_id
+from agentor.engine.store.api import Store
+from agentor.engine.store.file import FileStore
+from agentor.engine.store.memory import MemoryStore
+from agentor.engine.store.run_ids import validate_run_id
 from agentor.testing import ScriptedModel
 from tests.conftest import log_lines
 from tests.openai_server import FakeOpenAI
@@ -316,7 +319,7 @@ def test_a_load_racing_the_holders_append_does_not_corrupt_later_deltas(
     # The TUI may read a run through the same FileStore that a resume is writing it with. A
     # load that read the file just before an append must not leave its (older) view behind
     # as the holder's encoder, or the next generation's delta names the wrong base.
-    import agentor.engine.store as store_mod
+    import agentor.engine.store.file as store_mod
 
     store = FileStore(tmp_path)
     reqs = [[{"role": "user", "content": f"m{i}"} for i in range(n)] for n in (1, 2, 3)]

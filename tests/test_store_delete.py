@@ -8,16 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from agentor.engine import store as store_module
 from agentor.engine.events import RUN_START, Event
-from agentor.engine.store import (
-    DeletingStore,
-    FileStore,
-    MemoryStore,
-    PinningStore,
-    RunLockedError,
-    RunNotFoundError,
-)
+from agentor.engine.store import file as store_module
+from agentor.engine.store.api import DeletingStore, PinningStore
+from agentor.engine.store.file import FileStore
+from agentor.engine.store.memory import MemoryStore
+from agentor.errors import RunLockedError, RunNotFoundError
 from tests.retention_support import held_by_another_process, write_run
 
 

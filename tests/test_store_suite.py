@@ -19,9 +19,11 @@ import pytest
 
 from agentor import Agentor, RunLockedError, RunNotFoundError, function_tool
 from agentor.engine.events import Event, Usage
-from agentor.engine.logformat import LogEncoder
-from agentor.engine.runcopy import copy_runs
-from agentor.engine.store import BatchStore, FileStore, LockingStore, MemoryStore, Store
+from agentor.engine.log.format import LogEncoder
+from agentor.engine.store.api import BatchStore, LockingStore, Store
+from agentor.engine.store.copy import copy_runs
+from agentor.engine.store.file import FileStore
+from agentor.engine.store.memory import MemoryStore
 from agentor.testing import ScriptedModel
 from tests.conftest import FIXTURES, WeatherAgents
 from tests.openai_server import FakeOpenAI

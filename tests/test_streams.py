@@ -11,9 +11,11 @@ import pytest
 
 from agentor import Agentor, function_tool
 from agentor.engine.events import Event
-from agentor.engine.models import ModelError, ModelResponse
-from agentor.engine.replay import segments
-from agentor.engine.store import FileStore, MemoryStore
+from agentor.engine.history import segments
+from agentor.engine.models import ModelResponse
+from agentor.engine.store.file import FileStore
+from agentor.engine.store.memory import MemoryStore
+from agentor.errors import ModelError
 from agentor.testing import ScriptedModel
 from tests.conftest import log_lines
 

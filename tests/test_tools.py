@@ -9,7 +9,7 @@ from typing import Literal
 import pytest
 
 from agentor import Agentor, Tool, function_tool
-from agentor.engine.tools import ToolArgumentsError
+from agentor.errors import ToolArgumentsError
 from agentor.testing import ScriptedModel
 from tests.conftest import WeatherAgents
 from tests.openai_server import FakeOpenAI

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from agentor.engine.events import Event
-from agentor.engine.store import FileStore
+from agentor.engine.store.file import FileStore
 from tests.conftest import ROOT
 
 TMUX = shutil.which("tmux") or "/usr/bin/tmux"

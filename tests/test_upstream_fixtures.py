@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from agentor.engine import replay
-from agentor.engine.replay import summarize
-from agentor.engine.store import FileStore
+from agentor.engine import history as replay
+from agentor.engine.history import summarize
+from agentor.engine.store.file import FileStore
 from tests.conftest import (
     FIXTURES,
     FULL_RUN,

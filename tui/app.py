@@ -1,7 +1,7 @@
 """`RunsApp`: the run list, the timeline of the selected run and the detail of one event.
 
-Wiring only. The runs come from a `RunSource` (`tui.data.source`; a FileStore directory is
-`tui.data.directory.DirectorySource`), never re-derived here; what the screen says comes from
+Wiring only. The runs come from a `RunSource` (`agentor.sources.source`; a FileStore directory is
+`agentor.sources.directory.DirectorySource`), never re-derived here; what the screen says comes from
 `tui.text`, drawing from `tui.widgets`. Three controllers work beside the widgets and report by
 messages: `Watcher` keeps the screen in step with the source, `Resumer` resumes a run in this
 process, `Approver` records decisions on gated calls. Attributes down, messages up: the app
@@ -26,34 +26,34 @@ from textual.widgets import Input
 
 from agentor.engine.statuses import UNREADABLE
 from agentor.literal import literal_line
-
-from .compare_actions import CompareActions
-from .controllers.agents import AgentSet
-from .controllers.approver import Approver
-from .controllers.controller import while_running
-from .controllers.forker import Forker
-from .controllers.index_saver import IndexSaver
-from .controllers.resumer import Resumer
-from .controllers.watcher import Watcher
-from .cursor_actions import CursorActions
-from .data.directory import DirectorySource
-from .data.source import RunSource
-from .fork_handlers import ForkHandlers
-from .keys import APP, bindings, palette
-from .resume_handlers import ResumeHandlers
-from .store_actions import StoreActions
-from .text.fork_text import lineage_line
-from .text.notices import Note
-from .watch_handlers import WatchHandlers
-from .widgets.approval_pane import ApprovalPane
-from .widgets.event_detail import EventDetail
-from .widgets.help_screen import HelpScreen
-from .widgets.keys_footer import KeysFooter
-from .widgets.run_list import RunList
-from .widgets.runs_pane import RunsPane
-from .widgets.stream_line import StreamLine
-from .widgets.timeline import Timeline
-from .widgets.timeline_pane import TimelinePane
+from agentor.sources.directory import DirectorySource
+from agentor.sources.source import RunSource
+from tui.compare_actions import CompareActions
+from tui.controllers.agents import AgentSet
+from tui.controllers.approver import Approver
+from tui.controllers.controller import while_running
+from tui.controllers.forker import Forker
+from tui.controllers.index_saver import IndexSaver
+from tui.controllers.resumer import Resumer
+from tui.controllers.watcher import Watcher
+from tui.cursor_actions import CursorActions
+from tui.fork_handlers import ForkHandlers
+from tui.keys import bindings, palette
+from tui.keys.model import APP
+from tui.resume_handlers import ResumeHandlers
+from tui.store_actions import StoreActions
+from tui.text.fork_text import lineage_line
+from tui.text.notices import Note
+from tui.watch_handlers import WatchHandlers
+from tui.widgets.approval_pane import ApprovalPane
+from tui.widgets.event_detail import EventDetail
+from tui.widgets.help_screen import HelpScreen
+from tui.widgets.keys_footer import KeysFooter
+from tui.widgets.run_list import RunList
+from tui.widgets.runs_pane import RunsPane
+from tui.widgets.stream_line import StreamLine
+from tui.widgets.timeline import Timeline
+from tui.widgets.timeline_pane import TimelinePane
 
 
 class RunsApp(

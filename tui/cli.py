@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .app import RunsApp
-    from .controllers.agents import AgentSet
-    from .data.source import RunSource
+    from agentor.sources.source import RunSource
+    from tui.app import RunsApp
+    from tui.controllers.agents import AgentSet
 
 SERVE = "serve"
 
@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         return fail(str(exc))
 
-    from .app import RunsApp  # textual loads only now
+    from tui.app import RunsApp  # textual loads only now
 
     app = RunsApp(
         source=opened.source,
@@ -180,7 +180,7 @@ class AppArguments:
 def open_app_arguments(args: argparse.Namespace) -> AppArguments:
     """Check the app's arguments and open what they name: ValueError saying in one line what is
     wrong with them. Sets `args.schema` to its default for a database."""
-    from agentor.engine.pg.dsn import is_dsn  # no driver: a DSN is told by its scheme
+    from agentor.engine.store.pg.dsn import is_dsn  # no driver: a DSN is told by its scheme
 
     database = is_dsn(args.dir)
     directory, run_id = Path(args.dir), None
@@ -206,9 +206,8 @@ def open_app_arguments(args: argparse.Namespace) -> AppArguments:
             "--any-agent needs exactly one --agent (the agent to resume every run with)"
         )
 
-    from agentor.cli.agent_spec import AgentSpecError
-
-    from .controllers.agents import AgentSet
+    from agentor.errors import AgentSpecError
+    from tui.controllers.agents import AgentSet
 
     try:
         agents = AgentSet.load(args.agent, any_agent=args.any_agent)
@@ -225,19 +224,19 @@ def open_database(dsn: str, schema: str) -> RunSource:
     """The source of a `postgresql://` STORE; ValueError saying in one line why it cannot be
     used (a bad DSN or schema name, no server, refused credentials, a newer schema, no
     driver), never with the password."""
-    from agentor.engine.pg.dsn import validate_schema
+    from agentor.engine.store.pg.dsn import validate_schema
 
     try:
         validate_schema(schema)
     except ValueError as exc:
         raise ValueError(f"--schema: {exc}") from None
     try:
-        from .data.pgsource import PostgresSource
+        from agentor.sources.pgsource import PostgresSource
     except ImportError as exc:
-        from agentor.engine.pgstore import DRIVER_HINT
+        from agentor.engine.store.postgres import DRIVER_HINT
 
         raise ValueError(f"{DRIVER_HINT} ({exc})") from None
-    from agentor.engine.pg.errors import PostgresStoreError
+    from agentor.errors import PostgresStoreError
 
     try:
         return PostgresSource(dsn, schema=schema)
@@ -278,9 +277,8 @@ def leave(warning: str | None, status: int) -> None:
 def run_log_target(path: Path) -> tuple[Path, str]:
     """The directory and run id of one run's log, `path/to/<run id>.jsonl` (a symlink to one
     is taken for the file it points to); ValueError saying why another file is not one."""
-    from agentor.engine.store import RUN_ID_RULE, SUFFIX, run_id_of
-
-    from .data.logfile import not_a_log
+    from agentor.engine.store.run_ids import RUN_ID_RULE, SUFFIX, run_id_of
+    from agentor.sources.logfile import not_a_log
 
     real = path.resolve()
     if not real.name.endswith(SUFFIX):

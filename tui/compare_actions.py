@@ -14,20 +14,19 @@ from textual import work
 from textual.worker import get_current_worker
 
 from agentor.engine.statuses import UNREADABLE
-
-from .data.playback import PlaybackClock
-from .data.whole_run import WholeRun, read_run
-from .text.compare_rows import Compared, compared
-from .text.formatting import short_id
-from .widgets.compare_screen import CompareScreen
-from .widgets.playback_screen import PlaybackScreen
+from agentor.sources.playback import PlaybackClock
+from agentor.sources.whole_run import WholeRun, read_run
+from tui.text.compare_rows import Compared, compared
+from tui.text.formatting import short_id
+from tui.widgets.compare_screen import CompareScreen
+from tui.widgets.playback_screen import PlaybackScreen
 
 if TYPE_CHECKING:  # to a type checker the mixin is the App it is mixed into
     from textual.app import App
     from textual.notifications import SeverityLevel
 
-    from .data.source import RunSource
-    from .widgets.run_list import RunList
+    from agentor.sources.source import RunSource
+    from tui.widgets.run_list import RunList
 
     _Base = App[str | None]
 else:

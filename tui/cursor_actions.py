@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 from textual.dom import DOMNode
 from textual.widget import Widget
 
-from .data.source import RunEvents
-from .text.event_value import copy_value
-from .widgets.raw_event import RawEventScreen
-from .widgets.run_list import RunList
-from .widgets.timeline import Timeline
+from agentor.sources.source import RunEvents
+from tui.text.event_value import copy_value
+from tui.widgets.raw_event import RawEventScreen
+from tui.widgets.run_list import RunList
+from tui.widgets.timeline import Timeline
 
 # What `m` maximizes: the pane holding the focus, with its title and bars.
 PANES = ("runs-pane", "approval-pane", "timeline-pane", "detail")

@@ -8,24 +8,23 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from agentor.engine.events import GENERATION, RUN_START, TOOL_RESULT, Event
-
-from .controllers.controller import while_running
-from .controllers.forker import Forker
-from .data.lineage import fork_tree
-from .text import fork_text
-from .text.fork_text import ForkRequest
-from .text.notices import Note
-from .widgets.fork_screen import ForkForm, ForkScreen
-from .widgets.fork_tree import ForkTreeScreen
-from .widgets.timeline import Timeline
+from agentor.sources.lineage import fork_tree
+from tui.controllers.controller import while_running
+from tui.controllers.forker import Forker
+from tui.text import fork_text
+from tui.text.fork_text import ForkRequest
+from tui.text.notices import Note
+from tui.widgets.fork_screen import ForkForm, ForkScreen
+from tui.widgets.fork_tree import ForkTreeScreen
+from tui.widgets.timeline import Timeline
 
 if TYPE_CHECKING:  # to a type checker the mixin is the app it is mixed into
     from textual.app import App
 
-    from .controllers.watcher import Watcher
-    from .data.source import Changes, RunSource
-    from .widgets.run_list import RunList
-    from .widgets.runs_pane import RunsPane
+    from agentor.sources.source import Changes, RunSource
+    from tui.controllers.watcher import Watcher
+    from tui.widgets.run_list import RunList
+    from tui.widgets.runs_pane import RunsPane
 
     _Base = App[str | None]
 else:

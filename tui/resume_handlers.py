@@ -8,18 +8,17 @@ from typing import TYPE_CHECKING
 
 from agentor.engine.events import GENERATION, RUN_START, TEXT_DELTA
 from agentor.engine.statuses import STOPPING
-
-from .controllers.controller import while_running
-from .controllers.resumer import Resumer
-from .text import notices
+from tui.controllers.controller import while_running
+from tui.controllers.resumer import Resumer
+from tui.text import notices
 
 if TYPE_CHECKING:  # to a type checker the mixin is the app it is mixed into
     from textual.app import App
 
-    from .controllers.watcher import Watcher
-    from .widgets.run_list import RunList
-    from .widgets.runs_pane import RunsPane
-    from .widgets.stream_line import StreamLine
+    from tui.controllers.watcher import Watcher
+    from tui.widgets.run_list import RunList
+    from tui.widgets.runs_pane import RunsPane
+    from tui.widgets.stream_line import StreamLine
 
     _Base = App[str | None]
 else:

@@ -14,20 +14,21 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentor.engine.store import DeletingStore, PinningStore, RunNotFoundError, Store
+from agentor.engine.store.api import DeletingStore, PinningStore, Store
+from agentor.errors import DeleteRefusedError, RunNotFoundError
 from agentor.literal import literal_line
-from agentor.ops.export import export
-from agentor.ops.retention import DeleteRefusedError, delete_run, pin, pinned, unpin
-from agentor.ops.search import Hit, search
-
-from .controllers.controller import while_running
-from .data.export_file import write_new
-from .data.runrow import RunRow
-from .text.detail import RunTotals
-from .widgets.delete_screen import DeleteScreen
-from .widgets.export_screen import ExportScreen
-from .widgets.runs_search import RunsSearchScreen
-from .widgets.stats_screen import StatsScreen
+from agentor.ops.pins import pin, pinned, unpin
+from agentor.ops.retention import delete_run
+from agentor.ops.run_export import export
+from agentor.ops.run_search import Hit, search
+from agentor.sources.export_file import write_new
+from agentor.sources.runrow import RunRow
+from tui.controllers.controller import while_running
+from tui.text.detail import RunTotals
+from tui.widgets.delete_screen import DeleteScreen
+from tui.widgets.export_screen import ExportScreen
+from tui.widgets.runs_search import RunsSearchScreen
+from tui.widgets.stats_screen import StatsScreen
 
 if TYPE_CHECKING:  # to a type checker the mixin is the app it is mixed into
     from collections.abc import Iterator
@@ -35,11 +36,11 @@ if TYPE_CHECKING:  # to a type checker the mixin is the app it is mixed into
     from textual.app import App
     from textual.notifications import SeverityLevel
 
-    from .data.source import Changes, RunSource
-    from .widgets.event_detail import EventDetail
-    from .widgets.run_list import RunList
-    from .widgets.runs_pane import RunsPane
-    from .widgets.timeline import Timeline
+    from agentor.sources.source import Changes, RunSource
+    from tui.widgets.event_detail import EventDetail
+    from tui.widgets.run_list import RunList
+    from tui.widgets.runs_pane import RunsPane
+    from tui.widgets.timeline import Timeline
 
     _Base = App[str | None]
 else:

@@ -7,21 +7,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .controllers.approver import Approver
-from .controllers.controller import Controller, while_running
-from .controllers.watcher import Watcher
-from .data.source import Changes
-from .text import notices
+from agentor.sources.source import Changes
+from tui.controllers.approver import Approver
+from tui.controllers.controller import Controller, while_running
+from tui.controllers.watcher import Watcher
+from tui.text import notices
 
 if TYPE_CHECKING:  # to a type checker the mixin is the app it is mixed into
     from textual.app import App
 
-    from .controllers.watcher import Watcher
-    from .data.source import RunSource
-    from .widgets.approval_pane import ApprovalPane
-    from .widgets.run_list import RunList
-    from .widgets.runs_pane import RunsPane
-    from .widgets.timeline import Timeline
+    from agentor.sources.source import RunSource
+    from tui.controllers.watcher import Watcher
+    from tui.widgets.approval_pane import ApprovalPane
+    from tui.widgets.run_list import RunList
+    from tui.widgets.runs_pane import RunsPane
+    from tui.widgets.timeline import Timeline
 
     _Base = App[str | None]
 else:

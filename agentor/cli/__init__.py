@@ -34,7 +34,7 @@ import importlib
 import sys
 from typing import Any, NoReturn
 
-from ..engine.statuses import (  # a module of names only: --help stays fast
+from agentor.engine.statuses import (  # a module of names only: --help stays fast
     AWAITING_APPROVAL,
     COMPLETED,
     FAILED,
@@ -372,9 +372,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     module, _, name = args.run.partition(":")
     command = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    from ..engine.pg.errors import PostgresStoreError
-    from .lines import Refusal, say
-    from .stores import close_all
+    from agentor.cli.lines import Refusal, say
+    from agentor.cli.stores import close_all
+    from agentor.errors import PostgresStoreError
 
     try:
         return int(command(args))

@@ -1,6 +1,6 @@
 """`agentor copy SRC DST [--run RUN]...`: copy runs between two stores, a runs directory and a
 PostgreSQL database either way (or two of a kind), keeping ids and events
-(`agentor.engine.runcopy.copy_runs`).
+(`agentor.engine.store.copy.copy_runs`).
 
 A run being written in either store (someone holds it) is skipped with a notice on stderr, as
 is one the destination holds differently (never overwritten); copying again later picks up
@@ -14,12 +14,12 @@ import sys
 from argparse import Namespace
 from pathlib import Path
 
-from ..engine.pg.dsn import is_dsn
-from ..engine.runcopy import copy_runs
-from ..engine.store import RUN_ID_RE, RUN_ID_RULE
-from ..literal import literal_line
-from .lines import UsageError
-from .stores import open_store, where
+from agentor.cli.lines import UsageError
+from agentor.cli.stores import open_store, where
+from agentor.engine.store.copy import copy_runs
+from agentor.engine.store.pg.dsn import is_dsn
+from agentor.engine.store.run_ids import RUN_ID_RE, RUN_ID_RULE
+from agentor.literal import literal_line
 
 
 def copy(args: Namespace) -> int:

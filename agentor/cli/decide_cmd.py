@@ -15,15 +15,15 @@ from argparse import Namespace
 from collections.abc import Callable
 from typing import Any
 
-from ..engine.approvals import Decision, pending_calls
-from ..engine.decisions import ApprovalError, InvalidArgsError
-from ..engine.decisions import approve as approve_call
-from ..engine.decisions import reject as reject_call
-from ..engine.holding import load_run
-from ..engine.store import RunLockedError, RunNotFoundError, Store
-from ..literal import literal_line
-from .lines import Refusal, UsageError, compact, plural
-from .stores import the_run
+from agentor.cli.lines import Refusal, UsageError, compact, plural
+from agentor.cli.stores import the_run
+from agentor.engine.approval.decisions import approve as approve_call
+from agentor.engine.approval.decisions import reject as reject_call
+from agentor.engine.approval.pending import Decision, pending_calls
+from agentor.engine.store.api import Store
+from agentor.engine.store.holding import load_run
+from agentor.errors import ApprovalError, InvalidArgsError, RunLockedError, RunNotFoundError
+from agentor.literal import literal_line
 
 
 def approve(args: Namespace) -> int:

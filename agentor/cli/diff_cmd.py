@@ -1,5 +1,5 @@
 """`agentor diff RUN_A RUN_B [--json]`: how two runs differ (a fork and its parent, a replay
-and the run it replayed, any two), as `agentor.engine.compare` finds it: both runs in a line
+and the run it replayed, any two), as `agentor.engine.fork.compare` finds it: both runs in a line
 each, the first divergence, every difference with both values, and the tokens and time each
 took. Reads only: nothing is written, no lock taken, no model called.
 
@@ -13,7 +13,10 @@ from __future__ import annotations
 from argparse import Namespace
 from typing import Any
 
-from ..engine.compare import (
+from agentor.cli.lines import LINE, Refusal, compact, plural, print_json
+from agentor.cli.stores import the_run
+from agentor.engine.events import Event
+from agentor.engine.fork.compare import (
     REQUEST,
     Comparison,
     Difference,
@@ -21,11 +24,8 @@ from ..engine.compare import (
     compare,
     first_differing_message,
 )
-from ..engine.events import Event
-from ..engine.holding import load_lines
-from ..literal import literal_line
-from .lines import LINE, Refusal, compact, plural, print_json
-from .stores import the_run
+from agentor.engine.store.holding import load_lines
+from agentor.literal import literal_line
 
 
 def diff(args: Namespace) -> int:

@@ -1,4 +1,4 @@
-"""`agentor export RUN [--format md|json|html] [-o FILE]` (agentor.ops.export).
+"""`agentor export RUN [--format md|json|html] [-o FILE]` (agentor.ops.run_export).
 
 Without `-o` (or with `-o -`) the document goes to stdout, as UTF-8 whatever the terminal's
 encoding. With `-o FILE` it is written to a new file beside FILE and renamed over it once
@@ -17,12 +17,14 @@ import sys
 from argparse import Namespace
 from pathlib import Path
 
-from ..engine.store import SUFFIX, FileStore, Store
-from ..literal import literal_line
-from ..ops.export import FORMATS
-from ..ops.export import export as render
-from .lines import Refusal, UsageError, human_bytes
-from .stores import the_run
+from agentor.cli.lines import Refusal, UsageError, human_bytes
+from agentor.cli.stores import the_run
+from agentor.engine.store.api import Store
+from agentor.engine.store.file import FileStore
+from agentor.engine.store.run_ids import SUFFIX
+from agentor.literal import literal_line
+from agentor.ops.run_export import FORMATS
+from agentor.ops.run_export import export as render
 
 _SUFFIXES = {".md": "md", ".markdown": "md", ".json": "json", ".html": "html", ".htm": "html"}
 

@@ -18,13 +18,14 @@ import sys
 import time
 from argparse import Namespace
 
-from ..agent import Agentor
-from ..engine.store import RUN_ID_RE, RUN_ID_RULE, RunLockedError
-from ..fleet.worker import Report, Worker
-from ..literal import literal_line
-from .agent_spec import AgentSpecError, load_agent
-from .lines import Refusal, UsageError, clock
-from .stores import store_of, where
+from agentor.agent import Agentor
+from agentor.agents import load_agent
+from agentor.cli.lines import Refusal, UsageError, clock
+from agentor.cli.stores import store_of, where
+from agentor.engine.store.run_ids import RUN_ID_RE, RUN_ID_RULE
+from agentor.errors import AgentSpecError, RunLockedError
+from agentor.fleet.worker import Report, Worker
+from agentor.literal import literal_line
 
 
 def submit(args: Namespace) -> int:

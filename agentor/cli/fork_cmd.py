@@ -19,14 +19,14 @@ from argparse import Namespace
 from collections.abc import Callable
 from typing import Any
 
-from ..agent import NothingToResumeError
-from ..engine.events import FORK, TOOL_WAIT, Event
-from ..engine.store import RUN_ID_RE, RUN_ID_RULE, RunLockedError
-from ..literal import literal_line
-from ..result import RunResult
-from .lines import Refusal, UsageError, event_line
-from .resume_cmd import agent_for, ending
-from .stores import the_run
+from agentor.cli.lines import Refusal, UsageError, event_line
+from agentor.cli.resume_cmd import agent_for, ending
+from agentor.cli.stores import the_run
+from agentor.engine.events import FORK, TOOL_WAIT, Event
+from agentor.engine.store.run_ids import RUN_ID_RE, RUN_ID_RULE
+from agentor.errors import NothingToResumeError, RunLockedError
+from agentor.literal import literal_line
+from agentor.result import RunResult
 
 
 def fork(args: Namespace) -> int:

@@ -14,7 +14,7 @@ import sys
 import time
 from typing import Any
 
-from ..engine.events import (
+from agentor.engine.events import (
     APPROVAL,
     APPROVAL_REQUEST,
     CLAIM,
@@ -28,8 +28,8 @@ from ..engine.events import (
     TOOL_WAIT,
     Event,
 )
-from ..engine.replay import event_time
-from ..literal import literal_line
+from agentor.engine.history import event_time
+from agentor.literal import literal_line
 
 LINE = 160  # characters of an event's text on a timeline line
 

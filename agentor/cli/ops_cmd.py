@@ -15,11 +15,12 @@ import time
 from argparse import Namespace
 from typing import Any
 
-from ..engine.store import FileStore, Store
-from ..literal import literal_line
-from ..ops import retention
-from .lines import Refusal, UsageError, human_bytes, plural, print_json, span
-from .stores import store_of, the_run, where
+from agentor.cli.lines import Refusal, UsageError, human_bytes, plural, print_json, span
+from agentor.cli.stores import store_of, the_run, where
+from agentor.engine.store.api import Store
+from agentor.engine.store.file import FileStore
+from agentor.literal import literal_line
+from agentor.ops import retention
 
 
 def prune(args: Namespace) -> int:

@@ -14,17 +14,19 @@ from __future__ import annotations
 import sys
 from argparse import Namespace
 
-from ..agent import Agentor, NothingToResumeError
-from ..engine.events import TOOL_WAIT, Event
-from ..engine.holding import load_run
-from ..engine.replay import RunSummary, fold
-from ..engine.statuses import AWAITING_APPROVAL, COMPLETED
-from ..engine.store import FileStore, RunLockedError, RunNotFoundError, Store
-from ..literal import literal, literal_line
-from ..result import RunResult
-from .agent_spec import AgentSpecError, agent_mismatch, load_agent
-from .lines import Refusal, UsageError, compact, event_line, plural
-from .stores import the_run
+from agentor.agent import Agentor
+from agentor.agents import agent_mismatch, load_agent
+from agentor.cli.lines import Refusal, UsageError, compact, event_line, plural
+from agentor.cli.stores import the_run
+from agentor.engine.events import TOOL_WAIT, Event
+from agentor.engine.history import RunSummary, fold
+from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED
+from agentor.engine.store.api import Store
+from agentor.engine.store.file import FileStore
+from agentor.engine.store.holding import load_run
+from agentor.errors import AgentSpecError, NothingToResumeError, RunLockedError, RunNotFoundError
+from agentor.literal import literal, literal_line
+from agentor.result import RunResult
 
 
 def resume(args: Namespace) -> int:

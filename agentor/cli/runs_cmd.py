@@ -13,16 +13,16 @@ from argparse import Namespace
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine.approvals import Decision, PendingCall, approval_history, pending_calls
-from ..engine.events import Event
-from ..engine.logformat import BadLine
-from ..engine.replay import RunSummary, fold
-from ..engine.statuses import INCOMPLETE, RUNNING, UNREADABLE
-from ..engine.store import Store
-from ..literal import literal, literal_line
-from ..ops.pins import pinned
-from .lines import compact, event_line, finite, plural, print_json, span, stamp
-from .stores import load_with_errors, status_of, store_of, the_run, where
+from agentor.cli.lines import compact, event_line, finite, plural, print_json, span, stamp
+from agentor.cli.stores import load_with_errors, status_of, store_of, the_run, where
+from agentor.engine.approval.pending import Decision, PendingCall, approval_history, pending_calls
+from agentor.engine.events import Event
+from agentor.engine.history import RunSummary, fold
+from agentor.engine.log.format import BadLine
+from agentor.engine.statuses import INCOMPLETE, RUNNING, UNREADABLE
+from agentor.engine.store.api import Store
+from agentor.literal import literal, literal_line
+from agentor.ops.pins import pinned
 
 
 @dataclass

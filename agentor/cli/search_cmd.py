@@ -1,4 +1,4 @@
-"""`agentor search [DIR|DSN] QUERY [--regex] [--json]` (agentor.ops.search).
+"""`agentor search [DIR|DSN] QUERY [--regex] [--json]` (agentor.ops.run_search).
 
 One hit a line: `RUN:LINE  TYPE  FIELD  SNIPPET`, LINE being the line of the run's log (a
 database's: the event's seq, as the TUI numbers it). Snippets come with every control
@@ -17,12 +17,12 @@ from argparse import Namespace
 from collections.abc import Iterator
 from dataclasses import asdict
 
-from ..engine.pg.errors import PostgresStoreError
-from ..literal import literal_line
-from ..ops.search import Hit
-from ..ops.search import search as find
-from .lines import Refusal, UsageError, print_json
-from .stores import store_of, store_spec
+from agentor.cli.lines import Refusal, UsageError, print_json
+from agentor.cli.stores import store_of, store_spec
+from agentor.errors import PostgresStoreError
+from agentor.literal import literal_line
+from agentor.ops.run_search import Hit
+from agentor.ops.run_search import search as find
 
 _BOLD, _PLAIN = "\x1b[1m", "\x1b[0m"
 

@@ -18,13 +18,15 @@ from argparse import Namespace
 from pathlib import Path
 from typing import Any
 
-from ..engine.events import Event
-from ..engine.holding import load_lines
-from ..engine.logformat import BadLine
-from ..engine.pg.dsn import is_dsn
-from ..engine.statuses import live_status
-from ..engine.store import RUN_ID_RE, RUN_ID_RULE, SUFFIX, FileStore, LockingStore, Store
-from .lines import Refusal, UsageError
+from agentor.cli.lines import Refusal, UsageError
+from agentor.engine.events import Event
+from agentor.engine.log.format import BadLine
+from agentor.engine.statuses import live_status
+from agentor.engine.store.api import LockingStore, Store
+from agentor.engine.store.file import FileStore
+from agentor.engine.store.holding import load_lines
+from agentor.engine.store.pg.dsn import is_dsn
+from agentor.engine.store.run_ids import RUN_ID_RE, RUN_ID_RULE, SUFFIX
 
 DEFAULT_STORE = "runs"
 DEFAULT_SCHEMA = "agentor"
@@ -75,16 +77,16 @@ def _open_directory(directory: str, create: bool) -> FileStore:
 
 
 def _open_database(dsn: str, schema: str, pool_size: int | None) -> Store:
-    from ..engine.pg.dsn import validate_schema
-    from ..engine.pg.errors import PostgresStoreError
-    from ..engine.pgstore import DRIVER_HINT
+    from agentor.engine.store.pg.dsn import validate_schema
+    from agentor.engine.store.postgres import DRIVER_HINT
+    from agentor.errors import PostgresStoreError
 
     try:
         validate_schema(schema)
     except ValueError as exc:
         raise UsageError(f"--schema: {exc}") from None
     try:
-        from ..engine.pg.store import PostgresStore
+        from agentor.engine.store.pg.store import PostgresStore
     except ImportError:
         raise Refusal(DRIVER_HINT) from None
     try:

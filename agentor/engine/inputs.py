@@ -10,10 +10,11 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from .events import Event
-from .replay import resume_point
-from .store import FileStore, LockingStore, Store
-from .tools import Tool, function_tool
+from agentor.engine.events import Event
+from agentor.engine.history import resume_point
+from agentor.engine.store.api import LockingStore, Store
+from agentor.engine.store.file import FileStore
+from agentor.engine.tools import Tool, function_tool
 
 Input = str | Sequence[dict[str, Any]]
 STORE_METHODS = ("append", "load", "list_runs")

@@ -12,8 +12,8 @@ import json
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
-from .events import TOOL_WAIT, Event
-from .tools import Tool
+from agentor.engine.events import TOOL_WAIT, Event
+from agentor.engine.tools import Tool
 
 
 async def all_answered(answers: list[Coroutine[Any, Any, Event]]) -> list[Event]:

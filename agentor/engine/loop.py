@@ -19,8 +19,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .approvals import Decision, GatedTurn, timeout_event
-from .events import (
+from agentor.engine.approval.gating import Gate
+from agentor.engine.approval.pending import Decision, GatedTurn, timeout_event
+from agentor.engine.events import (
     APPROVAL_REQUEST,
     GENERATION,
     MESSAGE,
@@ -31,11 +32,8 @@ from .events import (
     Event,
     Usage,
 )
-from .gating import Gate
-from .invoke import all_answered, invoke_tool
-from .models import Model, ModelError
-from .recording import Recording
-from .replay import (
+from agentor.engine.fork.recording import Recording
+from agentor.engine.history import (
     Recorded,
     ResumePoint,
     assistant_message,
@@ -43,9 +41,12 @@ from .replay import (
     canonical_args,
     tool_message,
 )
-from .statuses import AWAITING_APPROVAL, COMPLETED, FAILED, MAX_TURNS
-from .store import BatchStore, RunLostError, Store
-from .tools import Tool, ToolArgumentsError
+from agentor.engine.invoke import all_answered, invoke_tool
+from agentor.engine.models import Model
+from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED, FAILED, MAX_TURNS
+from agentor.engine.store.api import BatchStore, Store
+from agentor.engine.tools import Tool
+from agentor.errors import ModelError, RunLostError, ToolArgumentsError
 
 log = logging.getLogger("agentor")
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from .events import Usage
+from agentor.engine.events import Usage
 
 TextCallback = Callable[[str], None]
 

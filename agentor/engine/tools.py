@@ -19,7 +19,7 @@ from typing import Any, overload
 
 from pydantic import ConfigDict, Field, ValidationError, create_model
 
-from .gating import ApprovalRule, check_rule, check_timeout
+from agentor.engine.approval.gating import ApprovalRule, check_rule, check_timeout
 
 
 class ToolArgumentsError(ValueError):

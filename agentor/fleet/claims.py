@@ -37,10 +37,10 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from ..engine.approvals import pending_calls
-from ..engine.events import CLAIM, RELEASE, RUN_END, RUN_START, Event
-from ..engine.replay import last_run_end, status
-from ..engine.statuses import (
+from agentor.engine.approval.pending import pending_calls
+from agentor.engine.events import CLAIM, RELEASE, RUN_END, RUN_START, Event
+from agentor.engine.history import last_run_end, status
+from agentor.engine.statuses import (
     AWAITING_APPROVAL,
     COMPLETED,
     FAILED,
@@ -48,13 +48,8 @@ from ..engine.statuses import (
     MAX_TURNS,
     RESUMABLE_ENDS,
 )
-from ..engine.store import (
-    BatchStore,
-    LockingStore,
-    RunLockedError,
-    RunLostError,
-    Store,
-)
+from agentor.engine.store.api import BatchStore, LockingStore, Store
+from agentor.errors import RunLockedError, RunLostError
 
 log = logging.getLogger("agentor")
 

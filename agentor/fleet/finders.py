@@ -26,10 +26,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..engine.events import RUN_START, Event
-from ..engine.replay import event_time
-from ..engine.store import FileStore, LockingStore, Store
-from .claims import Wanted
+from agentor.engine.events import RUN_START, Event
+from agentor.engine.history import event_time
+from agentor.engine.store.api import LockingStore, Store
+from agentor.engine.store.file import FileStore
+from agentor.fleet.claims import Wanted
 
 log = logging.getLogger("agentor")
 

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from ..engine.models import Model, ModelResponse, TextCallback
+from agentor.engine.models import Model, ModelResponse, TextCallback
 
 
 class StopBeforeTurn(asyncio.CancelledError):

@@ -28,13 +28,14 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from ..agent import Agentor, NothingToResumeError
-from ..engine.statuses import AWAITING_APPROVAL, COMPLETED
-from ..engine.store import RunLockedError, RunLostError, RunNotFoundError, Store
-from ..result import RunResult
-from .claims import MAX_ATTEMPTS, ClaimingStore, Claims, GaveUp, NotClaimed, Wanted
-from .finders import WAKE_GAP, Candidate, finder_for
-from .stopping import StopBeforeTurn, StoppableModel
+from agentor.agent import Agentor
+from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED
+from agentor.engine.store.api import Store
+from agentor.errors import NothingToResumeError, RunLockedError, RunLostError, RunNotFoundError
+from agentor.fleet.claims import MAX_ATTEMPTS, ClaimingStore, Claims, GaveUp, NotClaimed, Wanted
+from agentor.fleet.finders import WAKE_GAP, Candidate, finder_for
+from agentor.fleet.stopping import StopBeforeTurn, StoppableModel
+from agentor.result import RunResult
 
 log = logging.getLogger("agentor")
 

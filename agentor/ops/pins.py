@@ -3,7 +3,8 @@ the store (`PinningStore`: a FileStore's `.pins` directory, a PostgresStore's `p
 
 from __future__ import annotations
 
-from agentor.engine.store import PinningStore, Store, validate_run_id
+from agentor.engine.store.api import PinningStore, Store
+from agentor.engine.store.run_ids import validate_run_id
 
 
 def pin(store: Store, run_id: str) -> bool:

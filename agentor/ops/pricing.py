@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 
 from agentor.engine.events import GENERATION, RUN_START, Event, Usage
-from agentor.engine.replay import event_time
+from agentor.engine.history import event_time
 
 log = logging.getLogger("agentor")
 

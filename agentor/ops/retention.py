@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from agentor.engine.events import FORK, RUN_START, Event
-from agentor.engine.replay import event_time, status
+from agentor.engine.history import event_time, status
 from agentor.engine.statuses import (
     AWAITING_APPROVAL,
     COMPLETED,
@@ -37,20 +37,15 @@ from agentor.engine.statuses import (
     MAX_TURNS,
     RUNNING,
 )
-from agentor.engine.store import (
-    DeletingStore,
-    LockingStore,
-    RunLockedError,
-    RunNotFoundError,
-    Store,
-    validate_run_id,
-)
+from agentor.engine.store.api import DeletingStore, LockingStore, Store
+from agentor.engine.store.run_ids import validate_run_id
+from agentor.errors import RunLockedError, RunNotFoundError
 
 # Pins have their own module; retention's callers find them here too.
-from .pins import is_pinned as is_pinned
-from .pins import pin as pin
-from .pins import pinned
-from .pins import unpin as unpin
+from agentor.ops.pins import is_pinned as is_pinned
+from agentor.ops.pins import pin as pin
+from agentor.ops.pins import pinned
+from agentor.ops.pins import unpin as unpin
 
 # Why a run was kept (`Kept.reason`); `Kept.detail` says it for people.
 HELD = "held"

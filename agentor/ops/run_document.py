@@ -2,7 +2,7 @@
 
 `build` walks a run's events once and returns blocks: the summary (agent, model, status, time,
 turns, tool calls, tokens, cost), the prompt, each segment and turn with its tool calls
-(arguments, results, errors), approvals, and the end. The renderers (agentor.ops.export) only
+(arguments, results, errors), approvals, and the end. The renderers (agentor.ops.run_export) only
 lay the blocks out. Every piece of text from the log is kept apart from the document's own
 words (`Code` spans, `Body` blocks), so a renderer can set it where it is inert.
 """
@@ -27,9 +27,8 @@ from agentor.engine.events import (
     TOOL_RESULT,
     Event,
 )
-from agentor.engine.replay import segments, summarize
-
-from .pricing import RunCost, format_cost, generation_costs
+from agentor.engine.history import segments, summarize
+from agentor.ops.pricing import RunCost, format_cost, generation_costs
 
 APPROVAL_REQUEST = "approval_request"  # issue 11's events: shown when a log has them
 APPROVAL = "approval"

@@ -1,4 +1,4 @@
-"""Which run logs hold a needle: the raw-byte prefilter of a search (agentor.ops.search), and
+"""Which run logs hold a needle: the raw-byte prefilter of a search (agentor.ops.run_search), and
 the second process that runs it over half of a big runs directory.
 
 A search over a big directory starts this file as a script, `python -I search_scan.py DIR

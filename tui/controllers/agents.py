@@ -1,6 +1,6 @@
 """The agents given on `agentor-tui`'s command line, matched to the runs they may resume.
 
-Loading one from an `--agent` spec is the engine's (`agentor.cli.agent_spec`, shared with the
+Loading one from an `--agent` spec is the engine's (`agentor.agents`, shared with the
 `agentor` command); which agent serves which run, and what to say when none does, is the TUI's.
 """
 
@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from agentor import Agentor
-from agentor.cli.agent_spec import AgentSpecError, load_agent
-from agentor.engine.store import Store
+from agentor.agents import load_agent
+from agentor.engine.store.api import Store
+from agentor.errors import AgentSpecError
 
 
 class AgentSet:

@@ -18,7 +18,7 @@ from textual.app import App
 from textual.message import Message
 from textual.widget import Widget
 
-from ..text.notices import Note
+from tui.text.notices import Note
 
 
 class Controller(Widget):

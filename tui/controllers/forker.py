@@ -20,13 +20,12 @@ from textual.worker import Worker
 
 from agentor import Agentor, RunResult
 from agentor.engine.events import FORK, GENERATION, RUN_START, TOOL_RESULT, Event
-from agentor.engine.store import Store
-
-from ..data.source import RunSource
-from ..text import fork_text
-from ..text.fork_text import ForkRequest
-from .agents import AgentSet
-from .controller import Controller
+from agentor.engine.store.api import Store
+from agentor.sources.source import RunSource
+from tui.controllers.agents import AgentSet
+from tui.controllers.controller import Controller
+from tui.text import fork_text
+from tui.text.fork_text import ForkRequest
 
 
 class Forker(Controller):

@@ -1,4 +1,4 @@
-"""`IndexSaver`: saves a directory's run index (`tui.data.runindex`) a while after its rows
+"""`IndexSaver`: saves a directory's run index (`agentor.sources.runindex`) a while after its rows
 changed, so that the next start lists them without reading their logs.
 
 Debounced and bounded: it looks every SAVE_CHECK_S seconds whether rows changed since the last
@@ -19,11 +19,11 @@ import time
 
 from textual import work
 
-from ..data.columns import ShapeError
-from ..data.directory import DirectorySource
-from ..data.source import RunSource
-from ..text import notices
-from .controller import Controller
+from agentor.sources.columns import ShapeError
+from agentor.sources.directory import DirectorySource
+from agentor.sources.source import RunSource
+from tui.controllers.controller import Controller
+from tui.text import notices
 
 SAVE_CHECK_S = 2.0
 SAVE_COST_FACTOR = 10.0

@@ -27,14 +27,13 @@ from textual.worker import Worker
 from agentor import Agentor, NothingToResumeError, RunLockedError, RunResult
 from agentor.engine.events import TOOL_RESULT, TOOL_WAIT, Event
 from agentor.engine.statuses import AWAITING_APPROVAL
-from agentor.engine.store import Store
-
-from ..data.gated import waiting_calls
-from ..data.runrow import RunRow
-from ..data.source import RunSource
-from ..text import notices
-from .agents import AgentSet
-from .controller import Controller
+from agentor.engine.store.api import Store
+from agentor.sources.gated import waiting_calls
+from agentor.sources.runrow import RunRow
+from agentor.sources.source import RunSource
+from tui.controllers.agents import AgentSet
+from tui.controllers.controller import Controller
+from tui.text import notices
 
 
 class Resumer(Controller):

@@ -22,9 +22,9 @@ from textual import work
 from textual.message import Message
 from textual.worker import Worker
 
-from ..data.source import Changes, RunSource
-from ..text import notices
-from .controller import Controller
+from agentor.sources.source import Changes, RunSource
+from tui.controllers.controller import Controller
+from tui.text import notices
 
 FILL_BATCH = 64
 FILL_REDRAW_S = 0.25

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from textual.binding import Binding
 
-from . import app_keys, approval, compare, event, forks, run, runs, store_keys, timeline
-from .model import (
+from tui.keys import app_keys, approval, compare, event, forks, run, runs, store_keys, timeline
+from tui.keys.model import (
     APP,
     APPROVALS,
     ARGS_EDITOR,

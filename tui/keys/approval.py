@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .model import APPROVALS, ARGS_EDITOR, REASON_SCREEN, Bind, Key
+from tui.keys.model import APPROVALS, ARGS_EDITOR, REASON_SCREEN, Bind, Key
 
 SECTION = (
     "Approval (in the approvals pane)",

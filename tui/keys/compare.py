@@ -3,7 +3,7 @@ it (the app's `M` and `P`, and the keys of the two screens they open)."""
 
 from __future__ import annotations
 
-from .model import APP, COMPARE_SCREEN, PLAYBACK_SCREEN, Bind, Key
+from tui.keys.model import APP, COMPARE_SCREEN, PLAYBACK_SCREEN, Bind, Key
 
 SECTION = (
     "Compare and playback",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .model import APP, RAW_SCREEN, Bind, Key
+from tui.keys.model import APP, RAW_SCREEN, Bind, Key
 
 SECTION = (
     "Event",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .model import APP, FORK_SCREEN, FORK_TREE, TIMELINE, Bind, Key
+from tui.keys.model import APP, FORK_SCREEN, FORK_TREE, TIMELINE, Bind, Key
 
 SECTION = (
     "Forks",

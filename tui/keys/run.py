@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .model import APP, Bind, Key
+from tui.keys.model import APP, Bind, Key
 
 SECTION = (
     "Run",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .model import APP, FILTER_BAR, LIST, TIMELINE, Bind, Key
+from tui.keys.model import APP, FILTER_BAR, LIST, TIMELINE, Bind, Key
 
 SECTION = (
     "Runs",

@@ -3,7 +3,7 @@ search every run, what runs cost), each key with the bindings behind it."""
 
 from __future__ import annotations
 
-from .model import (
+from tui.keys.model import (
     APP,
     CONFIRM_SCREEN,
     EXPORT_SCREEN,

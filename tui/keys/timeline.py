@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .model import APP, SEARCH_BAR, TIMELINE, Bind, Key
+from tui.keys.model import APP, SEARCH_BAR, TIMELINE, Bind, Key
 
 SECTION = (
     "Timeline",

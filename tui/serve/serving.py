@@ -14,7 +14,7 @@ import socket
 import sys
 from dataclasses import dataclass
 
-from agentor.engine.pg.dsn import is_dsn, redact
+from agentor.engine.store.pg.dsn import is_dsn, redact
 from tui.serve.guard import Guard, cookie_name
 from tui.serve.site import build_site, listen, run
 from tui.text import browser

@@ -11,16 +11,15 @@ from typing import Any
 
 from rich.text import Text
 
-from agentor.engine.approvals import TIMEOUT_BY, Decision
+from agentor.engine.approval.pending import TIMEOUT_BY, Decision
 from agentor.engine.events import Event
 from agentor.literal import literal_line
-
-from ..data.gated import GatedCall
-from .arg_edit import args_diff
-from .detail import DetailText, append_value, heading
-from .formatting import relative_time
-from .styles import AWAITING_STYLE, ERROR_STYLE
-from .timeline_line import (
+from agentor.sources.gated import GatedCall
+from tui.text.arg_edit import args_diff
+from tui.text.detail import DetailText, append_value, heading
+from tui.text.formatting import relative_time
+from tui.text.styles import AWAITING_STYLE, ERROR_STYLE
+from tui.text.timeline_line import (
     LINE_LIMIT,
     REJECTED_MARK,
     call_line,

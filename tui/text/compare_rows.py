@@ -2,7 +2,7 @@
 (`compare_rows`), each difference on the row that shows it, and the totals (`side_summary`).
 Plain Rich text, every cell from `literal_line`: nothing in a log can style the terminal.
 
-The alignment and the differences are `agentor.engine.compare`'s (`Comparison`), never found
+The alignment and the differences are `agentor.engine.fork.compare`'s (`Comparison`), never found
 again here. A turn reads as rows:
 
     turn      "turn 2 · gpt-4o · 310 tok"       (a turn only one run has: `turn` differs here)
@@ -21,7 +21,7 @@ from typing import Any
 
 from rich.text import Text
 
-from agentor.engine.compare import (
+from agentor.engine.fork.compare import (
     ARGS,
     CALLS,
     FINAL_OUTPUT,
@@ -38,11 +38,10 @@ from agentor.engine.compare import (
     first_differing_message,
 )
 from agentor.literal import literal_line
-
-from ..data.whole_run import WholeRun
-from .formatting import count, duration
-from .styles import ERROR_STYLE, STATUS_STYLES
-from .timeline_line import LINE_LIMIT, call_line, content_text, value_line
+from agentor.sources.whole_run import WholeRun
+from tui.text.formatting import count, duration
+from tui.text.styles import ERROR_STYLE, STATUS_STYLES
+from tui.text.timeline_line import LINE_LIMIT, call_line, content_text, value_line
 
 # Row kinds.
 TURN_ROW, ASKED, SAID, CALL, ANSWER, FINAL, END = (

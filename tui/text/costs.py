@@ -8,10 +8,9 @@ from collections.abc import Sequence
 from decimal import Decimal
 
 from agentor.engine.events import Event
-from agentor.engine.replay import event_time
+from agentor.engine.history import event_time
 from agentor.ops.pricing import RunCost, cost_of, format_cost
-
-from ..data.runrow import RunRow
+from agentor.sources.runrow import RunRow
 
 
 def list_cost(rows: Sequence[RunRow]) -> str:

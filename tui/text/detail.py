@@ -22,18 +22,17 @@ from rich.table import Table
 from rich.text import Text
 
 from agentor.engine.events import GENERATION, RUN_START, TOOL_CALL, TOOL_RESULT, Event
-from agentor.engine.logformat import BadLine
-from agentor.engine.replay import RunSummary, call_parts, event_time
+from agentor.engine.history import RunSummary, call_parts, event_time
+from agentor.engine.log.format import BadLine
 from agentor.literal import literal, literal_line
 from agentor.ops.pricing import RunCost
-
-from .costs import cost_words, generation_cost
-from .formatting import clock_time, duration, offset
-from .styles import DECISION_STYLES, ERROR_STYLE, ROLE_STYLES, STATUS_STYLES, TYPE_STYLES
-from .timeline_line import call_line, content_text
+from tui.text.costs import cost_words, generation_cost
+from tui.text.formatting import clock_time, duration, offset
+from tui.text.styles import DECISION_STYLES, ERROR_STYLE, ROLE_STYLES, STATUS_STYLES, TYPE_STYLES
+from tui.text.timeline_line import call_line, content_text
 
 if TYPE_CHECKING:
-    from ..data.source import RunEvents
+    from agentor.sources.source import RunEvents
 
 # How much of one value the detail view shows; the rest is cut with a note saying how much.
 DETAIL_LIMIT = 8_000

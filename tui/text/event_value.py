@@ -9,10 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentor.engine.events import GENERATION, MESSAGE, RUN_END, TOOL_RESULT, Event
-from agentor.engine.logformat import DELTA_FIELD, BadLine
+from agentor.engine.log.format import DELTA_FIELD, BadLine
 from agentor.literal import literal_line
-
-from ..data.source import RunEvents
+from agentor.sources.source import RunEvents
 
 # `v` shows this many characters of a section at most (a 10 MB line would take seconds to
 # lay out); a note says how much more there is.

@@ -15,13 +15,12 @@ from rich.text import Text
 from agentor.engine.events import GENERATION, RUN_START, TOOL_RESULT
 from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED
 from agentor.literal import literal_line
-
-from ..data.lineage import ForkNode
-from ..data.runrow import RunRow
-from .formatting import short_id
-from .notices import Note
-from .run_line import status_word
-from .styles import FORK_MARK, FORK_STYLE, STATUS_STYLES
+from agentor.sources.lineage import ForkNode
+from agentor.sources.runrow import RunRow
+from tui.text.formatting import short_id
+from tui.text.notices import Note
+from tui.text.run_line import status_word
+from tui.text.styles import FORK_MARK, FORK_STYLE, STATUS_STYLES
 
 # What each forkable line asks for, in the fork form's title.
 FORK_KINDS = {

@@ -9,12 +9,11 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from agentor.engine.approvals import Decision
+from agentor.engine.approval.pending import Decision
 from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED, STOPPING, UNREADABLE
 from agentor.literal import literal_line
-
-from ..data.runrow import RunRow
-from .formatting import short_id
+from agentor.sources.runrow import RunRow
+from tui.text.formatting import short_id
 
 Severity = Literal["information", "warning", "error"]
 

@@ -18,8 +18,7 @@ from agentor.engine.statuses import (
     UNREADABLE,
 )
 from agentor.literal import literal_line
-
-from ..data.runrow import RunRow
+from agentor.sources.runrow import RunRow
 
 NEEDS_ATTENTION = "needs attention"
 # `s` cycles through these; each names the statuses it shows (None: all).

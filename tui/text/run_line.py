@@ -18,10 +18,9 @@ from agentor.engine.statuses import (
 )
 from agentor.literal import literal_line
 from agentor.ops.pricing import format_cost
-
-from ..data.runrow import RunRow
-from .formatting import count, duration, relative_time, short_id
-from .styles import FORK_MARK, FORK_STYLE, STATUS_STYLES
+from agentor.sources.runrow import RunRow
+from tui.text.formatting import count, duration, relative_time, short_id
+from tui.text.styles import FORK_MARK, FORK_STYLE, STATUS_STYLES
 
 Column = tuple[str, int, bool]  # title, width, right-aligned
 

@@ -7,12 +7,11 @@ from __future__ import annotations
 from rich.text import Text
 
 from agentor.literal import literal_line
-from agentor.ops.search import Hit
-
-from .formatting import short_id
-from .run_line import fit
-from .styles import MATCH_STYLE
-from .timeline_line import type_label
+from agentor.ops.run_search import Hit
+from tui.text.formatting import short_id
+from tui.text.run_line import fit
+from tui.text.styles import MATCH_STYLE
+from tui.text.timeline_line import type_label
 
 FIELD_WIDTH = 24  # "messages[1].content", "args.city": longer ones are cut
 

@@ -19,9 +19,8 @@ from rich.text import Text
 
 from agentor.literal import literal_line
 from agentor.ops.pricing import RunCost, format_cost
-
-from ..data.runrow import RunRow
-from .formatting import count
+from agentor.sources.runrow import RunRow
+from tui.text.formatting import count
 
 BAR_WIDTH = 30
 EIGHTHS = " ▏▎▍▌▋▊▉"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentor.engine.approvals import APPROVED, REJECTED
+from agentor.engine.approval.pending import APPROVED, REJECTED
 from agentor.engine.events import (
     APPROVAL,
     APPROVAL_REQUEST,

@@ -12,7 +12,7 @@ from typing import Any
 
 from rich.text import Text
 
-from agentor.engine.approvals import APPROVED, Decision
+from agentor.engine.approval.pending import APPROVED, Decision
 from agentor.engine.events import (
     APPROVAL,
     APPROVAL_REQUEST,
@@ -25,14 +25,13 @@ from agentor.engine.events import (
     TOOL_RESULT,
     Event,
 )
-from agentor.engine.logformat import BadLine
-from agentor.engine.replay import call_parts, first_user_text
+from agentor.engine.history import call_parts, first_user_text
+from agentor.engine.log.format import BadLine
 from agentor.engine.statuses import FAILED
 from agentor.literal import literal_line
-
-from .arg_edit import args_diff
-from .formatting import clock_time, count
-from .styles import DECISION_STYLES, ERROR_STYLE, STATUS_STYLES
+from tui.text.arg_edit import args_diff
+from tui.text.formatting import clock_time, count
+from tui.text.styles import DECISION_STYLES, ERROR_STYLE, STATUS_STYLES
 
 LINE_LIMIT = 160
 # How the timeline's type column (11 cells) writes a type whose name does not fit it.

@@ -23,17 +23,17 @@ from textual.widgets import Static
 
 from agentor.engine.statuses import AWAITING_APPROVAL
 from agentor.literal import literal_line
-
-from ..data.gated import GatedCall, gated_calls
-from ..data.runrow import RunRow
-from ..data.source import RunEvents
-from ..keys import APPROVALS, bindings
-from ..text import notices
-from ..text.approval_text import call_detail, decision_words, pane_row
-from ..text.formatting import short_id
-from .args_editor import ArgsEditor
-from .cursor_list import CursorList
-from .reason_screen import ReasonScreen
+from agentor.sources.gated import GatedCall, gated_calls
+from agentor.sources.runrow import RunRow
+from agentor.sources.source import RunEvents
+from tui.keys import bindings
+from tui.keys.model import APPROVALS
+from tui.text import notices
+from tui.text.approval_text import call_detail, decision_words, pane_row
+from tui.text.formatting import short_id
+from tui.widgets.args_editor import ArgsEditor
+from tui.widgets.cursor_list import CursorList
+from tui.widgets.reason_screen import ReasonScreen
 
 Decide = Callable[[str, str | None, bool, dict[str, Any] | None, str | None], None]
 Validator = Callable[[str, GatedCall], Callable[[dict[str, Any]], str | None]]

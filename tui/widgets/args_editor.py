@@ -20,15 +20,15 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static, TextArea
 
-from agentor.engine.replay import canonical_args
+from agentor.engine.history import canonical_args
 from agentor.literal import literal_line
-
-from ..data.gated import GatedCall
-from ..keys import ARGS_EDITOR, bindings
-from ..text.arg_edit import editor_text, parse_edit
-from ..text.formatting import short_id
-from ..text.styles import ERROR_STYLE
-from ..text.timeline_line import call_line
+from agentor.sources.gated import GatedCall
+from tui.keys import bindings
+from tui.keys.model import ARGS_EDITOR
+from tui.text.arg_edit import editor_text, parse_edit
+from tui.text.formatting import short_id
+from tui.text.styles import ERROR_STYLE
+from tui.text.timeline_line import call_line
 
 Edit = tuple[dict[str, Any], str | None]
 

@@ -7,10 +7,9 @@ from rich.text import Text
 from textual.message import Message
 
 from agentor.literal import literal_line
-
-from ..text.compare_rows import TURN_ROW, CompareRow
-from ..text.formatting import short_id
-from .cursor_list import CursorList
+from tui.text.compare_rows import TURN_ROW, CompareRow
+from tui.text.formatting import short_id
+from tui.widgets.cursor_list import CursorList
 
 FIRST_MARK, DIFFERS_MARK = "▶", "≠"
 # A cell that differs; the first divergence's cells stand out more.

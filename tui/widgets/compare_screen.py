@@ -1,6 +1,6 @@
 """`CompareScreen`: two runs side by side, aligned by turn (`M`): their totals at the top, the
 first divergence highlighted and in view, every difference marked, the row under the cursor
-said whole at the bottom. The comparison is `agentor.engine.compare`'s; its rows are
+said whole at the bottom. The comparison is `agentor.engine.fork.compare`'s; its rows are
 `tui.text.compare_rows`'."""
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ from textual.binding import BindingType
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from agentor.engine.compare import Comparison
+from agentor.engine.fork.compare import Comparison
 from agentor.literal import literal_line
-
-from ..keys import COMPARE_SCREEN, bindings
-from ..text.compare_rows import Compared, overview, row_detail, side_summary
-from ..text.formatting import short_id
-from .compare_list import CompareList
-from .keys_footer import KeysFooter
+from tui.keys import bindings
+from tui.keys.model import COMPARE_SCREEN
+from tui.text.compare_rows import Compared, overview, row_detail, side_summary
+from tui.text.formatting import short_id
+from tui.widgets.compare_list import CompareList
+from tui.widgets.keys_footer import KeysFooter
 
 
 class CompareScreen(ModalScreen[None]):

@@ -25,7 +25,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widget import Widget
 
-from ..keys import LIST, bindings
+from tui.keys import bindings
+from tui.keys.model import LIST
 
 
 class CursorList(ScrollView, can_focus=True):

@@ -16,10 +16,10 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from agentor.literal import literal_line
-
-from ..data.runrow import RunRow
-from ..keys import CONFIRM_SCREEN, bindings
-from ..text.styles import ERROR_STYLE, STATUS_STYLES
+from agentor.sources.runrow import RunRow
+from tui.keys import bindings
+from tui.keys.model import CONFIRM_SCREEN
+from tui.text.styles import ERROR_STYLE, STATUS_STYLES
 
 
 def naming(row: RunRow, status: str) -> Text:

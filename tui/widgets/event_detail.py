@@ -12,13 +12,12 @@ from textual.content import Content
 from textual.widgets import Static
 
 from agentor.engine.events import APPROVAL, APPROVAL_REQUEST, GENERATION, RUN_START
-from agentor.engine.replay import RunSummary
+from agentor.engine.history import RunSummary
 from agentor.literal import literal_line
-
-from ..data.gated import decision_of, request_of
-from ..data.source import RunEvents
-from ..text.approval_text import approval_sections, request_sections
-from ..text.detail import DetailText, RunTotals, detail, segment_start
+from agentor.sources.gated import decision_of, request_of
+from agentor.sources.source import RunEvents
+from tui.text.approval_text import approval_sections, request_sections
+from tui.text.detail import DetailText, RunTotals, detail, segment_start
 
 # While the timeline follows new events, the detail is rebuilt at most this often.
 LIVE_DETAIL_S = 0.1

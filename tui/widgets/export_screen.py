@@ -17,9 +17,9 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from agentor.literal import literal_line
-
-from ..keys import EXPORT_SCREEN, bindings
-from ..text.formatting import short_id
+from tui.keys import bindings
+from tui.keys.model import EXPORT_SCREEN
+from tui.text.formatting import short_id
 
 FORMATS = (
     ("md", "m  Markdown: for a pull request or an issue"),

@@ -9,7 +9,8 @@ from textual.binding import BindingType
 from textual.message import Message
 from textual.widgets import Input
 
-from ..keys import FILTER_BAR, bindings
+from tui.keys import bindings
+from tui.keys.model import FILTER_BAR
 
 
 class FilterBar(Input):

@@ -28,10 +28,10 @@ from textual.widgets import Input, Select, Static, TextArea
 
 from agentor.engine.events import GENERATION, TOOL_RESULT
 from agentor.literal import literal_line
-
-from ..keys import FORK_SCREEN, bindings
-from ..text.fork_text import FORK_KINDS, ForkRequest, result_text, result_value
-from ..text.formatting import short_id
+from tui.keys import bindings
+from tui.keys.model import FORK_SCREEN
+from tui.text.fork_text import FORK_KINDS, ForkRequest, result_text, result_value
+from tui.text.formatting import short_id
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,11 @@ from textual.screen import ModalScreen
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from ..data.lineage import ForkNode
-from ..keys import FORK_TREE, bindings
-from ..text.fork_text import tree_label
-from ..text.formatting import short_id
+from agentor.sources.lineage import ForkNode
+from tui.keys import bindings
+from tui.keys.model import FORK_TREE
+from tui.text.fork_text import tree_label
+from tui.text.formatting import short_id
 
 
 class ForkTreeScreen(ModalScreen[str | None]):

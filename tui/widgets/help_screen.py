@@ -24,10 +24,10 @@ from agentor.engine.statuses import (
     STOPPING,
     UNREADABLE,
 )
-
-from ..keys import HELP, HELP_SCREEN, bindings
-from ..text.run_line import status_word
-from ..text.styles import STATUS_STYLES
+from tui.keys import HELP, bindings
+from tui.keys.model import HELP_SCREEN
+from tui.text.run_line import status_word
+from tui.text.styles import STATUS_STYLES
 
 # Each status in the colour the run list gives it (`STATUS_STYLES`: one table for both).
 STATUSES = (

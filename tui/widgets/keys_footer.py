@@ -10,7 +10,7 @@ from textual.widget import Widget
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey  # what Footer.compose yields (not exported)
 
-from ..keys import FOOTER_PRIORITY
+from tui.keys import FOOTER_PRIORITY
 
 # Below this width the footer is drawn compact (a cell less around each key).
 COMPACT_BELOW = 120

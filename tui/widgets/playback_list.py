@@ -5,15 +5,14 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from agentor.engine.logformat import BadLine
-
-from ..data.playback import Step
-from ..data.whole_run import WholeRun
-from ..text.formatting import offset, span_words
-from ..text.run_line import fit
-from ..text.styles import TYPE_STYLES
-from ..text.timeline_line import timeline_line, type_label
-from .cursor_list import CursorList
+from agentor.engine.log.format import BadLine
+from agentor.sources.playback import Step
+from agentor.sources.whole_run import WholeRun
+from tui.text.formatting import offset, span_words
+from tui.text.run_line import fit
+from tui.text.styles import TYPE_STYLES
+from tui.text.timeline_line import timeline_line, type_label
+from tui.widgets.cursor_list import CursorList
 
 GAP_STYLE = "italic #9d65ff"
 

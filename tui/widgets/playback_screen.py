@@ -1,5 +1,5 @@
 """`PlaybackScreen`: a run's timeline played back at its recorded pace (`P`): each line appears
-after the recorded gap since the one before it, divided by the speed (`tui.data.playback`);
+after the recorded gap since the one before it, divided by the speed (`agentor.sources.playback`);
 space pauses, `.` steps, 1 2 0 + - set the speed. Timed by a `PlaybackClock`: Textual's timers
 (the UI thread never sleeps), or a test's."""
 
@@ -17,13 +17,13 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from agentor.literal import literal_line
-
-from ..data.playback import PlaybackClock, Timer, faster, plan, slower
-from ..data.whole_run import WholeRun
-from ..keys import PLAYBACK_SCREEN, bindings
-from ..text.formatting import clock_time, offset, short_id
-from .keys_footer import KeysFooter
-from .playback_list import PlaybackList
+from agentor.sources.playback import PlaybackClock, Timer, faster, plan, slower
+from agentor.sources.whole_run import WholeRun
+from tui.keys import bindings
+from tui.keys.model import PLAYBACK_SCREEN
+from tui.text.formatting import clock_time, offset, short_id
+from tui.widgets.keys_footer import KeysFooter
+from tui.widgets.playback_list import PlaybackList
 
 MIN_DELAY = 0.001
 

@@ -11,11 +11,11 @@ from textual.screen import ModalScreen
 from textual.widgets import TextArea
 
 from agentor.literal import literal, literal_line
-
-from ..data.source import RunEvents
-from ..keys import RAW_SCREEN, bindings
-from ..text.event_value import raw_sections
-from ..text.formatting import short_id
+from agentor.sources.source import RunEvents
+from tui.keys import bindings
+from tui.keys.model import RAW_SCREEN
+from tui.text.event_value import raw_sections
+from tui.text.formatting import short_id
 
 
 class RawEventScreen(ModalScreen[None]):

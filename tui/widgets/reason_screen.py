@@ -18,12 +18,12 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from agentor.literal import literal_line
-
-from ..data.gated import GatedCall
-from ..keys import REASON_SCREEN, bindings
-from ..text.formatting import short_id
-from ..text.styles import ERROR_STYLE
-from ..text.timeline_line import call_line
+from agentor.sources.gated import GatedCall
+from tui.keys import bindings
+from tui.keys.model import REASON_SCREEN
+from tui.text.formatting import short_id
+from tui.text.styles import ERROR_STYLE
+from tui.text.timeline_line import call_line
 
 NO_REASON = "a reason is needed: the model is told why its call was rejected"
 

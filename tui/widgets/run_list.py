@@ -12,11 +12,10 @@ from rich.text import Text
 from textual.message import Message
 
 from agentor.literal import literal_line
-
-from ..data.runrow import RunRow
-from ..text.formatting import named_ids, short_id
-from ..text.run_line import GAP, TITLES, columns_for, fit, run_line, timed
-from .cursor_list import CursorList
+from agentor.sources.runrow import RunRow
+from tui.text.formatting import named_ids, short_id
+from tui.text.run_line import GAP, TITLES, columns_for, fit, run_line, timed
+from tui.widgets.cursor_list import CursorList
 
 COMPARE_MARK = "◆ marked"  # before the prompt of the run `M` marked
 

@@ -13,11 +13,11 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
 
-from ..data.runrow import RunRow
-from ..text.costs import list_cost
-from ..text.run_filter import RunFilter, list_title
-from .filter_bar import FilterBar
-from .run_list import RunList
+from agentor.sources.runrow import RunRow
+from tui.text.costs import list_cost
+from tui.text.run_filter import RunFilter, list_title
+from tui.widgets.filter_bar import FilterBar
+from tui.widgets.run_list import RunList
 
 
 class RunsPane(Vertical):

@@ -1,5 +1,5 @@
 """`RunsSearchScreen`: `ctrl+f` searches every event of every run of the source
-(`agentor.ops.search`) and lists the matching runs, each with its matching events: line, type,
+(`agentor.ops.run_search`) and lists the matching runs, each with its matching events: line, type,
 and a snippet with the match highlighted, every piece literal.
 
 The search runs in a worker thread and its hits stream in by batches, so the screen never waits
@@ -27,14 +27,14 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from agentor.literal import literal_line
-from agentor.ops.search import Hit
-
-from ..keys import RUNS_SEARCH, bindings
-from ..text.search_text import hit_line, run_heading, search_status
+from agentor.ops.run_search import Hit
+from tui.keys import bindings
+from tui.keys.model import RUNS_SEARCH
+from tui.text.search_text import hit_line, run_heading, search_status
 
 MAX_HITS = 1000
 BATCH_S = 0.1  # hits found are shown at least this often
-# Searches `query` (the source's: `agentor.ops.search.search` over its store); raises
+# Searches `query` (the source's: `agentor.ops.run_search.search` over its store); raises
 # ValueError for a bad query, OSError when the store cannot be read.
 Searcher = Callable[[str], Iterator[Hit]]
 # A run's first prompt, as its row knows it (None: not known).

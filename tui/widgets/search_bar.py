@@ -10,7 +10,8 @@ from textual.binding import BindingType
 from textual.message import Message
 from textual.widgets import Input
 
-from ..keys import SEARCH_BAR, bindings
+from tui.keys import bindings
+from tui.keys.model import SEARCH_BAR
 
 
 class SearchBar(Input):

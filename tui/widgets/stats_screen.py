@@ -13,9 +13,10 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from ..data.runrow import RunRow
-from ..keys import STATS_SCREEN, bindings
-from ..text.stats_text import stats
+from agentor.sources.runrow import RunRow
+from tui.keys import bindings
+from tui.keys.model import STATS_SCREEN
+from tui.text.stats_text import stats
 
 
 class StatsScreen(ModalScreen[None]):

@@ -7,9 +7,8 @@ from textual.widgets import Static
 
 from agentor.engine.statuses import STOPPING
 from agentor.literal import literal_line
-
-from ..text.formatting import short_id
-from ..text.styles import STATUS_STYLES
+from tui.text.formatting import short_id
+from tui.text.styles import STATUS_STYLES
 
 # Only the end of the stream fits on one line; keep a little more than a wide terminal shows.
 KEEP = 400

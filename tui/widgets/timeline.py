@@ -15,21 +15,30 @@ from textual.message import Message
 from textual.worker import Worker, get_current_worker
 
 from agentor.engine.events import APPROVAL, GENERATION, Event
-from agentor.engine.logformat import BadLine
-from agentor.engine.replay import event_time
+from agentor.engine.history import event_time
+from agentor.engine.log.format import BadLine
 from agentor.literal import literal_line
-
-from ..data.gated import request_of
-from ..data.source import RunEvents, Scan
-from ..keys import TIMELINE, bindings
-from ..text.costs import generation_cost
-from ..text.detail import segment_start
-from ..text.formatting import offset, short_id
-from ..text.run_line import fit
-from ..text.styles import MATCH_STYLE, TYPE_STYLES
-from ..text.timeline_line import timeline_line, type_label
-from .cursor_list import CursorList
-from .timeline_search import CALLS, ERRORS, NAMES, PLURALS, SEARCH, Finder, LogScans, ScanJob
+from agentor.sources.gated import request_of
+from agentor.sources.source import RunEvents, Scan
+from tui.keys import bindings
+from tui.keys.model import TIMELINE
+from tui.text.costs import generation_cost
+from tui.text.detail import segment_start
+from tui.text.formatting import offset, short_id
+from tui.text.run_line import fit
+from tui.text.styles import MATCH_STYLE, TYPE_STYLES
+from tui.text.timeline_line import timeline_line, type_label
+from tui.widgets.cursor_list import CursorList
+from tui.widgets.timeline_search import (
+    CALLS,
+    ERRORS,
+    NAMES,
+    PLURALS,
+    SEARCH,
+    Finder,
+    LogScans,
+    ScanJob,
+)
 
 # The turn column is as wide as the run's turns need (turn 1234 is not cut to "12…"), within
 # these bounds: a log may hold any number, and a turn of 10**30 is cut rather than take the line.

@@ -6,9 +6,9 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical
 
-from .search_bar import SearchBar
-from .stream_line import StreamLine
-from .timeline import Timeline
+from tui.widgets.search_bar import SearchBar
+from tui.widgets.stream_line import StreamLine
+from tui.widgets.timeline import Timeline
 
 
 class TimelinePane(Vertical):

@@ -19,8 +19,8 @@ from typing import Protocol
 
 from textual.worker import Worker, WorkerState
 
-from ..data.logfile import os_reason
-from ..data.source import RunEvents, Scan
+from agentor.sources.logfile import os_reason
+from agentor.sources.source import RunEvents, Scan
 
 # Up to this many new bytes are scanned on the spot (a few milliseconds at most).
 SYNC_BYTES = 256 * 1024

@@ -1,0 +1,1 @@
+"""Human approval: which calls wait, what waits, what a person decided."""

@@ -1,0 +1,135 @@
+"""The `fork` event: what a fork records about where it came from, and reading that back.
+
+A fork's log is self-contained: a copy of its parent's events before the fork point, then one
+`fork` event, then the fork's own segments. The event is upstream Agentor's (`forked_from`,
+`started_at`, `ended_at`: upstream writes it after a whole copied run) with fields of ours
+that an upstream reader ignores:
+
+    at      the line of the parent's log the fork was made at (1-based, as the TUI numbers
+            lines, unreadable ones included); absent when the whole run was forked
+    edit    what the fork was given there:
+              result, call_id, name   a tool result replaced (the result the fork used)
+              input                   user messages added after the conversation so far
+              prompt                  the messages a fork from the start began with (its new
+                                      prompt, or its parent's again)
+              model                   the model the fork's first segment ran with
+    replay  for a replay (agentor.forking.replay_run): `novel` ("error" or "run") and
+            `recording`, the parent's tool results (`call_id`, `name`, `args`, `result` or
+            `error`), served to equal calls
+
+A log may hold anything: a field of the wrong shape reads as absent, never as an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentor.engine.events import FORK, GENERATION, Event, is_list_of_dicts
+
+AT = "at"
+EDIT = "edit"
+REPLAY = "replay"
+# Keys of `edit`.
+RESULT = "result"
+CALL_ID = "call_id"
+NAME = "name"
+INPUT = "input"
+PROMPT = "prompt"
+MODEL = "model"
+# Keys of `replay`.
+NOVEL = "novel"
+RECORDING = "recording"
+NOVEL_ERROR = "error"  # a call the recording lacks is answered with an error: nothing runs
+NOVEL_RUN = "run"  # it runs
+NOVEL_POLICIES = (NOVEL_ERROR, NOVEL_RUN)
+
+
+@dataclass(frozen=True)
+class ForkMark:
+    """A `fork` event read back. `index` is its position in the events it was read from."""
+
+    index: int
+    forked_from: str | None
+    at: int | None = None
+    edit: dict[str, Any] = field(default_factory=dict)
+    replay: dict[str, Any] | None = None
+
+    @property
+    def input(self) -> list[dict[str, Any]] | None:
+        value = self.edit.get(INPUT)
+        return value if is_list_of_dicts(value) and value else None
+
+    @property
+    def prompt(self) -> list[dict[str, Any]] | None:
+        value = self.edit.get(PROMPT)
+        return value if is_list_of_dicts(value) and value else None
+
+    @property
+    def novel(self) -> str:
+        value = (self.replay or {}).get(NOVEL)
+        return value if value in NOVEL_POLICIES else NOVEL_ERROR
+
+    @property
+    def recording(self) -> list[dict[str, Any]]:
+        value = (self.replay or {}).get(RECORDING)
+        return value if is_list_of_dicts(value) else []
+
+    @classmethod
+    def of(cls, index: int, event: Event) -> ForkMark:
+        at = event.extra.get(AT)
+        edit = event.extra.get(EDIT)
+        replay = event.extra.get(REPLAY)
+        return cls(
+            index=index,
+            forked_from=event.forked_from,
+            at=at if isinstance(at, int) and not isinstance(at, bool) else None,
+            edit=edit if isinstance(edit, dict) else {},
+            replay=replay if isinstance(replay, dict) else None,
+        )
+
+
+def fork_event(
+    forked_from: str,
+    now: float,
+    at: int | None = None,
+    edit: dict[str, Any] | None = None,
+    replay: dict[str, Any] | None = None,
+) -> Event:
+    """The `fork` event a fork writes after the events it copied."""
+    extra: dict[str, Any] = {}
+    if at is not None:
+        extra[AT] = at
+    if edit:
+        extra[EDIT] = edit
+    if replay is not None:
+        extra[REPLAY] = replay
+    return Event(FORK, forked_from=forked_from, started_at=now, ended_at=now, ts=now, extra=extra)
+
+
+def last_fork(events: Sequence[Event]) -> ForkMark | None:
+    """The run's own fork event: the last one (a fork of a fork also holds the copied one)."""
+    for i in range(len(events) - 1, -1, -1):
+        if events[i].type == FORK:
+            return ForkMark.of(i, events[i])
+    return None
+
+
+def fork_opening(events: Sequence[Event]) -> ForkMark | None:
+    """The last fork event when no generation has followed it yet and it adds messages (a new
+    prompt, or input): what the model is asked next is still to be made from its edit."""
+    mark = last_fork(events)
+    if mark is None or (mark.input is None and mark.prompt is None):
+        return None
+    for e in events[mark.index + 1 :]:
+        if e.type == GENERATION and e.messages is not None:
+            return None
+    return mark
+
+
+def replay_mark(events: Sequence[Event]) -> ForkMark | None:
+    """The fork event that makes this run a replay (it holds a recording), if any: it rules
+    every segment after it, so a resumed replay serves and refuses calls as it began."""
+    mark = last_fork(events)
+    return mark if mark is not None and mark.replay is not None else None

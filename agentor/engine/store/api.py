@@ -1,0 +1,124 @@
+"""The store interface: the protocols a store implements and the errors it raises.
+
+A store is any object with `append`, `load` and `list_runs` (`Store`). The engine also uses,
+when a store offers them, `append_many` (`BatchStore`: one durable write for several events)
+and `lock` (`LockingStore`: one holder of a run at a time). Retention (agentor.ops.retention)
+uses `delete` (`DeletingStore`) and pins (`PinningStore`) where a store has them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterable
+from typing import Protocol, runtime_checkable
+
+from agentor.engine.events import Event
+
+
+class RunLockedError(RuntimeError):
+    """Another process (or task) is already running or resuming this run."""
+
+    def __init__(self, run_id: str, pid: int | None, host: str | None = None) -> None:
+        self.run_id = run_id
+        self.pid = pid
+        self.host = host  # named when the holder may be on another machine (a database store)
+        holder = f"process {pid}" if pid else "another process"
+        if host:
+            holder += f" on {host}"
+        super().__init__(f"run {run_id} is locked by {holder}: it is being run or resumed there")
+
+
+class RunLostError(RuntimeError):
+    """A writer that held a run lost it (its database session ended, or another process took
+    the run since): the write was refused and nothing of it was written. Whoever holds the run
+    now goes on from what is in the store."""
+
+    def __init__(self, run_id: str, why: str) -> None:
+        self.run_id = run_id
+        super().__init__(f"run {run_id} was lost by this process ({why}): nothing was written")
+
+
+class RunNotFoundError(KeyError):
+    """The store holds no run with this id. A `KeyError`, so `except KeyError` still works;
+    its message names the id and the store."""
+
+    def __init__(self, run_id: str, store: object = None) -> None:
+        super().__init__(run_id)
+        self.run_id = run_id
+        self.store = store
+
+    def __str__(self) -> str:  # KeyError's own would print only the quoted id
+        where = f" in {self.store!r}" if self.store is not None else ""
+        return f"no run {self.run_id!r}{where}"
+
+
+@runtime_checkable
+class Store(Protocol):
+    def append(self, run_id: str, event: Event) -> None:
+        """Save one event. Called once per step, off the event loop."""
+
+    def load(self, run_id: str) -> list[Event]:
+        """Return every event for a run, in order. Unknown run id: `KeyError` (best:
+        `RunNotFoundError`, which names the store too)."""
+        ...
+
+    def list_runs(self) -> list[str]:
+        """Return every known run id."""
+        ...
+
+
+@runtime_checkable
+class BatchStore(Protocol):
+    """A store that can save several events with one durable write (the engine saves a
+    generation and its tool calls together, when the store offers this)."""
+
+    def append_many(self, run_id: str, events: Iterable[Event]) -> None: ...
+
+
+@runtime_checkable
+class LockingStore(Protocol):
+    """A store that gives one process (or task) at a time a run: the engine holds `lock` while
+    it runs or resumes the run; a second taker gets `RunLockedError` naming the holder. The
+    lock dies with its holder (a killed process frees the run)."""
+
+    def lock(self, run_id: str) -> contextlib.AbstractContextManager[None]: ...
+
+    def is_locked(self, run_id: str) -> bool:
+        """Whether someone holds the run right now."""
+        ...
+
+    def lock_holder(self, run_id: str) -> int | None:
+        """The pid holding the run, when it can be told."""
+        ...
+
+
+@runtime_checkable
+class DeletingStore(Protocol):
+    """A store that can remove a whole run. A run a live process holds is refused
+    (`RunLockedError`), and the store holds the run itself while it removes it, so nobody takes
+    it meanwhile. An unknown run is a `RunNotFoundError`.
+
+    `check`, when given, is called with the run's events read under that hold, before anything
+    is removed: an exception from it keeps the run and is raised (a decision made earlier is
+    checked against what the log says now). Returns the bytes freed, where the store knows."""
+
+    def delete(
+        self, run_id: str, check: Callable[[list[Event]], None] | None = None
+    ) -> int | None: ...
+
+
+@runtime_checkable
+class PinningStore(Protocol):
+    """A store that keeps pins, outside the run logs: a pinned run is never pruned."""
+
+    def pin(self, run_id: str) -> bool:
+        """Pin an existing run (`RunNotFoundError` if unknown); False if it was pinned already."""
+        ...
+
+    def unpin(self, run_id: str) -> bool:
+        """False if the run was not pinned."""
+        ...
+
+    def pinned(self) -> set[str]:
+        """Every pinned run id."""
+        ...

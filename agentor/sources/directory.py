@@ -1,0 +1,365 @@
+"""`DirectorySource`: the runs of a FileStore directory, as a `RunSource` (`agentor.sources.source`).
+Never imports textual.
+
+What keeps it fast is FileStore's alone, so it stays here:
+
+- Quick rows: scan() reads each file's first line and its last lines back to the last
+  segment's boundary (`quickread`); such a row is `complete` once fill() has read its file
+  whole. While the directory is small (<= SCAN_WHOLE_FILES files) scan() reads each file under
+  64 KiB whole instead, and refresh() reads a new or replaced file whole when it is under
+  64 KiB.
+- The run index (`runindex`): scan() takes the row of every file that has not changed since
+  it was saved (same device, inode, size, mtime) from the index, and reads the others;
+  save_index() writes it (the app does so from a worker, a while after changes).
+- Tailing: beside each row a `LogTail` remembers how far its file was read: refresh() reads
+  only the new bytes (a partial last line waits for its newline; a shrunk or replaced file is
+  read again from the start; a deleted one leaves).
+- Liveness is the store's lock (`LockingStore.is_locked`, a probe of the file's flock).
+- Watching is watchfiles (`dirwatch`); one run's events are a `RunLog` (a newline index).
+
+Row ids are run ids; another `*.jsonl` name is listed as unreadable under its whole file name
+("not a valid run id: ...", `row_id_of`). Extras: .directory, .store (a FileStore on the
+directory, or None while it is missing), .index (its `RunIndex`), .from_index (rows the last
+scan took from it), .index_stale (rows changed since), .bytes_read / .lines_decoded (what
+reading cost, for tests and benches). Thread-safe (one lock): fill() may run in a worker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterable
+from pathlib import Path
+
+from agentor.engine.statuses import RUNNING
+from agentor.engine.store.file import FileStore
+from agentor.engine.store.run_ids import RUN_ID_RE
+from agentor.sources.dirtelling import TellingFileStore
+from agentor.sources.dirwatch import changed_paths, identity
+from agentor.sources.logfile import gc_paused, os_reason, promote_young
+from agentor.sources.lognames import file_name, log_entries, row_id_of
+from agentor.sources.quickread import TAIL_BYTES
+from agentor.sources.rowcost import needs_pricing
+from agentor.sources.rowread import TAIL_FIELDS, LogTail, RowReader, bad_name, settle
+from agentor.sources.runindex import RunIndex, take_fresh
+from agentor.sources.runlog import RunLog
+from agentor.sources.runrow import ROW_FIELDS, RunRow, may_be_live, newest_first
+from agentor.sources.shortpath import short_path
+from agentor.sources.source import Changes
+
+SCAN_WHOLE_FILES = 300  # up to this many files, scan() reads each one under 64 KiB whole
+
+
+class DirectorySource:
+    """The run logs of one directory, kept up to date. Never raises on a bad file."""
+
+    def __init__(
+        self, directory: str | os.PathLike[str], clock: Callable[[], float] = time.time
+    ) -> None:
+        self.directory = Path(directory)
+        self.where = str(self.directory)
+        self.label = short_path(self.directory)
+        self.error: str | None = None
+        self.store: FileStore | None = None
+        self._reader = RowReader(self._locked, clock)
+        self._rows: dict[str, RunRow] = {}
+        self._tails: dict[str, LogTail] = {}
+        self._sorted: list[RunRow] | None = None
+        self._lock = threading.RLock()
+        self._liveness_turn = 0  # where refresh_liveness(budget) goes on next
+        self._dir_names = {os.path.abspath(self.directory)}
+        self.index = RunIndex(self.directory)
+        self.from_index = 0  # rows the last scan took from the index, not from their logs
+        self.index_stale = False  # rows changed since the index was read or saved
+
+    # -- RunSource -----------------------------------------------------------------------------
+
+    @property
+    def bytes_read(self) -> int:
+        return self._reader.bytes_read
+
+    @property
+    def lines_decoded(self) -> int:
+        return self._reader.lines_decoded
+
+    def scan(self) -> None:
+        """(Re)list the directory from scratch: quick rows, or whole files while that is cheap."""
+        with self._lock, gc_paused():
+            self._rows.clear()
+            self._tails.clear()
+            self._sorted = None
+            entries = self._list_dir()
+            if entries is None:
+                return
+            # A few files are read whole (complete at once); many get quick rows.
+            whole_under = TAIL_BYTES if len(entries) <= SCAN_WHOLE_FILES else -1
+            for run_id, path in self._from_index(entries):
+                self._add(run_id, path, whole_under)
+            promote_young()  # the rows live as long as the source
+
+    def _from_index(self, entries: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """Take the index's rows of files unchanged since (`take_fresh`); the rest to read."""
+        known = self.index.load()
+        rest = take_fresh(known, entries, self._rows, self._tails)
+        self.from_index = len(self._rows)
+        self.index_stale = bool(rest) or len(known.rows) != len(self._rows)  # read, gone since
+        live = [row for row in self._rows.values() if may_be_live(row)]  # asked, never stored
+        held = self.store.locked_among(r.run_id for r in live) if self.store else set()
+        for row in live:
+            settle(row, self._tails[row.run_id], held.__contains__, self._reader.clock)
+        return rest
+
+    def save_index(self) -> Path:
+        """Write the rows read so far to the run index (`RunIndex.save`, from a worker
+        thread); OSError if it cannot be written anywhere."""
+        with self._lock, gc_paused():  # 100,000 new pairs would wake the collector
+            # Saved newest first (`rows()`, sorted once): listed again, they come in order.
+            pairs = [(r, self._tails[r.run_id]) for r in self.rows()]
+            self.index_stale = False  # a change from now on is saved next time
+        try:
+            return self.index.save(pairs, self._lock, lambda r: self._rows.get(r.run_id) is r)
+        except OSError:
+            self.index_stale = True
+            raise
+
+    def fill(self, max_rows: int | None = None) -> list[str]:
+        """Read whole the files of rows that are not complete or not priced yet (their cost,
+        `agentor.sources.rowcost`), newest first."""
+        done: list[str] = []
+        with gc_paused():
+            for row in self.rows():
+                if max_rows is not None and len(done) >= max_rows:
+                    break
+                if row.complete and not needs_pricing(row):
+                    continue  # read without the lock (cheap over 10,000 rows); checked again
+                with self._lock:
+                    if row.complete and not needs_pricing(row):
+                        continue
+                    if self._rows.get(row.run_id) is not row:
+                        continue
+                    before = row.sort_key
+                    self._reload(row, whole_under=None, priced=True)
+                    if row.sort_key != before:
+                        self._sorted = None
+                    done.append(row.run_id)
+                    self.index_stale = True
+        return done
+
+    @property
+    def incomplete(self) -> int:
+        with self._lock:
+            return sum(1 for r in self._rows.values() if not r.complete)
+
+    def refresh(self, run_ids: Iterable[str] | None = None) -> Changes:
+        """Read what changed in these runs' files, or in every file (and which there are)."""
+        if run_ids is None:
+            return self.refresh_paths(None)
+        return self.refresh_paths([os.path.join(self.directory, file_name(r)) for r in run_ids])
+
+    def refresh_liveness(self, budget: int | None = None) -> list[str]:
+        """Re-probe the lock of incomplete runs; the ids whose status moved.
+
+        With `budget`, each call probes every *running* row (a death changes no file) and at
+        most `budget` of the others, taking turns: a process that takes a run writes to it at
+        once, so the watcher sees those sooner anyway, and a directory of thousands of
+        interrupted runs costs the caller a bounded few milliseconds.
+        """
+        moved: list[str] = []
+        with self._lock:
+            rows = [r for r in self._rows.values() if may_be_live(r)]
+            if budget is not None and len(rows) > budget:
+                running = [r for r in rows if r.status == RUNNING]
+                rest = [r for r in rows if r.status != RUNNING]
+                start = self._liveness_turn % len(rest) if rest else 0
+                self._liveness_turn = start + budget
+                rows = running + (rest[start:] + rest[:start])[:budget]
+            for row in rows:
+                before = row.status
+                settle(row, self._tails[row.run_id], self._locked, self._reader.clock)
+                if row.status != before:
+                    moved.append(row.run_id)
+        return moved
+
+    def rows(self) -> list[RunRow]:
+        with self._lock:
+            if self._sorted is None:
+                self._sorted = newest_first(list(self._rows.values()))
+            return self._sorted
+
+    def get(self, run_id: str) -> RunRow | None:
+        with self._lock:
+            return self._rows.get(run_id)
+
+    def open(self, run_id: str) -> RunLog:
+        with self._lock:
+            tail = self._tails.get(run_id)
+        if tail is None:
+            raise KeyError(run_id)
+        return RunLog(tail.path)
+
+    def identity(self) -> tuple[int, int] | None:
+        return identity(self.directory)
+
+    def close(self) -> None:
+        """Nothing to let go of: files are opened only while they are read."""
+
+    async def watch(self) -> AsyncIterator[Changes]:
+        async with contextlib.aclosing(changed_paths(self.directory)) as batches:
+            async for paths in batches:
+                if paths is None:  # the watch is set up: what changed since the scan
+                    yield await asyncio.to_thread(self.refresh)
+                    continue
+                # One batch holds every change since the last (bursts come as one): each file
+                # is read once, and the screen drawn once for all of it.
+                wanted = [p for p in paths if p != self.directory]
+                if wanted:
+                    yield self.refresh_paths(wanted)
+
+    def resume_store(self, held: Callable[[str], None]) -> FileStore:
+        return TellingFileStore(self.directory, held)
+
+    # -- the directory -------------------------------------------------------------------------
+
+    def _list_dir(self) -> list[tuple[str, str]] | None:
+        """(row id, path) of every `*.jsonl` name (see `row_id_of`); None if the directory
+        is unusable. Other names (`.torn` sidecars, notes, ...) are not logs."""
+        try:
+            names = os.listdir(self.directory)  # names only: 100,000 of them
+        except FileNotFoundError:
+            self._directory_gone()
+            return None
+        except OSError as exc:
+            self.error = f"cannot list {self.directory}: {os_reason(exc)}"
+            return None
+        self.error = None
+        if self.store is None:
+            self.store = FileStore(self.directory)  # exists now, so this creates nothing
+        return log_entries(os.path.join(self.directory, ""), names)
+
+    def _directory_gone(self) -> None:
+        self.error = f"{self.directory} is gone (deleted or moved)"
+        self.store = None
+
+    def _run_id_of(self, path: str | os.PathLike[str]) -> str | None:
+        path = os.fspath(path)
+        parent, name = os.path.split(path)
+        row_id = row_id_of(name)
+        if row_id is None:
+            return None
+        parent = os.path.abspath(parent)
+        if parent not in self._dir_names:
+            # Watchers may report the resolved path (symlinked directories).
+            if os.path.realpath(parent) != os.path.realpath(self.directory):
+                return None
+            self._dir_names.add(parent)
+        return row_id
+
+    def _locked(self, run_id: str) -> bool:
+        store = self.store
+        return store is not None and store.is_locked(run_id)
+
+    # -- reading files -------------------------------------------------------------------------
+
+    def refresh_paths(self, paths: Iterable[str | os.PathLike[str]] | None) -> Changes:
+        """Take in changes to the given paths (a batch watchfiles reports), or to every file
+        when None."""
+        changes = Changes()
+        with self._lock:
+            targets = self._targets(paths)
+            if self.error is not None and not self.directory.is_dir():
+                changes.removed.update(self._rows)  # nothing left to show
+                self._rows.clear()
+                self._tails.clear()
+                self._sorted = None
+                return changes
+            for run_id, path in targets:
+                self._refresh_one(run_id, path, changes)
+            self.index_stale |= bool(changes)
+            for run_id in changes.added | changes.updated | changes.appended.keys():
+                row = self._rows.get(run_id)
+                if row is not None and (not row.complete or needs_pricing(row)):
+                    changes.incomplete.add(run_id)  # fill() has work again
+        return changes
+
+    def _targets(self, paths: Iterable[str | os.PathLike[str]] | None) -> list[tuple[str, str]]:
+        """(row id, path) of the files to look at again: every one listed or known (None),
+        else those of `paths` that are logs of this directory, each once."""
+        if paths is None:
+            names = dict(self._list_dir() or ())
+            for run_id, tail in self._tails.items():
+                names.setdefault(run_id, tail.path)
+            return list(names.items())
+        targets = []
+        seen: set[str] = set()
+        for p in paths:
+            run_id = self._run_id_of(p)
+            if run_id is not None and run_id not in seen:
+                seen.add(run_id)
+                targets.append((run_id, os.path.join(self.directory, file_name(run_id))))
+        if not self.directory.is_dir():
+            self._directory_gone()
+        elif self.error is not None:
+            self._list_dir()  # it is back (or readable again)
+        return targets
+
+    def _refresh_one(self, run_id: str, path: str, changes: Changes) -> None:
+        row, tail = self._rows.get(run_id), self._tails.get(run_id)
+        try:
+            st = os.stat(path, follow_symlinks=False)
+        except FileNotFoundError:
+            if row is not None:
+                del self._rows[run_id], self._tails[run_id]
+                self._sorted = None
+                changes.removed.add(run_id)
+            return
+        except OSError:
+            st = None
+        if row is None or tail is None:
+            self._add(run_id, path, TAIL_BYTES)
+            self._sorted = None
+            changes.added.add(run_id)
+            return
+        if not RUN_ID_RE.fullmatch(run_id):
+            return  # a name that is no run id: its row says so, whatever the file holds
+        if st is not None and row.summary is not None and tail.inode == st.st_ino:
+            if st.st_size == tail.size and st.st_mtime == row.modified_at:
+                return  # nothing new (watchers also report reads, opens, lock changes)
+            if st.st_size >= tail.offset:
+                before = (row.status, row.error, row.sort_key)
+                added = self._reader.append(row, tail)
+                if added is not None:
+                    if added:
+                        changes.appended[run_id] = added
+                    if (row.status, row.error, row.sort_key) != before:
+                        changes.updated.add(run_id)
+                    if row.sort_key != before[2]:
+                        self._sorted = None
+                    return
+        # Shrunk, replaced, unreadable before or now: read it again from the start.
+        self._reload(row, TAIL_BYTES)
+        self._sorted = None
+        changes.updated.add(run_id)
+
+    def _add(self, run_id: str, path: str, whole_under: int | None) -> None:
+        row, tail = RunRow(run_id), LogTail(path)
+        self._rows[run_id], self._tails[run_id] = row, tail
+        if RUN_ID_RE.fullmatch(run_id):
+            self._reader.load(row, tail, whole_under)
+        else:
+            bad_name(row, tail)
+
+    def _reload(self, row: RunRow, whole_under: int | None, priced: bool = False) -> None:
+        """Load into a scratch row, then take its fields: a row the app may be drawing
+        from another thread never shows a half-read summary."""
+        tail = self._tails[row.run_id]
+        fresh, fresh_tail = RunRow(row.run_id), LogTail(tail.path)
+        self._reader.load(fresh, fresh_tail, whole_under, priced)
+        for name in ROW_FIELDS:
+            setattr(row, name, getattr(fresh, name))
+        if row.status != RUNNING:
+            row.held_since = None
+        for name in TAIL_FIELDS:
+            setattr(tail, name, getattr(fresh_tail, name))

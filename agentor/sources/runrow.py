@@ -1,0 +1,84 @@
+"""One row of the run list (`RunRow`): what the screens show of a run, whatever its source.
+Never imports textual. The fields are described in `agentor.sources.source`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from operator import attrgetter
+
+from agentor.engine.history import RunSummary
+from agentor.engine.statuses import INCOMPLETE, INTERRUPTED, RUNNING, UNREADABLE
+from agentor.ops.pricing import RunCost
+
+
+@dataclass(slots=True, eq=False)
+class RunRow:
+    run_id: str
+    summary: RunSummary | None = None
+    status: str = UNREADABLE
+    error: str | None = None
+    complete: bool = False
+    modified_at: float = 0.0  # when the run last changed (its log's mtime): sorts unstarted runs
+    # A run seen free, then taken (by a resume, a worker): when it was last seen free, which is
+    # when its holder began at the earliest. Until a resume records its first step the log
+    # alone cannot tell when it began. None: not seen so (`rowread.settle`).
+    held_since: float | None = None
+    seen_free_at: float | None = None
+    # A fork's lineage, from its own `fork` event (`agentor.sources.lineage`): the run it was forked
+    # from, the line of that run it was forked at (None: the whole run), what was changed there
+    # ("result edited", "model gpt-4o", ...). None for a run that is no fork.
+    forked_from: str | None = None
+    fork_at: int | None = None
+    fork_edit: str | None = None
+    # What the run cost, every generation priced (`agentor.sources.rowcost`); None until the row is
+    # read whole and priced (a quick row, a row being filled).
+    cost: RunCost | None = None
+
+    @property
+    def sort_key(self) -> float:
+        s = self.summary
+        if s is not None and s.started_at is not None:
+            return s.started_at
+        return self.modified_at
+
+
+# What a row read again takes over from the scratch row it was read into (a row the app may be
+# drawing from another thread never shows a half-read summary).
+ROW_FIELDS = tuple(f.name for f in fields(RunRow) if f.name not in ("run_id", "held_since"))
+
+
+def may_be_live(row: RunRow) -> bool:
+    """Whether the row's status depends on who holds the run (an incomplete or empty run)."""
+    s = row.summary
+    return s is not None and (s.events == 0 or s.status == INCOMPLETE)
+
+
+def note_holder(row: RunRow, before: str, now: float) -> None:
+    """Keep `held_since` as the row's status moves from `before` (every source does so after
+    it asked who holds the run, at `now`): a run seen free and then taken is marked held since
+    the last time it was seen free; it was taken after that, and a segment begun before it is
+    not the holder's."""
+    if row.status == INTERRUPTED:
+        row.held_since, row.seen_free_at = None, now
+    elif row.status != RUNNING:
+        row.held_since = row.seen_free_at = None
+    elif before == INTERRUPTED:
+        row.held_since = row.seen_free_at
+
+
+_RUN_ID, _SORT_KEY = attrgetter("run_id"), attrgetter("sort_key")
+
+
+def newest_first(rows: list[RunRow]) -> list[RunRow]:
+    """`rows` in the run list's order, sorted in place: newest first (`sort_key`), then by id,
+    descending. One sort by start when no two rows start at once, each row's start asked once
+    (a listing that comes newest first is one run for it: a single pass); else by id, then by
+    start. (A tuple key a row takes three times as long over 100,000 rows.)"""
+    keys = list(map(_SORT_KEY, rows))
+    if len(set(keys)) < len(keys):  # rows that start at once: by id among them
+        rows.sort(key=_RUN_ID, reverse=True)
+        rows.sort(key=_SORT_KEY, reverse=True)
+        return rows
+    order = sorted(range(len(rows)), key=keys.__getitem__, reverse=True)  # each key once
+    rows[:] = list(map(rows.__getitem__, order))
+    return rows
