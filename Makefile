@@ -14,6 +14,7 @@ $(STAMP): pyproject.toml
 
 test: $(STAMP) browser
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest -q -n 3 --dist loadfile
 
 # tests/test_export.py opens an exported page, tests/test_serve_browser.py the served app (through
@@ -56,6 +57,8 @@ samples: $(STAMP)
 # Open a fresh scratch copy of the samples with the weather agent on the offline demo model,
 # so `r` resumes a crashed run without network, and approving the run that waits for a person
 # (enter, then a, e or n) lets it go on at once; what they do is written to demo-runs/ too.
+# Its model is the agent's own, offline, by name, for a replay from a shell as well:
+#   agentor replay RUN --model offline-demo --store demo-runs --agent examples/weather.py:agent
 demo: $(STAMP)
 	rm -rf demo-runs
 	cp -R runs demo-runs

@@ -256,6 +256,8 @@ def test_show_json_holds_the_run_its_pending_calls_decisions_and_events(runs: Pa
         "approvals",
         "events",
         "bad_lines",
+        "output_type",
+        "parsed_output",
     ]
     assert list(doc["run"]) == LS_FIELDS and doc["run"]["pending"] == 1
     expected = {

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from agentor.sources.shortpath import short_path
 from tests.app_support import (
     IDS,
     SIZE,
@@ -22,6 +21,7 @@ from tests.app_support import (
 )
 from tests.conftest import ROOT
 from tests.test_app_live import FINISH_VIENNA
+from tui.text.shortpath import short_path
 
 VIENNA = IDS["crash_after_tool_result"]
 PRAGUE = IDS["half_finished_crash"]

@@ -15,10 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agentor.errors import SchemaNotFoundError
+
 if TYPE_CHECKING:
+    from agentor.agents import AgentSet
     from agentor.sources.source import RunSource
     from tui.app import RunsApp
-    from tui.controllers.agents import AgentSet
 
 SERVE = "serve"
 
@@ -31,7 +33,7 @@ def _version() -> str:
     try:
         return version("agentor-tui")
     except PackageNotFoundError:  # running from a source tree that is not installed
-        from agentor import __version__
+        from agentor._version import __version__
 
         return __version__
 
@@ -106,10 +108,10 @@ def add_app_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def fail(message: str) -> int:
-    """One line on stderr; exit status 2 (a usage error, as argparse uses)."""
+def fail(message: str, status: int = 2) -> int:
+    """One line on stderr; exit status 2 (a usage error, as argparse uses) unless told."""
     print(f"agentor-tui: error: {message}", file=sys.stderr)
-    return 2
+    return status
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -119,6 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         opened = open_app_arguments(args)
+    except SchemaNotFoundError as exc:  # nothing to show, and none made: as agentor ls
+        return fail(str(exc), status=1)
     except ValueError as exc:
         return fail(str(exc))
 
@@ -163,6 +167,8 @@ def serve(argv: list[str]) -> int:
         if not isinstance(opened.source, Path):
             opened.source.close()  # it was opened to be checked; each tab opens its own
         serving.listen()
+    except SchemaNotFoundError as exc:
+        return fail(str(exc), status=1)
     except ValueError as exc:
         return fail(str(exc))
     return serving.run()
@@ -206,8 +212,8 @@ def open_app_arguments(args: argparse.Namespace) -> AppArguments:
             "--any-agent needs exactly one --agent (the agent to resume every run with)"
         )
 
+    from agentor.agents import AgentSet
     from agentor.errors import AgentSpecError
-    from tui.controllers.agents import AgentSet
 
     try:
         agents = AgentSet.load(args.agent, any_agent=args.any_agent)
@@ -223,7 +229,8 @@ def open_app_arguments(args: argparse.Namespace) -> AppArguments:
 def open_database(dsn: str, schema: str) -> RunSource:
     """The source of a `postgresql://` STORE; ValueError saying in one line why it cannot be
     used (a bad DSN or schema name, no server, refused credentials, a newer schema, no
-    driver), never with the password."""
+    driver), never with the password; `SchemaNotFoundError` when the schema holds no store
+    (none is made)."""
     from agentor.engine.store.pg.dsn import validate_schema
 
     try:
@@ -240,6 +247,8 @@ def open_database(dsn: str, schema: str) -> RunSource:
 
     try:
         return PostgresSource(dsn, schema=schema)
+    except SchemaNotFoundError:
+        raise
     except PostgresStoreError as exc:
         raise ValueError(str(exc)) from None
 

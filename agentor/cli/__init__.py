@@ -95,7 +95,7 @@ def _version() -> str:
     try:
         return version("agentor-tui")
     except PackageNotFoundError:  # a source tree that is not installed
-        from agentor import __version__
+        from agentor._version import __version__
 
         return __version__
 

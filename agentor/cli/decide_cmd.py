@@ -2,9 +2,9 @@
 `agentor reject RUN [CALL] --reason TEXT [--by NAME]`.
 
 A decision is recorded at once, under the run's lock (`agentor.approve` / `agentor.reject`);
-the run goes on when it is resumed (`agentor resume`, the TUI, a worker). Without an agent the
-edited arguments are not checked against the tool: a bad edit reaches the model as the tool's
-error.
+the run goes on when it is resumed (`agentor resume`, the TUI, a worker). Edited arguments are
+checked against the parameters the run recorded as offered to the model, as the TUI's editor
+checks them: a bad edit is a usage error and nothing is written.
 """
 
 from __future__ import annotations

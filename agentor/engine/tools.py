@@ -20,10 +20,7 @@ from typing import Any, overload
 from pydantic import ConfigDict, Field, ValidationError, create_model
 
 from agentor.engine.approval.gating import ApprovalRule, check_rule, check_timeout
-
-
-class ToolArgumentsError(ValueError):
-    """The model's arguments are not valid JSON or do not fit the tool's parameters."""
+from agentor.errors import ToolArgumentsError
 
 
 class Tool:

@@ -8,10 +8,12 @@ from agentor.engine.events import (
     APPROVAL_REQUEST,
     FORK,
     GENERATION,
+    INVALID_OUTPUT,
     MESSAGE,
     RUN_END,
     RUN_START,
     TOOL_CALL,
+    TOOL_DISABLED,
     TOOL_RESULT,
 )
 from agentor.engine.statuses import (
@@ -50,7 +52,11 @@ TYPE_STYLES = {
     FORK: "magenta",
     APPROVAL_REQUEST: AWAITING_STYLE,
     APPROVAL: "#ff87d7",
+    INVALID_OUTPUT: "bold red",
+    TOOL_DISABLED: "bright_yellow",
 }
+# A generation answered by a fallback model (the primary failed).
+FALLBACK_STYLE = "bright_yellow"
 # A person's decision on a gated call.
 DECISION_STYLES = {APPROVED: "bold green", REJECTED: "bold red"}
 ROLE_STYLES = {

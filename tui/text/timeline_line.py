@@ -18,10 +18,12 @@ from agentor.engine.events import (
     APPROVAL_REQUEST,
     FORK,
     GENERATION,
+    INVALID_OUTPUT,
     MESSAGE,
     RUN_END,
     RUN_START,
     TOOL_CALL,
+    TOOL_DISABLED,
     TOOL_RESULT,
     Event,
 )
@@ -31,11 +33,11 @@ from agentor.engine.statuses import FAILED
 from agentor.literal import literal_line
 from tui.text.arg_edit import args_diff
 from tui.text.formatting import clock_time, count
-from tui.text.styles import DECISION_STYLES, ERROR_STYLE, STATUS_STYLES
+from tui.text.styles import DECISION_STYLES, ERROR_STYLE, FALLBACK_STYLE, STATUS_STYLES
 
 LINE_LIMIT = 160
 # How the timeline's type column (11 cells) writes a type whose name does not fit it.
-TYPE_LABELS = {APPROVAL_REQUEST: "approval?"}
+TYPE_LABELS = {APPROVAL_REQUEST: "approval?", INVALID_OUTPUT: "invalid", TOOL_DISABLED: "withdrawn"}
 # A decision's mark: approved, or any other (a rejection).
 DECISION_MARKS = {APPROVED: "✓"}
 REJECTED_MARK = "✗"
@@ -116,6 +118,8 @@ def _generation(out: Text, e: Event, cost: str) -> None:
         out.append(f"  {tokens}", "dim")
     if cost:
         out.append(f" · {cost}", "dim")
+    if e.note is not None and e.model:  # a fallback model answered (engine/fallback.py)
+        out.append(f" · by {literal_line(e.model, 40)} (fallback)", FALLBACK_STYLE)
 
 
 def request_line(e: Event) -> Text:
@@ -148,6 +152,17 @@ def approval_line(e: Event, request: Event | None) -> Text:
     if decided.note:
         out.append(f" · {literal_line(decided.note, LINE_LIMIT)}", "italic")
     return out
+
+
+def follow_up_line(e: Event) -> Text:
+    """An invalid structured answer (its error, in red) or a tool withdrawn (its name)."""
+    if e.type == INVALID_OUTPUT:
+        error = literal_line(e.error or "invalid answer", LINE_LIMIT)
+        return Text.assemble(("✗ ", ERROR_STYLE), (error, ERROR_STYLE))
+    return Text.assemble(
+        (literal_line(e.name or "?", 40), "bold"),
+        (f" {literal_line(e.note or 'withdrawn', 80)}", FALLBACK_STYLE),
+    )
 
 
 def timeline_line(
@@ -201,6 +216,8 @@ def timeline_line(
         out.append_text(approval_line(e, request))
     elif e.type == FORK:
         out.append(f"forked from {literal_line(e.forked_from or '?', 64)}", "magenta")
+    elif e.type in (INVALID_OUTPUT, TOOL_DISABLED):
+        out.append_text(follow_up_line(e))
     else:
         keys = ", ".join(e.extra) or "no fields"
         out.append(f"({literal_line(keys, 80)})", "dim")
