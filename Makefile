@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo lint screenshots bench bench-quick samples clean browser phoenix
+.PHONY: test demo lint screenshots screenshot-browser bench bench-quick samples clean browser phoenix
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -17,11 +17,12 @@ test: $(STAMP) browser phoenix
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest -q -n 3 --dist loadfile
 
-# tests/test_export.py opens an exported page in a real headless browser: Debian's chromium,
-# installed here once when missing (about 30 s; needs root, as on every machine of this project).
+# tests/test_export.py opens an exported page, tests/test_serve_browser.py the served app (through
+# Playwright), in a real headless browser: Debian's chromium, installed here once when missing
+# (about 30 s; needs root, as on every machine of this project); never a downloaded browser.
 browser:
 	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
-		{ echo "installing chromium for tests/test_export.py (once)"; \
+		{ echo "installing chromium for the browser tests (once)"; \
 		  apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
 
 # tests/test_telemetry_phoenix.py sends spans to a real Arize Phoenix (a consumer this project did
@@ -40,6 +41,10 @@ $(PHOENIX_STAMP):
 # SVGs of the app for the README, from the sample runs in runs/.
 screenshots: $(STAMP)
 	$(BIN)/python scripts/screenshots.py
+
+# screenshots/browser.png: the sample runs served (`agentor-tui serve`), as headless chromium shows them.
+screenshot-browser: $(STAMP) browser
+	$(BIN)/python scripts/browser_screenshot.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
