@@ -476,7 +476,7 @@ def test_a_decision_from_the_shell_and_a_resume_in_a_new_process(
 AGENTS_FILE = textwrap.dedent(
     """
     from agentor import Agentor
-    from agentor.engine.models import ModelError
+    from agentor import ModelError
 
     class Broken:
         name = "broken"
