@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo lint screenshots bench bench-quick samples clean browser
+.PHONY: test demo docs lint screenshots bench bench-quick samples clean browser
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -23,6 +23,10 @@ browser:
 	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
 		{ echo "installing chromium for tests/test_export.py (once)"; \
 		  apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
+
+# The manual (docs/, mkdocs.yml) as a site in site/; tests/test_docs.py builds it with --strict.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
 # SVGs of the app for the README, from the sample runs in runs/.
 screenshots: $(STAMP)
@@ -59,4 +63,4 @@ demo: $(STAMP)
 		$(BIN)/agentor-tui demo-runs --agent examples/weather.py:agent
 
 clean:
-	rm -rf $(VENV) demo-runs .pytest_cache .ruff_cache
+	rm -rf $(VENV) demo-runs site .pytest_cache .ruff_cache

@@ -92,6 +92,7 @@ class Agentor:
     # -- starting a run ------------------------------------------------------------------------
 
     def run(self, input: Input, *, run_id: str | None = None) -> RunResult:
+        """`arun` in an event loop of its own; inside a running loop, use `arun`."""
         check_input(input)
         return in_own_loop(self.model, "run", lambda: self.arun(input, run_id=run_id))
 
@@ -134,6 +135,7 @@ class Agentor:
     # -- resuming ------------------------------------------------------------------------------
 
     def resume(self, run_id: str, listener: Listener | None = None) -> RunResult:
+        """`aresume` in an event loop of its own; inside a running loop, use `aresume`."""
         return in_own_loop(self.model, "resume", lambda: self.aresume(run_id, listener))
 
     async def aresume(self, run_id: str, listener: Listener | None = None) -> RunResult:

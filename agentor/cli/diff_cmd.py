@@ -111,7 +111,7 @@ def _seconds(value: float | None) -> str:
 def _as_json(
     found: Comparison, ids: tuple[str, str], lines: tuple[list[int], list[int]]
 ) -> dict[str, Any]:
-    """`agentor diff --json` (README: agentor diff): fields are only ever added."""
+    """`agentor diff --json` (docs/forks.md): fields are only ever added."""
     first = found.first
     turn = first.turn if first is not None else None
     return {
