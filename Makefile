@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo lint screenshots screenshot-browser bench bench-quick samples clean browser phoenix
+.PHONY: test demo docs lint screenshots screenshot-browser bench bench-quick samples clean browser phoenix
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -37,6 +37,10 @@ $(PHOENIX_STAMP):
 	test -x $(PHOENIX_VENV)/bin/python || $(PY) -m venv $(PHOENIX_VENV)
 	$(PHOENIX_VENV)/bin/python -m pip install -q 'arize-phoenix>=20,<21'
 	touch $(PHOENIX_STAMP)
+
+# The manual (docs/, mkdocs.yml) as a site in site/; tests/test_docs.py builds it with --strict.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
 # SVGs of the app for the README, from the sample runs in runs/.
 screenshots: $(STAMP)
@@ -79,4 +83,4 @@ demo: $(STAMP)
 		$(BIN)/agentor-tui demo-runs --agent examples/weather.py:agent
 
 clean:
-	rm -rf $(VENV) $(PHOENIX_VENV) demo-runs .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(PHOENIX_VENV) demo-runs site .pytest_cache .ruff_cache

@@ -133,6 +133,7 @@ class Agentor(ForkCalls, UpstreamCalls):
     # -- starting a run ------------------------------------------------------------------------
 
     def run(self, input: Input, tracing: Any = None, *, run_id: str | None = None) -> RunResult:
+        """`arun` in an event loop of its own; inside a running loop, use `arun`."""
         check_input(input)
         return in_own_loop(
             self.model, "run", lambda: self.arun(input, tracing=tracing, run_id=run_id)
@@ -202,6 +203,7 @@ class Agentor(ForkCalls, UpstreamCalls):
     def resume(
         self, run_id: str, listener: Listener | None = None, *, tracing: Any = None
     ) -> RunResult:
+        """`aresume` in an event loop of its own; inside a running loop, use `aresume`."""
         return in_own_loop(
             self.model, "resume", lambda: self.aresume(run_id, listener, tracing=tracing)
         )

@@ -133,12 +133,12 @@ def _add_run_commands(sub: Any) -> None:
     ls.add_argument("--store", metavar="DIR|DSN", help="the same as DIR|DSN")
     ls.add_argument("--schema", metavar="NAME", help=SCHEMA_HELP)
     ls.add_argument("--status", choices=STATUSES, metavar="S", help=", ".join(STATUSES))
-    ls.add_argument("--json", action="store_true", help="a JSON array (README: agentor ls)")
+    ls.add_argument("--json", action="store_true", help="a JSON array (fields: docs/cli.md)")
     ls.set_defaults(run="runs_cmd:ls")
 
     show = sub.add_parser("show", help="a run's summary, timeline and pending calls")
     _run_args(show)
-    show.add_argument("--json", action="store_true", help="a JSON object (README: agentor show)")
+    show.add_argument("--json", action="store_true", help="a JSON object (fields: docs/cli.md)")
     show.set_defaults(run="runs_cmd:show")
 
     approve = sub.add_parser("approve", help="approve a pending call (all, without CALL)")
@@ -223,7 +223,7 @@ def _add_fleet_commands(sub: Any) -> None:
 
 
 def _add_fork_commands(sub: Any) -> None:
-    """What if: fork, replay, diff (README: Forks, replays and comparisons)."""
+    """What if: fork, replay, diff (docs/forks.md)."""
     fork = sub.add_parser("fork", help="a new run from a recorded one, changed at one step")
     _run_args(fork)
     fork.add_argument(
@@ -258,14 +258,13 @@ def _add_fork_commands(sub: Any) -> None:
     diff = sub.add_parser("diff", help="how two runs differ: first divergence, differences")
     diff.add_argument("run_a", metavar="RUN_A", help="a run id, a unique prefix, or its log")
     diff.add_argument("run_b", metavar="RUN_B", help="the same, for the other run")
-    diff.add_argument("--json", action="store_true", help="a JSON object (README: agentor diff)")
+    diff.add_argument("--json", action="store_true", help="a JSON object (fields: docs/forks.md)")
     _store_args(diff, dir_option=True)
     diff.set_defaults(run="diff_cmd:diff")
 
 
 def _add_ops_commands(sub: Any) -> None:
-    """Operating a store for months (README: Operating a store): prune, pin, unpin, export,
-    search."""
+    """Operating a store for months (docs/operations.md): prune, pin, unpin, export, search."""
     prune = sub.add_parser("prune", help="delete old runs; held, awaiting, pinned runs stay")
     _store_positional(prune)
     prune.add_argument(
@@ -276,7 +275,7 @@ def _add_ops_commands(sub: Any) -> None:
     )
     prune.add_argument("--status", metavar="S,...", help="only these: " + ", ".join(PRUNABLE))
     prune.add_argument("--dry-run", action="store_true", help="say what would go; remove nothing")
-    prune.add_argument("--json", action="store_true", help="a JSON object (README: agentor prune)")
+    prune.add_argument("--json", action="store_true", help="a JSON object (docs/operations.md)")
     prune.set_defaults(run="ops_cmd:prune")
     for verb, what in (("pin", "keep a run whatever prune is asked"), ("unpin", "undo a pin")):
         p = sub.add_parser(verb, help=what)
@@ -293,7 +292,7 @@ def _add_ops_commands(sub: Any) -> None:
         help="the text to find (without a capital, in any case), or with --regex a regex",
     )
     search.add_argument("--regex", action="store_true", help="QUERY is a regular expression")
-    search.add_argument("--json", action="store_true", help="a JSON array (README: agentor search)")
+    search.add_argument("--json", action="store_true", help="a JSON array (docs/operations.md)")
     search.set_defaults(run="search_cmd:search")
     search.__class__ = Intermixed  # [DIR|DSN] QUERY, with options anywhere
 

@@ -108,7 +108,7 @@ def _print_totals(found: Comparison) -> None:
 def _as_json(
     found: Comparison, ids: tuple[str, str], lines: tuple[list[int], list[int]]
 ) -> dict[str, Any]:
-    """`agentor diff --json` (README: agentor diff): fields are only ever added."""
+    """`agentor diff --json` (docs/forks.md): fields are only ever added."""
     first = found.first
     turn = first.turn if first is not None else None
     return {

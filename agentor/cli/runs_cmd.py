@@ -1,7 +1,7 @@
 """`agentor ls [DIR|DSN] [--status S] [--json]` and `agentor show RUN [--store S] [--json]`.
 
 Both read logs and locks only: they write nothing, take no lock and never call a model. The
-JSON they print is documented in the README ("The agentor command"); fields are only ever
+JSON they print is documented in docs/cli.md ("JSON output"); fields are only ever
 added to it. A PostgreSQL store is listed from its runs table (one query), not run by run.
 """
 

@@ -30,7 +30,8 @@ from agentor.engine.statuses import (
 # Status colours mean something (k9s / lazygit): cyan is alive, yellow wants a hand, pink
 # wants a person's decision, red broke, violet is on its way down. Textual draws ANSI `yellow`
 # as its theme's orange (#fd971f); `bright_yellow` is yellow on screen, as the help and the
-# README say. Pink is a colour of its own (ANSI magenta is drawn close to red or to violet).
+# manual (docs/tui.md) say. Pink is a colour of its own (ANSI magenta is drawn close to red or
+# to violet).
 AWAITING_STYLE = "bold #ff5fd7"
 STATUS_STYLES = {
     AWAITING_APPROVAL: AWAITING_STYLE,
