@@ -235,6 +235,16 @@ class NotRequestedError(ApprovalError, LookupError):
     has no call waiting for one (`call_id` None)."""
 
 
+class InvalidResultError(ApprovalError, ValueError):
+    """A result given for a call that cannot take one (it did not run: only a call a crash
+    interrupted can be given the result it had), or one that is not JSON; `reason` says
+    which."""
+
+    def __init__(self, run_id: str, call_id: str | None, reason: str) -> None:
+        super().__init__(run_id, call_id, f"result for call {call_id}: {reason}")
+        self.reason = reason
+
+
 class InvalidArgsError(ApprovalError, ValueError):
     """Edited arguments that are not a JSON object, or do not fit the tool's parameters;
     `reason` says what is wrong."""

@@ -256,6 +256,8 @@ def test_show_json_holds_the_run_its_pending_calls_decisions_and_events(runs: Pa
         "approvals",
         "events",
         "bad_lines",
+        "output_type",
+        "parsed_output",
     ]
     assert list(doc["run"]) == LS_FIELDS and doc["run"]["pending"] == 1
     expected = {
@@ -483,7 +485,7 @@ def test_a_decision_from_the_shell_and_a_resume_in_a_new_process(
 AGENTS_FILE = textwrap.dedent(
     """
     from agentor import Agentor
-    from agentor.engine.models import ModelError
+    from agentor import ModelError
 
     class Broken:
         name = "broken"

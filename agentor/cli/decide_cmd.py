@@ -5,9 +5,9 @@
 recorded as the tool's result when the run is resumed; the tool is not run again.
 
 A decision is recorded at once, under the run's lock (`agentor.approve` / `agentor.reject`);
-the run goes on when it is resumed (`agentor resume`, the TUI, a worker). Without an agent the
-edited arguments are not checked against the tool: a bad edit reaches the model as the tool's
-error.
+the run goes on when it is resumed (`agentor resume`, the TUI, a worker). Edited arguments are
+checked against the parameters the run recorded as offered to the model, as the TUI's editor
+checks them: a bad edit is a usage error and nothing is written.
 """
 
 from __future__ import annotations
@@ -20,13 +20,18 @@ from typing import Any
 
 from agentor.cli.lines import Refusal, UsageError, compact, plural
 from agentor.cli.stores import the_run
-from agentor.engine.approval.decisions import InvalidResultError
 from agentor.engine.approval.decisions import approve as approve_call
 from agentor.engine.approval.decisions import reject as reject_call
 from agentor.engine.approval.pending import Decision, pending_calls
 from agentor.engine.store.api import Store
 from agentor.engine.store.holding import load_run
-from agentor.errors import ApprovalError, InvalidArgsError, RunLockedError, RunNotFoundError
+from agentor.errors import (
+    ApprovalError,
+    InvalidArgsError,
+    InvalidResultError,
+    RunLockedError,
+    RunNotFoundError,
+)
 from agentor.literal import literal_line
 
 

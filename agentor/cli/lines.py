@@ -19,11 +19,13 @@ from agentor.engine.events import (
     APPROVAL_REQUEST,
     CLAIM,
     GENERATION,
+    INVALID_OUTPUT,
     MESSAGE,
     RELEASE,
     RUN_END,
     RUN_START,
     TOOL_CALL,
+    TOOL_DISABLED,
     TOOL_RESULT,
     TOOL_START,
     TOOL_WAIT,
@@ -135,6 +137,8 @@ def _what(e: Event) -> str:
             parts.append(plural(calls, "call"))
         elif e.text:
             parts.append(e.text)
+        if e.note is not None:  # a fallback model answered
+            parts.append(f"by {e.model} (fallback)")
         return " · ".join(parts)
     if e.type in (TOOL_CALL, APPROVAL_REQUEST, TOOL_START):
         line = f"{e.name}{_via(e)} {compact(e.args)}"
@@ -168,6 +172,10 @@ def _what(e: Event) -> str:
         if e.type == CLAIM:
             return f"{line}, attempt {e.extra.get('attempt')}"
         return f"{line}: {e.note}" if e.note else line
+    if e.type == INVALID_OUTPUT:
+        return f"✗ {e.error}"
+    if e.type == TOOL_DISABLED:
+        return f"{e.name} {e.note or 'withdrawn'}"
     if e.type in (MESSAGE, RUN_END):
         parts = [e.status or ""] if e.type == RUN_END else []
         parts += [x for x in (e.error, e.text if e.type == MESSAGE else None) if x]

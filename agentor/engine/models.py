@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from agentor.engine.events import Usage
+from agentor.engine.settings import split_client_options
+from agentor.errors import ModelError
 
 TextCallback = Callable[[str], None]
 
@@ -37,10 +39,6 @@ class Model(Protocol):
         ...
 
 
-class ModelError(RuntimeError):
-    """The model endpoint failed; the message never carries the API key."""
-
-
 class OpenAIModel:
     """Chat completions through the `openai` SDK: OpenAI, vLLM, Ollama, llama.cpp, ...
 
@@ -61,6 +59,8 @@ class OpenAIModel:
             k: settings.pop(k) for k in ("max_retries", "timeout") if k in settings
         }
         self.settings = settings
+        # Made once: every request merges them as they are (engine/settings.py).
+        self._body_fields, self._call_options = split_client_options(settings)
         self._client: Any = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
 
@@ -93,9 +93,29 @@ class OpenAIModel:
 
     async def aclose(self) -> None:
         """Close the client's connections (they belong to the running event loop)."""
-        client, self._client, self._client_loop = self._client, None, None
-        if client is not None:
+        client, loop = self._client, self._client_loop
+        self._client, self._client_loop = None, None
+        # A client made in an event loop that has ended (an earlier `asyncio.run`) has its
+        # connections with it: closing it here would touch that dead loop.
+        if client is not None and loop is asyncio.get_running_loop():
             await client.close()
+
+    async def check(self) -> None:
+        """Whether this model can be asked at all, before a run writes what it would leave
+        failed (a replay, a fork on another model): the client can be built (a key is
+        there) and the endpoint answers. Any HTTP answer but a refused key will do (not every
+        server lists its models); asked once, without retries. `ModelError` (no key in it)."""
+        try:
+            client = self._get_client()
+            await client.with_options(max_retries=0).models.list()
+        except Exception as exc:
+            import openai
+
+            refused = getattr(exc, "status_code", None) in (401, 403)
+            if isinstance(exc, openai.APIStatusError) and not refused:
+                return  # it answered
+            text = redact(f"{type(exc).__name__}: {exc}", self._secret())
+            raise ModelError(f"model {self.name} cannot be used: {text}") from None
 
     def _secret(self) -> str | None:
         client = self._client
@@ -112,7 +132,8 @@ class OpenAIModel:
             kwargs: dict[str, Any] = {"model": self.name, "messages": list(messages)}
             if tools:
                 kwargs["tools"] = list(tools)
-            kwargs.update(self.settings)
+            kwargs.update(self._call_options)
+            kwargs["extra_body"] = self._body_fields
             if on_text is None:
                 completion = await client.chat.completions.create(**kwargs)
                 return _from_completion(completion)

@@ -22,10 +22,7 @@ from pydantic import ConfigDict, Field, ValidationError, create_model
 
 from agentor.engine.approval.gating import ApprovalRule, check_rule, check_timeout
 from agentor.engine.interrupted import check_on_interrupt
-
-
-class ToolArgumentsError(ValueError):
-    """The model's arguments are not valid JSON or do not fit the tool's parameters."""
+from agentor.errors import ToolArgumentsError
 
 
 class Tool:

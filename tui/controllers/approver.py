@@ -29,18 +29,18 @@ from textual.message import Message
 from agentor import ApprovalError, Decision, RunLockedError, RunNotFoundError, Tool
 from agentor import approve as approve_call
 from agentor import reject as reject_call
+from agentor.agents import AgentSet
 from agentor.engine.approval.pending import pending_calls
+from agentor.engine.argschema import check_schema
 from agentor.engine.statuses import AWAITING_APPROVAL
 from agentor.engine.store.api import Store
 from agentor.engine.store.holding import load_run
 from agentor.errors import ToolArgumentsError
 from agentor.sources.gated import GatedCall, waiting_calls
 from agentor.sources.source import Changes, RunSource
-from tui.controllers.agents import AgentSet
 from tui.controllers.controller import Controller
 from tui.controllers.resumer import Resumer
 from tui.text import notices
-from tui.text.arg_edit import check_schema
 from tui.text.formatting import short_id
 
 # What a decision can run into besides the engine's refusals (`ApprovalError`).

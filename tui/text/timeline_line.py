@@ -18,10 +18,12 @@ from agentor.engine.events import (
     APPROVAL_REQUEST,
     FORK,
     GENERATION,
+    INVALID_OUTPUT,
     MESSAGE,
     RUN_END,
     RUN_START,
     TOOL_CALL,
+    TOOL_DISABLED,
     TOOL_RESULT,
     TOOL_START,
     Event,
@@ -33,11 +35,17 @@ from agentor.engine.statuses import FAILED
 from agentor.literal import literal_line
 from tui.text.arg_edit import args_diff
 from tui.text.formatting import clock_time, count
-from tui.text.styles import AWAITING_STYLE, DECISION_STYLES, ERROR_STYLE, STATUS_STYLES
+from tui.text.styles import (
+    AWAITING_STYLE,
+    DECISION_STYLES,
+    ERROR_STYLE,
+    FALLBACK_STYLE,
+    STATUS_STYLES,
+)
 
 LINE_LIMIT = 160
 # How the timeline's type column (11 cells) writes a type whose name does not fit it.
-TYPE_LABELS = {APPROVAL_REQUEST: "approval?"}
+TYPE_LABELS = {APPROVAL_REQUEST: "approval?", INVALID_OUTPUT: "invalid", TOOL_DISABLED: "withdrawn"}
 # A decision's mark: approved, or any other (a rejection).
 DECISION_MARKS = {APPROVED: "✓"}
 REJECTED_MARK = "✗"
@@ -118,6 +126,8 @@ def _generation(out: Text, e: Event, cost: str) -> None:
         out.append(f"  {tokens}", "dim")
     if cost:
         out.append(f" · {cost}", "dim")
+    if e.note is not None and e.model:  # a fallback model answered (engine/fallback.py)
+        out.append(f" · by {literal_line(e.model, 40)} (fallback)", FALLBACK_STYLE)
 
 
 def request_line(e: Event) -> Text:
@@ -204,6 +214,17 @@ def _tool_result(out: Text, e: Event) -> None:
         out.append(value_line(e.result))
 
 
+def follow_up_line(e: Event) -> Text:
+    """An invalid structured answer (its error, in red) or a tool withdrawn (its name)."""
+    if e.type == INVALID_OUTPUT:
+        error = literal_line(e.error or "invalid answer", LINE_LIMIT)
+        return Text.assemble(("✗ ", ERROR_STYLE), (error, ERROR_STYLE))
+    return Text.assemble(
+        (literal_line(e.name or "?", 40), "bold"),
+        (f" {literal_line(e.note or 'withdrawn', 80)}", FALLBACK_STYLE),
+    )
+
+
 def timeline_line(
     item: Event | BadLine, segment: int = 1, request: Event | None = None, cost: str = ""
 ) -> Text:
@@ -242,6 +263,8 @@ def timeline_line(
         out.append_text(approval_line(e, request))
     elif e.type == FORK:
         out.append(f"forked from {literal_line(e.forked_from or '?', 64)}", "magenta")
+    elif e.type in (INVALID_OUTPUT, TOOL_DISABLED):
+        out.append_text(follow_up_line(e))
     else:
         keys = ", ".join(e.extra) or "no fields"
         out.append(f"({literal_line(keys, 80)})", "dim")

@@ -72,6 +72,12 @@ class PendingCall:
             return False
         return (time.time() if now is None else now) >= self.deadline
 
+    def timed_out(self) -> Decision:
+        """The decision its passed deadline stands for: rejected by "timeout" at the deadline."""
+        return Decision(
+            self.call_id, self.name, self.turn, REJECTED, TIMEOUT_BY, "timed out", at=self.deadline
+        )
+
     @classmethod
     def of(cls, request: Event) -> PendingCall:
         return cls(
