@@ -19,6 +19,7 @@ import pytest
 from textual.widgets import TextArea
 
 from agentor import approve
+from agentor.agents import AgentSet
 from agentor.engine.events import APPROVAL, TOOL_RESULT, Event
 from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED
 from agentor.engine.store.file import FileStore
@@ -39,7 +40,6 @@ from tests.approvalkit import TRAVEL_PROMPT, Travel
 from tests.conftest import ROOT
 from tests.test_app_literal import CLEAR, NASTY
 from tui.app import RunsApp
-from tui.controllers.agents import AgentSet
 from tui.widgets.args_editor import ArgsEditor
 from tui.widgets.reason_screen import ReasonScreen
 

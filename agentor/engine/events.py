@@ -6,7 +6,8 @@ optional and ignored by an upstream reader.
 
 What a generation was asked with besides its messages is written once per segment, on its
 `run_start`: `tools` (the tool schemas offered), `settings` (the model's settings, when it
-exposes any) and `config`, a digest of the two; each generation of the segment carries the
+exposes any) and `config`, a digest of the two (and `output`, the structured output's type and
+retries, when the agent has one); each generation of the segment carries the
 same `config` (engine/request.py). Unknown fields and unknown event types are kept,
 never fatal: they survive a `from_dict` / `to_dict` round trip unchanged.
 """
@@ -40,6 +41,19 @@ APPROVAL = "approval"
 # it is an attempt whose worker died (agentor/fleet/claims.py).
 CLAIM = "claim"
 RELEASE = "release"
+# A call of a tool that asks a person after a crash (`on_interrupt="ask"`) is about to run
+# (`name`, `call_id`, `args`, `turn`, `server`, `pid`, `host`): a `tool_start` with no
+# `tool_result` after it is a call whose outcome is unknown (engine/interrupted.py).
+TOOL_START = "tool_start"
+# A final answer that does not match the agent's `output_type` (`text`: the raw answer, `error`:
+# what is invalid, `messages`: the correction the model is then sent; engine/structured.py).
+INVALID_OUTPUT = "invalid_output"
+# A tool withdrawn after `max_tool_failures` failed calls (`name`, `note`, `messages`: the notice
+# the model is then sent; engine/toolfailures.py).
+TOOL_DISABLED = "tool_disabled"
+# Events whose `messages` join the conversation after the generation they follow: a resume sends
+# them as the live run did (engine/replay.py).
+FOLLOW_UP_TYPES = frozenset({INVALID_OUTPUT, TOOL_DISABLED})
 TEXT_DELTA = "text_delta"
 # Transient too: a cancelled run is waiting for a tool thread to end (`name`, `call_id`, `turn`)
 # before it records the result and lets the run go (a running thread cannot be interrupted).
@@ -124,6 +138,14 @@ class Event:
     deadline: float | None = None
     tools: list[dict[str, Any]] | None = None
     settings: dict[str, Any] | None = None
+    # The MCP server a tool_call / tool_result / tool_start's tool came from (its name).
+    server: str | None = None
+    # Why an approval_request waits (engine/interrupted.py: a call a crash interrupted).
+    reason: str | None = None
+    # On run_start: the MCP servers of the segment and the tools each offered
+    # (engine/toolset.py).
+    mcp: list[dict[str, Any]] | None = None
+    output: dict[str, Any] | None = None
     messages: list[dict[str, Any]] | None = None
     # Fields this version does not know, kept in the order they were read and written back.
     extra: dict[str, Any] = field(default_factory=dict)
@@ -258,6 +280,10 @@ _FIELD_CHECKS = {
     "deadline": _is_num,
     "tools": is_list_of_dicts,
     "settings": _is_dict,
+    "server": _is_str,
+    "reason": _is_str,
+    "mcp": is_list_of_dicts,
+    "output": _is_dict,
 }
 _FIELDS = tuple(f.name for f in fields(Event) if f.name not in ("type", "extra"))
 assert set(_FIELDS) == set(_FIELD_CHECKS), "every Event field needs a type check"

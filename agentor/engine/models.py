@@ -18,6 +18,7 @@ from agentor.engine.chat_request import (
     prepare_settings,
 )
 from agentor.engine.events import Usage
+from agentor.errors import ModelError
 
 TextCallback = Callable[[str], None]
 
@@ -41,10 +42,6 @@ class Model(Protocol):
     ) -> ModelResponse:
         """One chat turn. When `on_text` is given, stream and call it with each text delta."""
         ...
-
-
-class ModelError(RuntimeError):
-    """The model endpoint failed; the message never carries the API key."""
 
 
 class OpenAIModel:
@@ -100,9 +97,29 @@ class OpenAIModel:
 
     async def aclose(self) -> None:
         """Close the client's connections (they belong to the running event loop)."""
-        client, self._client, self._client_loop = self._client, None, None
-        if client is not None:
+        client, loop = self._client, self._client_loop
+        self._client, self._client_loop = None, None
+        # A client made in an event loop that has ended (an earlier `asyncio.run`) has its
+        # connections with it: closing it here would touch that dead loop.
+        if client is not None and loop is asyncio.get_running_loop():
             await client.close()
+
+    async def check(self) -> None:
+        """Whether this model can be asked at all, before a run writes what it would leave
+        failed (a replay, a fork on another model): the client can be built (a key is
+        there) and the endpoint answers. Any HTTP answer but a refused key will do (not every
+        server lists its models); asked once, without retries. `ModelError` (no key in it)."""
+        try:
+            client = self._get_client()
+            await client.with_options(max_retries=0).models.list()
+        except Exception as exc:
+            import openai
+
+            refused = getattr(exc, "status_code", None) in (401, 403)
+            if isinstance(exc, openai.APIStatusError) and not refused:
+                return  # it answered
+            text = redact(f"{type(exc).__name__}: {exc}", self._secret())
+            raise ModelError(f"model {self.name} cannot be used: {text}") from None
 
     def _secret(self) -> str | None:
         client = self._client

@@ -29,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from agentor.agent import Agentor
+from agentor.agents import AgentSet
 from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED
 from agentor.engine.store.api import Store
 from agentor.errors import NothingToResumeError, RunLockedError, RunLostError, RunNotFoundError
@@ -97,10 +98,9 @@ class Worker:
         if name is not None:
             self.claims.worker = name
         claiming = ClaimingStore(store, self.claims)
-        self.agents = {
-            a.name: a.clone(store=claiming, model=StoppableModel(a.model, self.stopping))
-            for a in agents
-        }
+        self.agents = AgentSet(
+            a.clone(store=claiming, model=StoppableModel(a.model, self.stopping)) for a in agents
+        )
         self.finder = finder_for(store, self.claims.wanted)
         self.concurrency = concurrency
         self.poll_interval = poll_interval
@@ -168,7 +168,7 @@ class Worker:
                 await asyncio.wait(set(self._tasks.values()))
         finally:
             watch_stop.set()
-            for agent in self.agents.values():
+            for agent in self.agents.agents:
                 close = getattr(agent.model, "aclose", None)
                 if close is not None:
                     await close()
@@ -229,7 +229,8 @@ class Worker:
         return False
 
     async def _attempt(self, c: Candidate) -> None:
-        agent = self.agents[c.agent]
+        agent = self.agents.for_run(c.agent)
+        assert agent is not None  # claims take only runs of these agents' names
         try:
             result = await agent.aresume(c.run_id)
         except StopBeforeTurn:

@@ -56,6 +56,14 @@ class BadLine:
         return f"line {self.lineno} (byte {self.offset}): {self.reason}"
 
 
+def skipped_lines(bad: list[BadLine]) -> str:
+    """The bad lines a read skipped, in one line: a file of random bytes has hundreds, and a
+    command says so once, not once a line."""
+    if len(bad) == 1:
+        return f"skipped {bad[0]}"
+    return f"skipped {len(bad)} bad lines; the first: {bad[0]}"
+
+
 class LogEncoder:
     """Encodes events of one log, remembering the last generation to write deltas against."""
 
