@@ -278,9 +278,16 @@ async def test_a_conversation_changed_other_than_by_appending_sends_what_it_hold
         assert [m["content"] for m in sent[0]["messages"]] == [m["content"] for m in held]
 
 
-async def test_a_setting_create_does_not_take_fails_the_request_with_its_name() -> None:
-    model = OpenAIModel("m", base_url="http://127.0.0.1:9/v1", api_key=KEY, temprature=0.2)
-    with pytest.raises(TypeError, match="'temprature'"):
+async def test_a_setting_create_does_not_take_is_sent_as_it_is(fake_openai: FakeOpenAI) -> None:
+    """A provider's own field (`ModelSettings(top_k=40)`) reaches the server as given."""
+    model = OpenAIModel("m", base_url=fake_openai.url, api_key=KEY, max_retries=0, top_k=40)
+    await model.generate([{"role": "user", "content": "hi"}], [])
+    assert fake_openai.requests[-1]["top_k"] == 40
+
+
+async def test_a_setting_the_engine_sets_is_refused_with_its_name() -> None:
+    model = OpenAIModel("m", base_url="http://127.0.0.1:9/v1", api_key=KEY, stream=True)
+    with pytest.raises(TypeError, match="'stream'"):
         await model.generate([{"role": "user", "content": "hi"}], [])
 
 

@@ -255,15 +255,31 @@ def test_a_fallback_model_answers_after_a_429_and_the_generation_says_so(tmp_pat
 
 
 def test_tracing_is_accepted_on_the_agent_and_on_each_call(tmp_path: Path) -> None:
-    tracer = object()
-    with FakeOpenAI([{"text": "a"}, {"text": "b"}, {"text": "c"}]) as srv:
+    """Upstream's `tracer=` and `tracing=`: here a tracer is an OpenTelemetry SDK tracer, and a
+    call's `tracing` decides for that call: False none, True or None the agent's."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from agentor.telemetry import inprocess
+
+    spans = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(spans))
+    tracer = provider.get_tracer("test")
+    replies = [{"text": "a"}, {"text": "b"}, {"text": "c"}, {"text": "d"}]
+    with FakeOpenAI(replies) as srv:
         agent = agent_on(srv, store=FileStore(tmp_path), tracer=tracer)
         assert agent.tracing is tracer
         first = agent.run("hi", tracing=False)
         second = asyncio.run(agent.arun("hi", tracing=True))
-        assert agent.resume(first.run_id, tracing=True).final_output == "a"
-        assert asyncio.run(agent.chat("hi")).final_output == "c"
-    assert second.final_output == "b"
+        assert agent.resume(first.run_id, tracing=True).final_output == "a"  # settled: no call
+        third = asyncio.run(agent.chat("hi"))
+        fourth = agent.run("hi", tracing=False)
+    assert (second.final_output, third.final_output, fourth.final_output) == ("b", "c", "d")
+    assert inprocess.flush()
+    traced = {s.attributes.get("gen_ai.conversation.id") for s in spans.get_finished_spans()}
+    assert traced == {second.run_id, third.run_id}
     # Upstream's rule for a call: None keeps the agent's, False none, True the agent's tracer.
     assert call_tracing(tracer, None) is tracer
     assert call_tracing(tracer, False) is False

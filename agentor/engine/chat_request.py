@@ -49,8 +49,9 @@ class PreparedSettings:
 
 def prepare_settings(settings: Mapping[str, Any]) -> PreparedSettings:
     """`settings` (keyword arguments of `chat.completions.create`) made ready once, as `create`
-    would send them. A name `create` does not take is a `TypeError`, as `create` raises it;
-    `model`, `messages`, `tools` and `stream` are the engine's (the tools are the agent's)."""
+    would send them. A name `create` does not take is sent as it is (a provider's own field, a
+    `ModelSettings.extra`), as `extra_body` would send it; `model`, `messages`, `tools` and
+    `stream` are the engine's (the tools are the agent's): a `TypeError`."""
     from openai._utils import maybe_transform
     from openai.types.chat import completion_create_params
 
@@ -58,21 +59,26 @@ def prepare_settings(settings: Mapping[str, Any]) -> PreparedSettings:
     fields: dict[str, Any] = {}
     options: dict[str, Any] = {"security": {"bearer_auth": True}}  # as `create` asks
     extra_body: dict[str, Any] = {}
+    passed: dict[str, Any] = {}
     for name, value in settings.items():
-        if name in ENGINE_FIELDS or name not in accepted:
-            why = "the engine sets it" if name in ENGINE_FIELDS else "not a parameter of it"
+        if name in ENGINE_FIELDS:
             raise TypeError(
-                f"model setting {name!r} cannot be sent to chat.completions.create: {why}"
+                f"model setting {name!r} cannot be sent to chat.completions.create: "
+                "the engine sets it"
             )
         if name == "extra_body":
             extra_body = dict(value or {})
+        elif name not in accepted:
+            # A provider's own field (`ModelSettings(top_k=40)`): sent as it is, as the SDK
+            # sends `extra_body`, where `create` would refuse the keyword.
+            passed[name] = value
         elif name in _OPTION_FIELDS:
             if value is not None:
                 options[_OPTION_FIELDS[name]] = value
         else:
             fields[name] = value
     prepared = maybe_transform(fields, completion_create_params.CompletionCreateParamsNonStreaming)
-    return PreparedSettings(prepared, extra_body, options)
+    return PreparedSettings(prepared, {**passed, **extra_body}, options)
 
 
 def chat_request_body(

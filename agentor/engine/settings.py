@@ -98,16 +98,12 @@ def request_fields(
     keyword settings this project's `Agentor` always took (`temperature=0.2`, ...) and the
     structured output's `response_format`. A field given twice is refused, as is a value that
     cannot be sent as JSON (it would fail every request of every run)."""
-    if isinstance(model_settings, Mapping):
-        model_settings = ModelSettings(**model_settings)
     if model_settings is None:
         given: dict[str, Any] = {}
-        extra: dict[str, Any] = {}
     elif isinstance(model_settings, ModelSettings):
-        # `extra` is sent as it is, beside the fields the openai client knows: in the body's
-        # `extra_body` (engine/chat_request.py merges it over the body, as the SDK does).
-        extra = dict(model_settings.extra)
-        given = {k: v for k, v in model_settings.to_params().items() if k not in extra}
+        given = model_settings.to_params()
+    elif isinstance(model_settings, Mapping):
+        given = ModelSettings(**model_settings).to_params()
     else:
         raise TypeError(
             "model_settings= takes a ModelSettings (from agentor import ModelSettings), "
@@ -119,8 +115,6 @@ def request_fields(
             f"{', '.join(both)} given both in model_settings= and as a keyword: give it once"
         )
     fields = {**loose, **given}
-    if extra:
-        fields["extra_body"] = {**(fields.get("extra_body") or {}), **extra}
     if response_format is not None:
         if "response_format" in fields:
             raise ValueError("response_format is set by output_type=: do not give it as well")
