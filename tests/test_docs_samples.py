@@ -58,6 +58,7 @@ def test_the_sample_runs(
     sample: Sample, demo_server: FakeOpenAI, samples_database: str, tmp_path: Path
 ) -> None:
     shutil.copytree(ROOT / "runs", tmp_path / "runs")
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
     (tmp_path / "sample.py").write_text(sample.code)
     env = {
         **os.environ,

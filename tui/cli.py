@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentor.errors import SchemaNotFoundError
-
 if TYPE_CHECKING:
     from agentor.agents import AgentSet
     from agentor.sources.source import RunSource
@@ -119,6 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == [SERVE]:
         return serve(argv[1:])
     args = build_parser().parse_args(argv)
+    from agentor.errors import SchemaNotFoundError
+
     try:
         opened = open_app_arguments(args)
     except SchemaNotFoundError as exc:  # nothing to show, and none made: as agentor ls
@@ -161,6 +161,8 @@ def serve(argv: list[str]) -> int:
         from tui.serve.serving import Serving
     except ImportError as exc:
         return fail(f"{SERVE} needs textual-serve: pip install 'agentor-tui[serve]' ({exc})")
+    from agentor.errors import SchemaNotFoundError
+
     serving = Serving.from_arguments(args, token, app_argv(argv))
     try:
         opened = open_app_arguments(args)
@@ -243,7 +245,7 @@ def open_database(dsn: str, schema: str) -> RunSource:
         from agentor.engine.store.postgres import DRIVER_HINT
 
         raise ValueError(f"{DRIVER_HINT} ({exc})") from None
-    from agentor.errors import PostgresStoreError
+    from agentor.errors import PostgresStoreError, SchemaNotFoundError
 
     try:
         return PostgresSource(dsn, schema=schema)
