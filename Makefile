@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo lint screenshots bench bench-quick samples clean browser
+.PHONY: test demo docs lint screenshots screenshot-browser bench bench-quick samples clean browser phoenix
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -12,20 +12,43 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
-test: $(STAMP) browser
+test: $(STAMP) browser phoenix
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest -q -n 3 --dist loadfile
 
-# tests/test_export.py opens an exported page in a real headless browser: Debian's chromium,
-# installed here once when missing (about 30 s; needs root, as on every machine of this project).
+# tests/test_export.py opens an exported page, tests/test_serve_browser.py the served app (through
+# Playwright), in a real headless browser: Debian's chromium, installed here once when missing
+# (about 30 s; needs root, as on every machine of this project); never a downloaded browser.
 browser:
 	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
-		{ echo "installing chromium for tests/test_export.py (once)"; \
+		{ echo "installing chromium for the browser tests (once)"; \
 		  apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
+
+# tests/test_telemetry_phoenix.py sends spans to a real Arize Phoenix (a consumer this project did
+# not write), started by the tests; it pins its own versions of much that we use, so it lives in
+# a venv of its own, made once (a few minutes), then reused: the second `make test` costs nothing.
+PHOENIX_VENV := .venv-phoenix
+PHOENIX_STAMP := $(PHOENIX_VENV)/.installed
+
+phoenix: $(PHOENIX_STAMP)
+
+$(PHOENIX_STAMP):
+	test -x $(PHOENIX_VENV)/bin/python || $(PY) -m venv $(PHOENIX_VENV)
+	$(PHOENIX_VENV)/bin/python -m pip install -q 'arize-phoenix>=20,<21'
+	touch $(PHOENIX_STAMP)
+
+# The manual (docs/, mkdocs.yml) as a site in site/; tests/test_docs.py builds it with --strict.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
 # SVGs of the app for the README, from the sample runs in runs/.
 screenshots: $(STAMP)
 	$(BIN)/python scripts/screenshots.py
+
+# screenshots/browser.png: the sample runs served (`agentor-tui serve`), as headless chromium shows them.
+screenshot-browser: $(STAMP) browser
+	$(BIN)/python scripts/browser_screenshot.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -33,7 +56,7 @@ lint: $(STAMP)
 
 # Each bench prints a table and, last, `NAME ratio=X goal=Y ours=... baseline=...`
 # (bench/README.md). `bench-quick` runs them on tiny inputs: it checks they run, not figures.
-BENCHES := append loop_overhead log_size index tail_latency big_run startup pg_append search fleet pg_list pg_tail compare_view pg_search
+BENCHES := append loop_overhead log_size index tail_latency big_run startup pg_append search fleet pg_list pg_tail compare_view pg_search long_run
 
 bench: $(STAMP)
 	@for b in $(BENCHES); do echo "== $$b"; $(BIN)/python bench/$$b.py || exit 1; echo; done
@@ -51,6 +74,8 @@ samples: $(STAMP)
 # Open a fresh scratch copy of the samples with the weather agent on the offline demo model,
 # so `r` resumes a crashed run without network, and approving the run that waits for a person
 # (enter, then a, e or n) lets it go on at once; what they do is written to demo-runs/ too.
+# Its model is the agent's own, offline, by name, for a replay from a shell as well:
+#   agentor replay RUN --model offline-demo --store demo-runs --agent examples/weather.py:agent
 demo: $(STAMP)
 	rm -rf demo-runs
 	cp -R runs demo-runs
@@ -58,4 +83,4 @@ demo: $(STAMP)
 		$(BIN)/agentor-tui demo-runs --agent examples/weather.py:agent
 
 clean:
-	rm -rf $(VENV) demo-runs .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(PHOENIX_VENV) demo-runs site .pytest_cache .ruff_cache

@@ -1,5 +1,5 @@
-"""`Agentor`: run / arun / resume / aresume / stream_chat / submit / fork / replay / approve /
-reject."""
+"""`Agentor`: run / arun / resume / aresume / stream_chat / chat / submit / fork / replay /
+approve / reject / from_md."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
+from agentor.batch import run_input
+from agentor.call_options import for_call, release_fallbacks
 from agentor.cloning import cloned
 from agentor.engine.approval import decisions
 from agentor.engine.approval.gating import Gate, check_globs, check_timeout
@@ -24,57 +26,100 @@ from agentor.engine.inputs import (
     check_input,
     check_max_turns,
     check_same_input,
+    model_from,
     store_from,
-    tools_from,
+    tools_and_servers,
 )
 from agentor.engine.loop import Listener, Recorder, run_loop
-from agentor.engine.models import Model, OpenAIModel
+from agentor.engine.mcp import ToolServer
+from agentor.engine.models import Model
 from agentor.engine.request import RequestConfig, request_config
+from agentor.engine.settings import ModelSettings
 from agentor.engine.statuses import AWAITING_APPROVAL
 from agentor.engine.store.api import Store
 from agentor.engine.store.holding import holding, load_if_any, load_run
 from agentor.engine.store.run_ids import validate_run_id
+from agentor.engine.structured import OutputSpec, check_retries
 from agentor.engine.submit import submit_run
+from agentor.engine.toolfailures import DEFAULT_LIMIT, check_limit
 from agentor.engine.tools import Tool
+from agentor.engine.toolset import SegmentTools, segment_tools
 from agentor.errors import NothingToResumeError
-from agentor.forking import fork_run, replay_run
-from agentor.result import RunResult, from_log, pending_now, settled
+from agentor.forking import ForkCalls
+from agentor.result import RunResult, from_log, pending_now, settled, structured_result
 from agentor.running import in_own_loop, stream
+from agentor.telemetry.inprocess import check_tracing
+from agentor.tracing_setting import agent_tracing, attach
+from agentor.unsupported import check_engine, check_skills
+from agentor.upstream_calls import UpstreamCalls
 
 
-class Agentor:
+class Agentor(ForkCalls, UpstreamCalls):
     """An LLM agent whose every step is saved to `store` (when given) as it happens.
+
+    The arguments up to `engine` are upstream Agentor 0.1.1's, in its order: `output_type`
+    engine/structured.py, `model_settings` engine/settings.py, `max_tool_failures`
+    engine/toolfailures.py, `tracer` agentor/tracing_setting.py.
+
+    `tools` takes functions, `Tool`s and MCP servers (`MCPServer`, `MCPServerStdio`), whose
+    tools each run segment lists anew (engine/toolset.py).
 
     `needs_approval` gates tools by name (globs such as `["delete_*", "send_email"]`, or True
     for every tool) on top of each tool's own `needs_approval`; `approval_timeout` is the
-    deadline of a gated call whose tool sets none (engine/gating.py)."""
+    deadline of a gated call whose tool sets none (engine/gating.py). `tracing=True` sends
+    each run as OpenTelemetry spans to the collector OTEL_EXPORTER_OTLP_ENDPOINT names, or to
+    the SDK tracer given instead; `capture_content=True` adds messages, arguments and results
+    (agentor/telemetry/inprocess.py). `run(..., tracing=)` decides for one run."""
 
     def __init__(
         self,
         name: str,
-        model: str | Model = "gpt-4o-mini",
         instructions: str | None = None,
-        tools: Iterable[Tool | Callable[..., Any]] = (),
-        store: Store | str | os.PathLike[str] | None = None,
-        max_turns: int = 10,
-        base_url: str | None = None,
+        model: str | Model = "gpt-4o-mini",
+        tools: Iterable[Tool | ToolServer | Callable[..., Any]] | None = (),
+        output_type: Any = None,
+        debug: bool = False,
         api_key: str | None = None,
+        model_settings: ModelSettings | None = None,
+        skills: list[str] | None = None,
+        enable_tracing: bool = False,
+        max_turns: int = 10,
+        max_tool_failures: int = DEFAULT_LIMIT,
+        store: Store | str | os.PathLike[str] | None = None,
+        base_url: str | None = None,
+        tracer: Any = None,
+        trace_group_id: str | None = None,
+        trace_metadata: dict[str, Any] | None = None,
+        engine: str | None = None,
+        *,
         needs_approval: bool | str | Iterable[str] | None = (),
         approval_timeout: timedelta | None = None,
-        **model_settings: Any,
+        output_retries: int = 1,
+        tracing: Any = None,
+        capture_content: bool = False,
+        **settings: Any,
     ) -> None:
+        check_engine(engine)
+        check_skills(skills)
         self.name = name
         self.instructions = instructions
-        self.tools = tools_from(tools)
+        self.tools, self.mcp_servers = tools_and_servers(tools or ())
         self.store = store_from(store)
         self.max_turns = check_max_turns(max_turns)
+        self.max_tool_failures = check_limit(max_tool_failures)
         self.gate = Gate(check_globs(needs_approval), check_timeout(approval_timeout))
-        if isinstance(model, str):
-            self.model: Model = OpenAIModel(
-                model, base_url=base_url, api_key=api_key, **model_settings
-            )
-        else:
-            self.model = model
+        self.output_type = output_type
+        retries = check_retries(output_retries)
+        self.output = None if output_type is None else OutputSpec(output_type, retries)
+        self.model: Model = model_from(
+            model, base_url, api_key, model_settings, settings, output_type
+        )
+        # Runs as OpenTelemetry spans (agentor/telemetry/inprocess.py): True, or an SDK tracer.
+        self.tracing = check_tracing(agent_tracing(tracing, tracer, enable_tracing))
+        self.capture_content = bool(capture_content)
+        self.trace_group_id, self.trace_metadata = trace_group_id, trace_metadata
+        self.fallbacks: list[Model] = []  # asked when the model fails: set for one call
+        self._call_tracing: Any = self.tracing
 
     def __repr__(self) -> str:
         return f"Agentor({self.name!r}, model={self.model.name!r})"
@@ -85,29 +130,55 @@ class Agentor:
         checks them; the original is untouched.
 
         A model given by name keeps this agent's endpoint, key and settings when this agent
-        talks to an OpenAI-compatible server (`clone(model="gpt-4o")`).
+        talks to an OpenAI-compatible server (`clone(model="gpt-4o")`); the name of this
+        agent's own model keeps that model (an offline one too).
         """
         return cloned(self, changes)
 
     # -- starting a run ------------------------------------------------------------------------
 
-    def run(self, input: Input, *, run_id: str | None = None) -> RunResult:
+    def run(self, input: Input, tracing: Any = None, *, run_id: str | None = None) -> RunResult:
+        """`arun` in an event loop of its own; inside a running loop, use `arun`."""
         check_input(input)
-        return in_own_loop(self.model, "run", lambda: self.arun(input, run_id=run_id))
+        return in_own_loop(
+            self.model, "run", lambda: self.arun(input, tracing=tracing, run_id=run_id)
+        )
 
-    async def arun(self, input: Input, *, run_id: str | None = None) -> RunResult:
-        """Run the agent on `input`.
+    async def arun(
+        self,
+        input: Input | Sequence[str],
+        limit_concurrency: int = 10,
+        max_turns: int | None = None,
+        fallback_models: Sequence[str | Model] | None = None,
+        tracing: Any = None,
+        *,
+        run_id: str | None = None,
+    ) -> Any:
+        """Run the agent on `input`; a list of prompts (strings) is a batch of runs
+        (agentor/batch.py: at most `limit_concurrency` at once, a list of results in order).
 
         `run_id` names the run (a job's id, say) instead of a fresh uuid, so the id is known
         before anything can crash. If the store already holds that run, it is continued as
         `aresume` would (a finished run comes back without a model call), provided it was
         started with the same input: a different input raises `ValueError`. So a worker can
         call `run(input, run_id=job_id)` whether the job is new or its last worker died.
+
+        `max_turns` applies to this call; `fallback_models` are asked in order when the model
+        endpoint fails (engine/fallback.py); `tracing`: agentor/tracing_setting.py.
         """
+        runner = for_call(self, max_turns, fallback_models, tracing)
+        try:
+            return await run_input(runner._arun_one, input, limit_concurrency, run_id)
+        finally:
+            await release_fallbacks(runner)
+
+    async def _arun_one(self, input: Input, run_id: str | None = None) -> RunResult:
         messages = self._input_messages(input)
         return await self._start(messages, listener=None, stream_text=False, run_id=run_id)
 
-    def stream_chat(self, input: Input, *, run_id: str | None = None) -> AsyncIterator[Event]:
+    def stream_chat(
+        self, input: Input, *, run_id: str | None = None, tracing: Any = None
+    ) -> AsyncIterator[Event]:
         """The run's events as they are recorded, plus transient `text_delta` events.
 
         The first event, `run_start`, carries the run id. Abandoning the stream cancels the
@@ -116,7 +187,8 @@ class Agentor:
         call and nothing written.
         """
         messages = self._input_messages(input)  # a bad input is refused here, not when read
-        return stream(lambda listener: self._start(messages, listener, True, run_id))
+        runner = for_call(self, None, None, tracing)
+        return stream(lambda listener: runner._start(messages, listener, True, run_id))
 
     def submit(self, input: Input, *, run_id: str | None = None) -> str:
         """Record a new run for a fleet of workers (`agentor worker`) without running it: its
@@ -133,10 +205,17 @@ class Agentor:
 
     # -- resuming ------------------------------------------------------------------------------
 
-    def resume(self, run_id: str, listener: Listener | None = None) -> RunResult:
-        return in_own_loop(self.model, "resume", lambda: self.aresume(run_id, listener))
+    def resume(
+        self, run_id: str, listener: Listener | None = None, *, tracing: Any = None
+    ) -> RunResult:
+        """`aresume` in an event loop of its own; inside a running loop, use `aresume`."""
+        return in_own_loop(
+            self.model, "resume", lambda: self.aresume(run_id, listener, tracing=tracing)
+        )
 
-    async def aresume(self, run_id: str, listener: Listener | None = None) -> RunResult:
+    async def aresume(
+        self, run_id: str, listener: Listener | None = None, *, tracing: Any = None
+    ) -> RunResult:
         """Finish a run from its log. A completed run is returned without a model call.
 
         A run awaiting approval comes back at once while a call still waits for a decision
@@ -148,82 +227,26 @@ class Agentor:
         text deltas); for a completed run, or one still awaiting approval, with its last
         segment's events, each `replayed`. The new segment's run_start is saved and announced
         with its first step: a resume stopped before it has anything to record writes nothing.
+
+        A structured run that failed on an invalid answer is asked again with what was wrong,
+        `output_retries` more times (engine/structured.py).
         """
+        if tracing is not None:
+            return await for_call(self, None, None, tracing).aresume(run_id, listener)
         store = self._require_store()
         validate_run_id(run_id)
         events = await asyncio.to_thread(load_run, store, run_id)
         if settled(events):
-            return from_log(run_id, events, listener)
+            return self._structured(from_log(run_id, events, listener))
         async with holding(store, run_id):
             # Read again under the lock: another process may have finished it meanwhile.
             events = await asyncio.to_thread(load_run, store, run_id)
             return await self._continue(store, run_id, events, listener)
 
-    def stream_resume(self, run_id: str) -> AsyncIterator[Event]:
+    def stream_resume(self, run_id: str, *, tracing: Any = None) -> AsyncIterator[Event]:
         """Like `stream_chat`, for `aresume`. The first turn's text deltas may come before the
         new segment's run_start, which is recorded with the segment's first step."""
-        return stream(lambda listener: self.aresume(run_id, listener))
-
-    # -- forks and replays (agentor/forking.py) -----------------------------------------------
-
-    def fork(self, run_id: str, input: Input | None = None, **options: Any) -> RunResult:
-        """`afork` (same arguments) in an event loop of its own."""
-        return in_own_loop(self.model, "fork", lambda: self.afork(run_id, input, **options))
-
-    async def afork(
-        self,
-        run_id: str,
-        input: Input | None = None,
-        *,
-        at: int | None = None,
-        result: Any = None,
-        model: str | Model | None = None,
-        fork_id: str | None = None,
-        max_turns: int | None = None,
-        listener: Listener | None = None,
-    ) -> RunResult:
-        """A new run (`fork_id`, default a fresh id) that copies run `run_id` up to a step and
-        goes on from there with this agent (`model=`, `max_turns=` changed when given). The
-        parent is never written to; tool calls recorded before the step never run again.
-
-        `at=N`, a line of the parent's log as the TUI numbers it: a `tool_result` with
-        `result=` (the value the model gets instead), a `generation` (asked again; `input=`
-        added as a user message) or the first `run_start` (from the start; `input=` replacing
-        the prompt). Without `at`, the whole run: continued with `input=` even if it completed,
-        else finished on the fork (copied as it is when it needs nothing). A `ValueError` says
-        what can be forked. `listener` is called with each event the fork records.
-        """
-        return await fork_run(
-            self,
-            run_id,
-            input,
-            at=at,
-            result=result,
-            model=model,
-            fork_id=fork_id,
-            max_turns=max_turns,
-            listener=listener,
-        )
-
-    def replay(self, run_id: str, **options: Any) -> RunResult:
-        """`areplay` (same arguments) in an event loop of its own."""
-        return in_own_loop(self.model, "replay", lambda: self.areplay(run_id, **options))
-
-    async def areplay(
-        self,
-        run_id: str,
-        *,
-        model: str | Model,
-        fork_id: str | None = None,
-        novel: str = "error",
-        listener: Listener | None = None,
-    ) -> RunResult:
-        """Ask `model` the recorded conversation of `run_id` again, from its prompt, in a fork:
-        a call equal to a recorded one (same tool, same arguments) gets the recorded result;
-        a novel call gets an error ("not in the recording"), or runs with `novel="run"`."""
-        return await replay_run(
-            self, run_id, model=model, fork_id=fork_id, novel=novel, listener=listener
-        )
+        return stream(lambda listener: self.aresume(run_id, listener, tracing=tracing))
 
     # -- deciding gated calls ------------------------------------------------------------------
 
@@ -235,12 +258,14 @@ class Agentor:
         args: Mapping[str, Any] | None = None,
         by: str | None = None,
         note: str | None = None,
+        result: Any = None,
     ) -> list[Decision]:
         """`agentor.approve` on this agent's store; an edit (`args`) is checked against this
-        agent's tool. Resume the run to go on."""
+        agent's tool; `result` gives an interrupted call the result it had. Resume the run to
+        go on."""
         store = self._require_store("approve")
         return decisions.approve(
-            store, run_id, call_id, args=args, by=by, note=note, tools=self.tools
+            store, run_id, call_id, args=args, by=by, note=note, tools=self.tools, result=result
         )
 
     def reject(
@@ -264,7 +289,7 @@ class Agentor:
         """Finish a run from its events, read under its lock. `opening`: a new fork's first
         events (agentor/forking.py), saved at once around its run_start, as a new run's are."""
         if settled(events):
-            return from_log(run_id, events, listener)
+            return self._structured(from_log(run_id, events, listener))
         before, after = opening
         known = [*events, *before, *after]
         gated = gated_turn(known)
@@ -277,19 +302,24 @@ class Agentor:
         recorder = Recorder(run_id, store, events=list(events))
         if listener is not None:
             recorder.listeners.append(listener)
+        tracer = await attach(recorder, self._call_tracing, self.capture_content)
         try:
-            config = self._request_config()
-            run_start = self._run_start(run_id, point.input_messages, config)
-            if before or after:  # a new fork: its copies keep their times, so stamp run_start
-                run_start.ts = run_start.started_at
-                await recorder.emit(*before, run_start, *after, stamp=False)
-            else:  # with the segment's first step: a resume stopped before it writes nothing
-                recorder.hold(run_start)
-            return await self._loop(
-                recorder, point, listener is not None, config, gated, recording_of(known)
-            )
+            async with segment_tools(self.tools, self.mcp_servers, known) as offered:
+                config = self._request_config(offered)
+                run_start = self._run_start(run_id, point.input_messages, config, offered)
+                if before or after:  # a new fork: its copies keep their times: stamp run_start
+                    run_start.ts = run_start.started_at
+                    await recorder.emit(*before, run_start, *after, stamp=False)
+                else:  # with the segment's first step: a resume stopped before it writes nothing
+                    recorder.hold(run_start)
+                recording = recording_of(known)
+                return await self._loop(
+                    recorder, point, listener is not None, config, offered, gated, recording
+                )
         finally:
             await recorder.drain()
+            if tracer is not None:
+                tracer.finish()
 
     def _require_store(self, what: str = "resume") -> Store:
         if self.store is None:
@@ -308,7 +338,11 @@ class Agentor:
         return msgs
 
     def _run_start(
-        self, run_id: str | None, messages: list[dict[str, Any]], config: RequestConfig
+        self,
+        run_id: str | None,
+        messages: list[dict[str, Any]],
+        config: RequestConfig,
+        offered: SegmentTools | None = None,
     ) -> Event:
         return Event(
             RUN_START,
@@ -318,6 +352,8 @@ class Agentor:
             config=config.digest,
             tools=config.tools,
             settings=config.settings,
+            mcp=offered.record if offered is not None else None,
+            output=None if self.output is None else self.output.recorded(),
             messages=messages,
             v=LOG_VERSION,
             pid=os.getpid(),
@@ -350,16 +386,23 @@ class Agentor:
                 if events:  # this run exists (an empty log: killed before its run_start)
                     check_same_input(run_id, events, messages)
                     return await self._continue(store, run_id, events, listener)
+            tracer = await attach(recorder, self._call_tracing, self.capture_content)
             try:
-                config = self._request_config()
-                await recorder.emit(self._run_start(run_id, messages, config))
-                point = ResumePoint(messages=list(messages), turn=0, input_messages=messages)
-                return await self._loop(recorder, point, stream_text, config)
+                async with segment_tools(self.tools, self.mcp_servers, ()) as offered:
+                    config = self._request_config(offered)
+                    await recorder.emit(self._run_start(run_id, messages, config, offered))
+                    point = ResumePoint(messages=list(messages), turn=0, input_messages=messages)
+                    return await self._loop(recorder, point, stream_text, config, offered)
             finally:
                 await recorder.drain()
+                if tracer is not None:
+                    tracer.finish()
 
-    def _request_config(self) -> RequestConfig:
-        return request_config(self.model, [t.schema for t in self.tools])
+    def _request_config(self, offered: SegmentTools | None = None) -> RequestConfig:
+        """What the segment asks the model with: `offered`'s tools (the agent's own tools
+        alone when none: a submitted run's first record)."""
+        tools = offered.tools if offered is not None else self.tools
+        return request_config(self.model, [t.schema for t in tools])
 
     async def _loop(
         self,
@@ -367,12 +410,13 @@ class Agentor:
         point: ResumePoint,
         stream_text: bool,
         config: RequestConfig,
+        offered: SegmentTools,
         gated: GatedTurn | None = None,
         recording: Recording | None = None,
     ) -> RunResult:
         outcome = await run_loop(
             model=self.model,
-            tools=self.tools,
+            tools=offered.tools,
             recorder=recorder,
             point=point,
             max_turns=self.max_turns,
@@ -381,9 +425,12 @@ class Agentor:
             gate=self.gate,
             gated=gated,
             recording=recording,
+            output=self.output,
+            max_tool_failures=self.max_tool_failures,
+            fallbacks=self.fallbacks,
         )
         waiting = outcome.status == AWAITING_APPROVAL
-        return RunResult(
+        result = RunResult(
             run_id=recorder.run_id,
             final_output=outcome.final_output,
             status=outcome.status,
@@ -394,3 +441,7 @@ class Agentor:
             save_failures=recorder.save_failures,
             pending=pending_now(recorder.events) if waiting else [],
         )
+        return self._structured(result)
+
+    def _structured(self, result: RunResult) -> RunResult:
+        return structured_result(result, self.output)

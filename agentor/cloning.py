@@ -7,7 +7,7 @@ import copy
 from typing import Any, TypeVar
 
 from agentor.engine.approval.gating import Gate, check_globs, check_timeout
-from agentor.engine.inputs import check_max_turns, store_from, tools_from
+from agentor.engine.inputs import check_max_turns, store_from, tools_and_servers, tools_from
 from agentor.engine.models import OpenAIModel
 
 CLONABLE = (
@@ -26,14 +26,16 @@ A = TypeVar("A")
 
 def cloned(agent: A, changes: dict[str, Any]) -> A:
     """A copy of `agent` (an `Agentor`) with `changes` (of CLONABLE) made. A model given by
-    name keeps the agent's endpoint, key and settings when it talks to an OpenAI-compatible
-    server."""
+    name is read by `_by_name`."""
     unknown = sorted(set(changes) - set(CLONABLE))
     if unknown:
         raise TypeError(f"clone() cannot change {', '.join(unknown)}; it changes {CLONABLE}")
     old: Any = agent
     twin: Any = copy.copy(agent)
-    twin.tools = tools_from(changes.get("tools", old.tools))
+    if "tools" in changes:
+        twin.tools, twin.mcp_servers = tools_and_servers(changes["tools"])
+    else:
+        twin.tools, twin.mcp_servers = tools_from(old.tools), list(old.mcp_servers)
     if "name" in changes:
         twin.name = changes["name"]
     if "instructions" in changes:
@@ -48,7 +50,15 @@ def cloned(agent: A, changes: dict[str, Any]) -> A:
     if "model" in changes:
         model = changes["model"]
         if isinstance(model, str):
-            was = old.model
-            model = was.renamed(model) if isinstance(was, OpenAIModel) else OpenAIModel(model)
+            model = _by_name(old.model, model)
         twin.model = model
     return twin
+
+
+def _by_name(was: Any, name: str) -> Any:
+    """The model a name given to `clone` means: this agent's own when it is its name (an
+    offline model too: `agentor replay RUN --model offline-demo`); else one on this agent's
+    OpenAI-compatible endpoint, with its key and settings; else an `OpenAIModel`."""
+    if getattr(was, "name", None) == name:
+        return was
+    return was.renamed(name) if isinstance(was, OpenAIModel) else OpenAIModel(name)

@@ -18,12 +18,15 @@ from agentor.engine.history import (
 )
 from agentor.engine.loop import Listener
 from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED
+from agentor.engine.structured import OutputSpec, failed_on_output
+from agentor.errors import OutputValidationError
 
 
 @dataclass
 class RunResult:
     run_id: str | None
-    final_output: str | None
+    # The answer's text; the parsed model when the agent has an `output_type`.
+    final_output: Any
     status: str
     events: list[Event] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
@@ -46,9 +49,9 @@ class RunResult:
         )
 
 
-def _clip(text: str | None, limit: int = 80) -> str | None:
-    if text is None or len(text) <= limit:
-        return text
+def _clip(text: Any, limit: int = 80) -> Any:
+    if not isinstance(text, str) or len(text) <= limit:
+        return text  # None, short, or a structured output (shown by its own repr)
     return text[:limit] + "…"
 
 
@@ -94,3 +97,24 @@ def from_log(run_id: str, events: list[Event], listener: Listener | None) -> Run
         error=end.error,
         pending=pending,
     )
+
+
+def structured_result(result: RunResult, output: OutputSpec | None) -> RunResult:
+    """`result` as an agent with `output` (an `output_type`) gives it: a completed run's answer
+    parsed; a run that failed on an invalid answer raised as `OutputValidationError` (a
+    ValueError, as upstream's run raises)."""
+    if output is None:
+        return result
+    if result.status == COMPLETED:
+        result.final_output = output.parse(result.final_output, result.run_id)
+        return result
+    invalid = failed_on_output(result.events)
+    if invalid is not None:
+        raw = invalid.text or ""
+        raise OutputValidationError(
+            f"Model output did not match {output.name} (run {result.run_id}; resume it to ask "
+            f"again): {invalid.error}\nRaw output: {raw[:500]}",
+            result.run_id,
+            raw,
+        )
+    return result

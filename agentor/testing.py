@@ -2,10 +2,11 @@
 process, with no network. (As the OpenAI Agents SDK ships a fake model: one scripted model
 serves every test.)
 
-    model = ScriptedModel([
-        ScriptedModel.calls(("get_weather", {"city": "Oslo"})),   # turn 1 asks for a tool
-        ScriptedModel.text("Sunny in Oslo."),                      # turn 2 answers
-    ])
+    model = ScriptedModel([])
+    model.replies = [
+        model.calls(("get_weather", {"city": "Oslo"})),   # turn 1 asks for a tool
+        ScriptedModel.text("Sunny in Oslo."),             # turn 2 answers
+    ]
     agent = Agentor("Weather Agent", model=model, tools=[get_weather], store=MemoryStore())
 
 A reply may also be a function of the request's messages, or the whole script one function

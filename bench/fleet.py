@@ -1,19 +1,27 @@
-"""fleet: 200 runs of 10 turns finished by 4 `agentor worker`s of concurrency 25, on a local
-model that answers in 50 ms: the wall time vs turns x latency x runs / total concurrency.
+"""fleet: 200 runs of 10 turns finished by 4 `agentor worker`s of concurrency 25 on a model that
+answers in 500 ms, on a directory and on PostgreSQL: the CPU a turn costs the workers, their
+store and the database server (the headline), and the wall time against the ideal.
 
 The runs are submitted first (`Agentor.submit`), then four `agentor worker` processes start
-(`--agent bench/fleet.py:agent`). Each run is the same agent: its model sleeps 50 ms and asks
+(`--agent bench/fleet.py:agent`). Each run is the same agent: its model sleeps 500 ms and asks
 for the `step` tool on turns 1 to 9, answers on turn 10; `step` returns at once. So a run is
 10 model calls, 9 tool calls and 23 appends (a claim, the segment's run_start with the first
 generation and its call, a result per tool call, then a generation, a message and a run_end).
 The clock starts once the workers are up and hold their first runs (their first model calls
 wait for a go-file: worker start-up, imports and the first claims are not timed) and stops
-when every run is completed; the ideal, 1.0 s, is what 100 model calls in flight at all times
-would take. Ours / ideal is the ratio. A PostgreSQL store is the result line; a FileStore
-directory is shown beside it.
+when every run is completed.
 
-The server is `AGENTOR_BENCH_PG`, else `AGENTOR_TEST_PG`, else the local one; the bench works
-in a schema of its own, dropped at the end.
+- CPU per turn: user + system CPU of the worker processes and of the server processes serving
+  their connections (PostgreSQL), while timed, over the 2,000 turns. Goals: a directory <= 1.0
+  ms, PostgreSQL <= 1.6 ms.
+- Wall time: the ideal, 10 s, is what 100 model calls in flight at all times would take (turns
+  x latency x runs / total concurrency): the fleet is latency-bound, as a real one is, so it
+  should come within 1.15x of it on both stores.
+
+The stores are measured in turn (`--reps` each, interleaved). The last line's ratio is the
+worst of the four figures over its goal: <= 1 when all are met. The server is
+`AGENTOR_BENCH_PG`, else `AGENTOR_TEST_PG`, else the local one; the bench works in a schema of
+its own, dropped at the end.
 """
 
 from __future__ import annotations
@@ -39,35 +47,38 @@ from agentor.engine.store.file import FileStore
 from agentor.testing import ScriptedModel
 
 NAME = "fleet"
-GOAL = 1.3
-LATENCY = 0.05  # seconds per model call
+CPU_GOALS = {"file": 0.0010, "postgres": 0.0016}  # seconds of CPU a turn
+WALL_GOAL = 1.15  # wall time / ideal
 DSN = os.environ.get(
     "AGENTOR_BENCH_PG",
     os.environ.get("AGENTOR_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test"),
 )
 AGENTOR = Path(sys.executable).parent / "agentor"
-SETTINGS = json.loads(os.environ.get("AGENTOR_BENCH_FLEET", '{"turns": 10, "go": null}'))
+SETTINGS = json.loads(
+    os.environ.get("AGENTOR_BENCH_FLEET", '{"turns": 10, "go": null, "latency": 0.5}')
+)
 
 
 # -- the agent the workers load -------------------------------------------------------------------
 
 
 class LocalModel:
-    """Answers after LATENCY seconds: `step` until the last turn, then the answer. Its first
+    """Answers after `latency` seconds: `step` until the last turn, then the answer. Its first
     calls in a process wait for the go-file (the clock starts then)."""
 
-    name = "local-50ms"
+    name = "local-model"
 
-    def __init__(self, turns: int, go: str | None) -> None:
+    def __init__(self, turns: int, go: str | None, latency: float) -> None:
         self.turns = turns
         self.go = go
+        self.latency = latency
         self.calls = ScriptedModel([])
 
     async def generate(self, messages: Any, tools: Any, on_text: Any = None) -> ModelResponse:
         while self.go is not None and not os.path.exists(self.go):
             await asyncio.sleep(0.002)
         self.go = None
-        await asyncio.sleep(LATENCY)
+        await asyncio.sleep(self.latency)
         done = sum(1 for m in messages if m.get("role") == "tool")
         if done + 1 < self.turns:
             return self.calls.calls(("step", {"n": done + 1}))
@@ -86,7 +97,7 @@ def step(n: int) -> str:
 
 agent = Agentor(
     "Fleet Bench",
-    model=LocalModel(SETTINGS["turns"], SETTINGS["go"]),
+    model=LocalModel(SETTINGS["turns"], SETTINGS["go"], SETTINGS["latency"]),
     tools=[step],
     max_turns=SETTINGS["turns"],
 )
@@ -101,10 +112,11 @@ class Shape:
     turns: int
     workers: int
     concurrency: int
+    latency: float
 
     @property
     def ideal(self) -> float:
-        return self.turns * LATENCY * self.runs / (self.workers * self.concurrency)
+        return self.turns * self.latency * self.runs / (self.workers * self.concurrency)
 
 
 class Place:
@@ -178,7 +190,9 @@ def measure(kind: str, shape: Shape) -> dict[str, Any]:
         env = {
             **os.environ,
             "PYTHONPATH": str(harness.ROOT),
-            "AGENTOR_BENCH_FLEET": json.dumps({"turns": shape.turns, "go": str(go)}),
+            "AGENTOR_BENCH_FLEET": json.dumps(
+                {"turns": shape.turns, "go": str(go), "latency": shape.latency}
+            ),
         }
         for i in range(shape.workers):
             command = [str(AGENTOR), "worker", "--agent", "bench/fleet.py:agent", *place.args]
@@ -190,20 +204,21 @@ def measure(kind: str, shape: Shape) -> dict[str, Any]:
             out.close()
         first = min(shape.runs, shape.workers * shape.concurrency)
         _wait(lambda: place.held(run_ids) >= first, 120, "the workers to hold their first runs")
-        pids = [p.pid for p in procs] + place.server_pids([p.pid for p in procs])
-        cpu = _cpu(pids)
+        workers = [p.pid for p in procs]
+        servers = place.server_pids(workers)
+        cpu, cpu_workers = _cpu(workers + servers), _cpu(workers)
         started = time.perf_counter()
         go.touch()
         _wait(lambda: place.count_completed(run_ids) == shape.runs, 600, "every run")
         wall = time.perf_counter() - started
-        cpu = _cpu(pids) - cpu
+        cpu, cpu_workers = _cpu(workers + servers) - cpu, _cpu(workers) - cpu_workers
         for p in procs:
             p.send_signal(signal.SIGTERM)
         codes = [p.wait(timeout=60) for p in procs]
         assert codes == [0] * shape.workers, codes
         claims = sum(1 for r in run_ids for e in place.store.load(r) if e.type == "claim")
         assert claims == shape.runs, f"{claims} claims for {shape.runs} runs"
-        return {"wall": wall, "claims": claims, "cpu": cpu}
+        return {"wall": wall, "claims": claims, "cpu": cpu, "workers": cpu_workers}
     finally:
         for p in procs:
             if p.poll() is None:
@@ -234,37 +249,63 @@ def _wait(check: Any, timeout: float, what: str) -> None:
 
 
 def main() -> None:
-    args = harness.parse_args(__doc__)
-    shape = Shape(20, 3, 2, 5) if args.quick else Shape(200, 10, 4, 25)
-    got = {kind: measure(kind, shape) for kind in ("postgres", "file")}
+    args = harness.parse_args(__doc__, reps=(int, 2, "measures of each store, interleaved"))
+    shape = Shape(20, 3, 2, 5, 0.05) if args.quick else Shape(200, 10, 4, 25, 0.5)
+    reps = 1 if args.quick else args.reps
+    got: dict[str, list[dict[str, Any]]] = {"file": [], "postgres": []}
+    for i in range(reps):
+        for kind in ("file", "postgres") if i % 2 == 0 else ("postgres", "file"):
+            got[kind].append(measure(kind, shape))
+    turns = shape.runs * shape.turns
     print(
         f"{NAME}: {shape.runs} runs x {shape.turns} turns, {shape.workers} workers x "
-        f"concurrency {shape.concurrency}, model latency {LATENCY * 1000:.0f} ms, "
-        f"{harness.machine()}"
+        f"concurrency {shape.concurrency}, model latency {shape.latency * 1000:.0f} ms, "
+        f"{reps} measure(s) a store, {harness.machine()}"
     )
-    turns = shape.runs * shape.turns
-    cores = os.cpu_count() or 1
+    cpu = {k: harness.median([g["cpu"] / turns for g in v]) for k, v in got.items()}
+    wall = {k: harness.median([g["wall"] for g in v]) for k, v in got.items()}
     harness.table(
-        ["store", "wall", "ideal", "ratio", "CPU per turn", "CPU / cores"],
+        [
+            "store",
+            "CPU per turn",
+            "min..max",
+            "goal",
+            "of it workers",
+            "wall",
+            "min..max",
+            "ideal",
+            "wall / ideal",
+        ],
         [
             [
                 kind,
-                harness.fmt_s(g["wall"]),
+                harness.fmt_s(cpu[kind]),
+                harness.spread([g["cpu"] / turns for g in got[kind]]),
+                f"<= {harness.fmt_s(CPU_GOALS[kind])}",
+                harness.fmt_s(harness.median([g["workers"] / turns for g in got[kind]])),
+                harness.fmt_s(wall[kind]),
+                harness.spread([g["wall"] for g in got[kind]]),
                 harness.fmt_s(shape.ideal),
-                f"{g['wall'] / shape.ideal:.3f}",
-                harness.fmt_s(g["cpu"] / turns),
-                harness.fmt_s(g["cpu"] / cores),
+                f"{wall[kind] / shape.ideal:.3f} (goal <= {WALL_GOAL})",
             ]
-            for kind, g in got.items()
+            for kind in got
         ],
     )
     print(
-        "CPU: the workers' processes and the server processes serving them, while timed; "
-        "CPU / cores is the least wall time that work allows on this machine"
+        "CPU: the workers' processes and the server processes serving them, while timed, over "
+        f"the {turns} turns; the ratio below is the worst figure over its goal"
     )
-    wall = got["postgres"]["wall"]
+    worst = max(
+        *(cpu[k] / CPU_GOALS[k] for k in got), *(wall[k] / shape.ideal / WALL_GOAL for k in got)
+    )
     harness.result_line(
-        NAME, wall / shape.ideal, f"<={GOAL}", f"{wall:.3f}s", f"{shape.ideal:.3f}s"
+        NAME,
+        worst,
+        f"cpu<={CPU_GOALS['file'] * 1e3:.1f}ms(dir),{CPU_GOALS['postgres'] * 1e3:.1f}ms(pg);"
+        f"wall<={WALL_GOAL}x",
+        f"cpu:{harness.fmt_s(cpu['file'])}(dir),{harness.fmt_s(cpu['postgres'])}(pg);"
+        f"wall:{wall['file']:.2f}s(dir),{wall['postgres']:.2f}s(pg)",
+        f"ideal:{shape.ideal:.2f}s",
     )
 
 

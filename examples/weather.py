@@ -6,6 +6,7 @@ person: it can also book hotels, and each booking is approved first (`book_hotel
     agentor approve RUN_ID   # or reject, or approve it in agentor-tui (a, e, n)
     python examples/weather.py --resume RUN_ID
     agentor-tui runs --agent examples/weather.py:agent
+    agentor replay RUN_ID --model offline-demo --agent examples/weather.py:agent   # no key
 
 The script saves its runs in the directory named by `AGENTOR_RUNS` (default `runs`).
 `agent`, what `--agent examples/weather.py:agent` loads, has no store of its own (agentor-tui

@@ -23,15 +23,16 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+
 import agentor.agent  # noqa: E402
 import agentor.engine.loop  # noqa: E402
 from agentor import Agentor, function_tool  # noqa: E402
+from agentor.agents import AgentSet  # noqa: E402
 from agentor.engine.events import Usage  # noqa: E402
 from agentor.engine.models import ModelResponse  # noqa: E402
 from agentor.engine.store.file import FileStore  # noqa: E402
 from agentor.sources.directory import DirectorySource  # noqa: E402
 from tui.app import RunsApp  # noqa: E402
-from tui.controllers.agents import AgentSet  # noqa: E402
 
 SIZE = (160, 45)
 

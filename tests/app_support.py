@@ -14,13 +14,13 @@ from typing import Any
 from rich.console import Console
 
 from agentor import Agentor, function_tool
+from agentor.agents import AgentSet
 from agentor.engine.events import Usage
 from agentor.engine.models import ModelResponse
 from agentor.engine.store.file import FileStore
 from agentor.testing import ScriptedModel
 from tests.conftest import FIXTURES, ROOT
 from tui.app import RunsApp
-from tui.controllers.agents import AgentSet
 
 SIZE = (160, 45)
 # The upstream fixtures were recorded at about 1796037200; "now" is 46 minutes later.
@@ -113,8 +113,10 @@ class GatedModel(ScriptedModel):
 class FailingModel(ScriptedModel):
     """The model endpoint is down: every request fails like the openai model reports it."""
 
-    def __init__(self, message: str = "APIConnectionError: Connection refused") -> None:
-        super().__init__([])
+    def __init__(
+        self, message: str = "APIConnectionError: Connection refused", name: str = "scripted"
+    ) -> None:
+        super().__init__([], name=name)
         self.message = message
 
     async def generate(self, messages: Any, tools: Any, on_text: Any = None) -> ModelResponse:

@@ -7,7 +7,9 @@ once, then answers with what the tools said, joined by " | ". Events:
 
     start   run_start, generation, tool_call x2, approval_request, tool_result, run_end (7)
     decide  approval (1)
-    resume  run_start, tool_result, generation, message, run_end (5)
+    resume  run_start, tool_start, tool_result, generation, message, run_end (6; a rejected
+            call has no tool_start: 5). An approved call's start is saved before it runs: a
+            crash during it then waits for a person (engine/interrupted.py).
 
 Every tool execution appends one line ("book_hotel Rome") to `TOOL_LOG` (or cfg["tool_log"]).
 `make_agent` is also an `--agent` spec for the `agentor` command
@@ -38,7 +40,7 @@ from tests import crashkit
 
 PROMPT = "Book a hotel in Rome for me."
 TRAVEL_PROMPT = "Book a hotel in Rome and check the weather there."
-EVENTS = {"start": 7, "decide": 1, "resume": 5}
+EVENTS = {"start": 7, "decide": 1, "resume": 6}
 
 
 def script(request: dict[str, Any]) -> dict[str, Any]:

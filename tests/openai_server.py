@@ -6,11 +6,13 @@ A reply is one of
     {"text": "..."}                                  a final answer
     {"calls": [["get_weather", {"city": "Oslo"}]]}   tool calls (ids are generated)
     {"status": 500, "message": "..."}                an HTTP error
+    {"status": 429, "retry_after_ms": 5}             one that asks the client to retry soon
     {"hang": True}                                   never answer (until the server stops)
     {"delay": 0.5, ...}                              wait before answering
+    {"calls": [...], "omit_index": True}             streamed tool-call deltas without `index`
 
 Streaming requests (`"stream": true`) are answered with SSE chunks, usage last when asked for.
-Every request body is kept in `server.requests`.
+Every request body is kept in `server.requests`, its headers in `server.headers`.
 
 Run standalone: `python tests/openai_server.py` serves the weather script and prints its URL.
 """
@@ -47,6 +49,7 @@ class FakeOpenAI:
     def __init__(self, script: Script | None = None) -> None:
         self.script: Script = script if script is not None else weather_script
         self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []  # each request's, names in lower case
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -82,9 +85,10 @@ class FakeOpenAI:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def next_reply(self, request: dict[str, Any]) -> Reply:
+    def next_reply(self, request: dict[str, Any], headers: dict[str, str] | None = None) -> Reply:
         with self._lock:
             self.requests.append(request)
+            self.headers.append(headers or {})
             if callable(self.script):
                 return self.script(request)
             if not self.script:
@@ -106,10 +110,12 @@ class FakeOpenAI:
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
-                if not self.path.endswith("/chat/completions"):
+                if not self.path.split("?", 1)[0].endswith("/chat/completions"):
                     self._json(404, {"error": {"message": f"no route {self.path}"}})
                     return
-                reply = server.next_reply(body)
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                headers[":path"] = self.path
+                reply = server.next_reply(body, headers)
                 if reply.get("delay"):
                     time.sleep(reply["delay"])
                 if reply.get("hang"):
@@ -117,16 +123,22 @@ class FakeOpenAI:
                     return
                 if "status" in reply:
                     msg = reply.get("message", "scripted failure")
-                    self._json(reply["status"], {"error": {"message": msg, "type": "server"}})
+                    extra = {}
+                    if "retry_after_ms" in reply:
+                        extra["retry-after-ms"] = str(reply["retry_after_ms"])
+                    error = {"error": {"message": msg, "type": "server"}}
+                    self._json(reply["status"], error, extra)
                     return
                 if body.get("stream"):
                     self._stream(body, reply)
                 else:
                     self._json(200, server._completion(body, reply))
 
-            def _json(self, code: int, data: Any) -> None:
+            def _json(self, code: int, data: Any, headers: dict[str, str] | None = None) -> None:
                 raw = json.dumps(data).encode()
                 self.send_response(code)
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(raw)))
                 self.end_headers()
@@ -138,7 +150,7 @@ class FakeOpenAI:
                 self.send_header("connection", "close")
                 self.end_headers()
                 full = server._completion(body, reply)
-                for chunk in server._chunks(full, body):
+                for chunk in server._chunks(full, body, reply.get("omit_index", False)):
                     self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
                     self.wfile.flush()
                 self.wfile.write(b"data: [DONE]\n\n")
@@ -183,7 +195,9 @@ class FakeOpenAI:
             },
         }
 
-    def _chunks(self, full: dict[str, Any], body: dict[str, Any]) -> list[dict[str, Any]]:
+    def _chunks(
+        self, full: dict[str, Any], body: dict[str, Any], omit_index: bool = False
+    ) -> list[dict[str, Any]]:
         base = {k: full[k] for k in ("id", "created", "model")}
         base["object"] = "chat.completion.chunk"
         msg = full["choices"][0]["message"]
@@ -217,6 +231,10 @@ class FakeOpenAI:
                 chunks.append(
                     chunk({"tool_calls": [{"index": i, "function": {"arguments": part}}]})
                 )
+        if omit_index:  # as some servers do: a new id starts the next call
+            for c in chunks:
+                for call in c["choices"][0]["delta"].get("tool_calls", []):
+                    del call["index"]
         chunks.append(chunk({}, full["choices"][0]["finish_reason"]))
         if (body.get("stream_options") or {}).get("include_usage"):
             chunks.append({**base, "choices": [], "usage": full["usage"]})

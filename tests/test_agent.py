@@ -481,43 +481,6 @@ async def test_an_unexpected_error_quoting_the_key_is_redacted() -> None:
     assert "***" in str(caught.value)
 
 
-async def test_streamed_tool_calls_without_an_index_are_assembled_in_order() -> None:
-    from types import SimpleNamespace as NS
-
-    from agentor.engine.models import _from_stream
-
-    def chunk(**tc: object) -> object:
-        call = NS(**{"index": None, "id": None, "function": None, **tc})
-        return NS(usage=None, choices=[NS(delta=NS(content=None, tool_calls=[call]))])
-
-    chunks = [
-        chunk(id="a", function=NS(name="get_weather", arguments='{"city": ')),
-        chunk(function=NS(name=None, arguments='"Oslo"}')),
-        chunk(id="b", function=NS(name="get_weather", arguments='{"city": "Rome"}')),
-    ]
-
-    class Stream:
-        def __aiter__(self):
-            return self._gen()
-
-        async def _gen(self):
-            for c in chunks:
-                yield c
-
-    class Client:
-        class chat:
-            class completions:
-                @staticmethod
-                async def create(**kwargs: object) -> Stream:
-                    return Stream()
-
-    response = await _from_stream(Client, {}, lambda text: None)
-    assert [(c["id"], c["function"]["arguments"]) for c in response.calls] == [
-        ("a", '{"city": "Oslo"}'),
-        ("b", '{"city": "Rome"}'),
-    ]
-
-
 class GatedStore(FileStore):
     """Holds the save of a `holds` event (a tool result) at the gate, before it reaches the
     store's mutex; `order` says when that save landed and when the run was let go."""

@@ -103,6 +103,7 @@ def test_ls_takes_the_store_as_its_argument_too(pg_stores: PgStores) -> None:
     listed = agentor("ls", pg_stores.dsn, "--schema", pg_stores.schema)
     assert listed.returncode == 0, listed.stderr
     assert listed.stdout.splitlines()[1].split()[0] == COMPLETED
+    pg_stores(schema=pg_stores.schema + "_empty").close()  # a store of no run yet
     empty = agentor("ls", pg_stores.dsn, "--schema", pg_stores.schema + "_empty")
     assert empty.returncode == 0, empty.stderr
     assert empty.stdout.startswith("no runs in postgresql://")
@@ -146,15 +147,15 @@ def test_store_arguments_misused_are_one_line_usage_errors(tmp_path: Path) -> No
 def test_a_database_that_cannot_be_used_is_one_line_and_never_shows_the_password(
     command: list[str], tmp_path: Path
 ) -> None:
-    for dsn, why in [
-        (f"postgresql://agentor:{SECRET}@127.0.0.1:1/agents", "cannot connect"),
-        (f"postgresql://postgres:{SECRET}@127.0.0.1:5432/no_such_db", "no_such_db"),
-        (f"postgresql://agentor:{SECRET}@[::1", "not a valid PostgreSQL DSN"),
+    for dsn, why, status in [
+        (f"postgresql://agentor:{SECRET}@127.0.0.1:1/agents", "cannot connect", 1),
+        (f"postgresql://postgres:{SECRET}@127.0.0.1:5432/no_such_db", "no_such_db", 1),
+        (f"postgresql://agentor:{SECRET}@[::1", "not a valid PostgreSQL DSN", 2),  # usage
     ]:
         args = [a.replace("{dsn}", dsn).replace("{dir}", str(tmp_path / "out")) for a in command]
         if "{dsn}" not in command[1:] and command[0] != "copy":
             args += ["--store", dsn]
-        line = refused(agentor(*args), 1)
+        line = refused(agentor(*args), status)
         assert why in line, line
         assert SECRET not in line
         assert ":***@" in line, "the store is named, without its password"
@@ -224,18 +225,20 @@ def test_submit_prints_the_run_id_and_a_worker_of_the_agents_name_will_run_it(
     listed = json.loads(agentor("ls", *place.args, "--json").stdout)
     assert [(r["run_id"], r["status"]) for r in listed] == [("job-7", INTERRUPTED)]
 
-    piped = subprocess.run(
-        [str(SCRIPT), "submit", "-", "--agent", AGENT, *place.args],
-        input="From stdin\n",
-        cwd=ROOT,
-        env=ENV,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert piped.returncode == 0, piped.stderr
-    run_id = piped.stdout.strip()
-    assert place.store.load(run_id)[0].messages[-1]["content"] == "From stdin\n"  # type: ignore[index]
+    for piped_in, prompt in [("From stdin\n", "From stdin"), ("Two\nlines\n\n", "Two\nlines\n")]:
+        piped = subprocess.run(
+            [str(SCRIPT), "submit", "-", "--agent", AGENT, *place.args],
+            input=piped_in,
+            cwd=ROOT,
+            env=ENV,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert piped.returncode == 0, piped.stderr
+        run_id = piped.stdout.strip()
+        # One trailing newline (echo's) is not part of the prompt.
+        assert place.store.load(run_id)[0].messages[-1]["content"] == prompt  # type: ignore[index]
 
 
 def test_submit_refuses_an_empty_prompt_a_bad_run_id_and_two_agents(tmp_path: Path) -> None:

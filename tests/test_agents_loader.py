@@ -1,4 +1,4 @@
-"""`--agent SPEC` loading (`tui.controllers.agents`): files and modules, factories, one-line
+"""`--agent SPEC` loading (`agentor.agents`): files and modules, factories, one-line
 errors, and matching agents to runs by name."""
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ from pathlib import Path
 import pytest
 
 from agentor import Agentor
-from agentor.agents import load_agent
+from agentor.agents import AgentSet, load_agent
 from agentor.errors import AgentSpecError
-from tui.controllers.agents import AgentSet
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -219,7 +218,7 @@ def test_two_agents_with_one_name_are_refused(agent_file: Path, tmp_path: Path) 
 def test_loading_an_agent_does_not_import_openai_or_textual(agent_file: Path) -> None:
     code = (
         "import sys\n"
-        "from tui.controllers.agents import AgentSet\n"
+        "from agentor.agents import AgentSet\n"
         f"AgentSet.load([{str(agent_file) + ':agent'!r}])\n"
         "print(sorted(m for m in ('openai', 'textual') if m in sys.modules))\n"
     )

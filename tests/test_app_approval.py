@@ -20,6 +20,7 @@ from textual.notifications import Notification
 from textual.widgets import TextArea
 
 from agentor import approve
+from agentor.agents import AgentSet
 from agentor.engine.events import APPROVAL, TOOL_RESULT, Event
 from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED
 from agentor.engine.store.file import FileStore
@@ -41,7 +42,6 @@ from tests.approvalkit import TRAVEL_PROMPT, Travel
 from tests.conftest import ROOT
 from tests.test_app_literal import CLEAR, NASTY
 from tui.app import RunsApp
-from tui.controllers.agents import AgentSet
 from tui.widgets.args_editor import ArgsEditor
 from tui.widgets.reason_screen import ReasonScreen
 

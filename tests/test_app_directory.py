@@ -1,5 +1,5 @@
 """Which directory the screen shows, reading it again by hand when it is not watched, and the
-status colours the README names."""
+status colours the manual names (docs/tui.md)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from agentor.sources.shortpath import short_path
 from tests.app_support import (
     IDS,
     SIZE,
@@ -22,6 +21,7 @@ from tests.app_support import (
 )
 from tests.conftest import ROOT
 from tests.test_app_live import FINISH_VIENNA
+from tui.text.shortpath import short_path
 
 VIENNA = IDS["crash_after_tool_result"]
 PRAGUE = IDS["half_finished_crash"]
@@ -133,8 +133,8 @@ async def test_status_colours_on_screen_are_those_the_readme_names(tmp_path: Pat
         app.run_list.show_status(IDS["max_turns"], "failed")
         await pilot.pause()
         hues = drawn_hues(app.export_screenshot())
-    readme = (ROOT / "README.md").read_text()
-    assert "status (awaiting approval pink, running cyan, stopping violet,\n  interrupted" in readme
+    manual = " ".join((ROOT / "docs" / "tui.md").read_text().split())
+    assert "status (awaiting approval pink, running cyan, stopping violet, interrupted" in manual
     assert 300 <= hues["awaiting"] <= 330, hues  # pink: neither violet nor red
     assert 170 <= hues["running"] <= 200, hues  # cyan
     assert 250 <= hues["stopping"] <= 290, hues  # violet

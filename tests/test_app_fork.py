@@ -322,7 +322,8 @@ async def test_F_refuses_an_empty_prompt_and_an_unopened_timeline(tmp_path: Path
 
 async def test_a_refused_fork_and_a_failing_model_are_said(tmp_path: Path) -> None:
     runs, _, w, parent = await weather_runs(tmp_path)
-    agent = w.agent.clone(model=FailingModel())
+    # Named as the model the run recorded (the dialog's default): the fork asks this one.
+    agent = w.agent.clone(model=FailingModel(name="weather-model"))
     app = app_for(runs, agents=OneAgent(agent))
     async with app.run_test(size=SIZE) as pilot:
         # The engine's refusal (a line beyond the log), as the controller reports it.

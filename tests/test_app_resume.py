@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from agentor.agents import AgentSet
 from agentor.engine.store.file import FileStore
 from agentor.testing import ScriptedModel
 from examples.demo_model import DemoModel
@@ -32,7 +33,6 @@ from tests.app_support import (
     write_log,
 )
 from tests.conftest import ROOT, log_types
-from tui.controllers.agents import AgentSet
 
 VIENNA = IDS["crash_after_tool_result"]
 PRAGUE = IDS["half_finished_crash"]

@@ -100,3 +100,32 @@ async def test_an_index_that_cannot_be_saved_anywhere_is_said_once(
         assert len(said) == 1 and "the next start reads every log again" in said[0]
         assert len(row_statuses(app)) == 8  # the list itself is whole
     assert (runs / runindex.INDEX_DIR).read_text() == "in the way"
+
+
+async def test_the_app_saves_an_index_its_next_start_takes_every_row_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opened twice: the second start reads no log. Two rows with the same torn last line hold
+    a nested object (`LogTail.first_bad`) the others do not, as rows priced mid-fill hold a
+    cost the others do not: columns shorter than the table, each of one repeated value."""
+    monkeypatch.setattr(index_saver, "SAVE_CHECK_S", 0.05)
+    runs = copy_fixtures(tmp_path / "runs")
+    completed = (runs / f"{IDS['completed']}.jsonl").read_bytes()
+    for run_id in ("torn1" + "0" * 27, "torn2" + "0" * 27):
+        (runs / f"{run_id}.jsonl").write_bytes(completed + b'{"type": "message", "tu\n')
+    first = app_for(runs, watch=True)
+    async with first.run_test(size=SIZE) as pilot:
+        await until(lambda: first.index_saver.saves >= 1)
+        await until(lambda: not first.source.index_stale)  # type: ignore[attr-defined]
+        want = row_statuses(first)
+        await pilot.pause()
+    assert want["torn1" + "0" * 27] == "completed"
+    assert first.source.get("torn1" + "0" * 27).error.startswith("1 bad line")  # type: ignore[attr-defined]
+
+    second = app_for(runs, watch=True)
+    async with second.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert second.source.index.problem is None  # type: ignore[attr-defined]
+        assert second.source.from_index == 10  # type: ignore[attr-defined]
+        assert (second.source.bytes_read, second.source.lines_decoded) == (0, 0)  # type: ignore[attr-defined]
+        assert row_statuses(second) == want

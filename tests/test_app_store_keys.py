@@ -447,7 +447,7 @@ async def test_ctrl_f_goes_past_the_filter_to_a_run_it_hides(runs: Path) -> None
 
 
 async def test_esc_stops_a_search_under_way_then_closes(runs: Path) -> None:
-    from agentor.ops.run_search import Hit
+    from agentor.engine.store.matching import Hit
 
     gate, stopped_at = threading.Event(), []
 

@@ -49,7 +49,9 @@ GATED_RUN = [
     "tool_result",
     "run_end",
 ]
-RESUMED = ["run_start", "tool_result", "generation", "message", "run_end"]
+# The resume after an approval: the approved call's start is saved before it runs (a crash
+# during it then waits for a person: engine/interrupted.py).
+RESUMED = ["run_start", "tool_start", "tool_result", "generation", "message", "run_end"]
 
 
 def types(events: list[Event]) -> list[str]:
@@ -423,7 +425,18 @@ def test_edits_are_checked_against_the_tool_when_it_is_known(tmp_path: Path) -> 
         approve(store, run_id, args=[1, 2])
     assert store.path(run_id).stat().st_size == size
 
-    # Without the tool, a bad edit is recorded, and reaches the model as the tool's error.
+    # Without the tool, against the parameters the run recorded (as the TUI's editor checks).
+    with pytest.raises(InvalidArgsError, match="nights: must be an integer, not a string"):
+        approve(store, run_id, args={"city": "Rome", "nights": "many"})
+    assert store.path(run_id).stat().st_size == size
+
+    # A run that recorded no parameters (an upstream log): the bad edit is recorded, and
+    # reaches the model as the tool's error.
+    path = store.path(run_id)
+    lines = path.read_bytes().splitlines(keepends=True)
+    start = json.loads(lines[0])
+    del start["tools"]
+    path.write_bytes((json.dumps(start) + "\n").encode() + b"".join(lines[1:]))
     approve(store, run_id, args={"city": "Rome", "nights": "many"})
     travel.agent.resume(run_id)
     answer = next(

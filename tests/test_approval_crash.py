@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from agentor.engine.approval.pending import pending_calls
-from agentor.engine.events import APPROVAL, RUN_START, TOOL_RESULT
+from agentor.engine.events import APPROVAL, RUN_START, TOOL_RESULT, TOOL_START
 from agentor.engine.history import status
 from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED
 from agentor.engine.store.file import FileStore
@@ -131,7 +131,7 @@ def test_killed_at_any_event_of_a_gated_start_the_call_waits_and_then_runs_once(
 RESUME_CASES = [
     (decision, k)
     for decision in ("approve", "edit", "reject")
-    for k in range(1, EVENTS["resume"] + 1)
+    for k in range(1, EVENTS["resume"] + (0 if decision == "reject" else 1))
 ]
 
 
@@ -155,8 +155,15 @@ def test_killed_at_any_event_after_the_decision_the_call_runs_once_as_decided(
     crashed = case.events()
     recorded = decided_results(crashed, "book_hotel")
     ran_before = case.ran().get(f"book_hotel {city}", 0)
+    interrupted = crashed[-1].type == TOOL_START  # its start saved, its result not
 
     done = case.child("resume")  # a new process finishes it
+    if interrupted:  # what it did is unknown: a person says; run it again, here
+        assert done["status"] == AWAITING_APPROVAL
+        assert pending_calls(case.events())[0].interrupted
+        assert case.ran().get(f"book_hotel {city}", 0) == ran_before
+        case.child("approve", by="carol")
+        done = case.child("resume")
 
     hotel = {
         "approve": "Booked a room in Rome.",
@@ -176,7 +183,7 @@ def test_killed_at_any_event_after_the_decision_the_call_runs_once_as_decided(
     assert "book_hotel Rome" not in case.ran() or decision == "approve"
     events = case.events()
     assert len(decided_results(events, "book_hotel")) == 1
-    assert [e.type for e in events].count(APPROVAL) == 1
+    assert [e.type for e in events].count(APPROVAL) == (2 if interrupted else 1)
 
 
 def test_killed_right_after_the_decision_is_recorded_the_resume_runs_the_call_once(
@@ -193,7 +200,9 @@ def test_killed_right_after_the_decision_is_recorded_the_resume_runs_the_call_on
     assert done["status"] == COMPLETED and case.ran()[HOTEL] == 1
 
 
-def test_killed_inside_the_approved_tool_the_resume_runs_it_again(tmp_path, srv, zygote):
+def test_killed_inside_the_approved_tool_the_resume_asks_again_then_runs_it_again(
+    tmp_path, srv, zygote
+):
     case = Case(tmp_path, srv, zygote)
     case.start()
     case.child("approve", by="alice")
@@ -214,6 +223,12 @@ def test_killed_inside_the_approved_tool_the_resume_runs_it_again(tmp_path, srv,
     assert zygote.wait() == signal.SIGKILL
     assert decided_results(case.events(), "book_hotel") == []
 
+    paused = case.child("resume")  # a person approved one booking, not two: ask again
+    assert paused["status"] == AWAITING_APPROVAL and case.ran()[HOTEL] == 1
+    [call] = pending_calls(case.events())
+    assert call.interrupted and call.pid == pid
+
+    case.child("approve", by="alice")
     done = case.child("resume")
 
     assert done["status"] == COMPLETED and case.ran()[HOTEL] == 2

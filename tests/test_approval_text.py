@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 
+from agentor.engine.argschema import check_schema
 from agentor.engine.events import Event
 from agentor.engine.history import RunSummary
 from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED, FAILED, INTERRUPTED, RUNNING
 from agentor.sources.runrow import RunRow
 from tui.text import notices
-from tui.text.arg_edit import args_diff, check_schema, editor_text, parse_edit
+from tui.text.arg_edit import args_diff, editor_text, parse_edit
 from tui.text.run_filter import RunFilter, list_title
 from tui.text.run_line import run_line
 from tui.text.styles import AWAITING_STYLE, STATUS_STYLES

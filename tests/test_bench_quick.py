@@ -30,7 +30,10 @@ BENCHES = {
     "pg_tail": "pg-tail",
     "compare_view": "compare-view",
     "pg_search": "pg-search",
+    "long_run": "long-run",
 }
+# Scripts in bench/ that measure without a baseline (not in `make bench`), kept running too.
+TOOLS = {"engine_turn": "engine-turn"}
 RESULT = re.compile(
     r"^(?P<name>\S+) ratio=(?P<ratio>\d+\.\d+|inf|nan) goal=\S+ ours=\S+ baseline=\S+$"
 )
@@ -43,7 +46,7 @@ def test_the_makefile_runs_every_bench() -> None:
     assert listed.group(1).split() == list(BENCHES)
 
 
-@pytest.mark.parametrize("script", list(BENCHES))
+@pytest.mark.parametrize("script", [*BENCHES, *TOOLS])
 def test_bench_runs_quick_and_prints_its_result_line(script: str) -> None:
     out = subprocess.run(
         [sys.executable, str(ROOT / "bench" / f"{script}.py"), "--quick"],
@@ -57,4 +60,4 @@ def test_bench_runs_quick_and_prints_its_result_line(script: str) -> None:
     assert len(lines) >= 3, out.stdout  # a header, a table, the result
     match = RESULT.match(lines[-1])
     assert match is not None, lines[-1]
-    assert match["name"] == BENCHES[script]
+    assert match["name"] == {**BENCHES, **TOOLS}[script]

@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 
 import agentor
+import agentor.errors
 from agentor import Agentor, NothingToResumeError, RunNotFoundError
 from agentor.engine.events import Event
-from agentor.engine.store import file as store_module
+from agentor.engine.store import api as store_api
 from agentor.engine.store.file import FileStore
 from agentor.engine.store.memory import MemoryStore
 from agentor.testing import ScriptedModel
@@ -42,8 +43,9 @@ class KeyErrorStore(MemoryStore):
             raise KeyError(run_id) from None
 
 
-def test_run_not_found_is_one_class_exported_from_agentor_and_the_store_module() -> None:
-    assert agentor.RunNotFoundError is store_module.RunNotFoundError
+def test_run_not_found_is_one_class_exported_from_agentor_and_its_errors() -> None:
+    assert agentor.RunNotFoundError is agentor.errors.RunNotFoundError
+    assert issubclass(RunNotFoundError, agentor.AgentorError)
     assert issubclass(RunNotFoundError, KeyError)  # code catching KeyError still works
 
 
@@ -128,21 +130,25 @@ BAD_INPUTS = [
     (b"hello", TypeError, "got bytes"),
     ({"role": "user", "content": "Hi"}, TypeError, "got one dict: put it in a list"),
     ([], ValueError, "got an empty list"),
-    (["Hi"], TypeError, "input[0] is str"),
+    (["Hi"], (TypeError, ValueError), "input[0] is str (a list of prompts is a batch"),
     ([{"role": "user", "content": "Hi"}, {"content": "no role"}], ValueError, "input[1] has no"),
 ]
 
 
 @pytest.mark.parametrize(("given", "error", "detail"), BAD_INPUTS)
 async def test_an_input_that_is_not_one_is_refused_before_anything_is_written(
-    tmp_path: Path, given: Any, error: type[Exception], detail: str
+    tmp_path: Path, given: Any, error: Any, detail: str
 ) -> None:
     model = ScriptedModel([ScriptedModel.text("never")])
     agent = agent_on(FileStore(tmp_path), model)
     with pytest.raises(error) as run:
         await asyncio.to_thread(agent.run, given)
     with pytest.raises(error) as arun:
+        # A list of prompts is a batch (upstream's arun), never one named run.
         await agent.arun(given, run_id="named")
+    if given == ["Hi"]:
+        assert str(arun.value) == "run_id= names one run, not a batch"
+        arun = run
     with pytest.raises(error) as stream:
         agent.stream_chat(given)  # at the call, not when the stream is first read
     for raised in (run, arun, stream):
@@ -197,8 +203,8 @@ def test_a_store_that_locks_only_in_part_is_refused_rather_than_run_unlocked() -
 def test_the_bundled_stores_are_whole_locking_and_batch_stores(tmp_path: Path) -> None:
     memory = MemoryStore()
     for store in (FileStore(tmp_path), memory):
-        assert isinstance(store, store_module.LockingStore)
-        assert isinstance(store, store_module.BatchStore)
+        assert isinstance(store, store_api.LockingStore)
+        assert isinstance(store, store_api.BatchStore)
     memory.append("r", Event("run_start"))
     assert (memory.is_locked("r"), memory.lock_holder("r")) == (False, None)
     with memory.lock("r"):

@@ -1,8 +1,9 @@
-"""Import contracts, the architecture as tests: the engine never imports the TUI or textual; the
-TUI's layers run app -> widgets, controllers -> text -> data -> agentor (`agentor.sources` and
-`tui.text` never import textual, controllers never import the app or the widgets); no module
-imports one that imports it back, directly or through others; openai is imported only when a
-request is made. Checked in fresh interpreters and over the source's import statements."""
+"""Import rules checked at run time, which the static contracts (import-linter, in
+pyproject.toml, run by `make test`) cannot see: in fresh interpreters, the engine loads neither
+the TUI nor textual, `agentor.sources` and `tui.text` never load textual, controllers load
+neither the app nor a widget, openai and psycopg are imported only when used; over the
+source's import statements, no module imports one that imports it back; modules and functions
+stay short enough to read."""
 
 from __future__ import annotations
 
@@ -118,29 +119,11 @@ def test_the_tuis_data_and_text_layers_import_no_textual() -> None:
     assert "openai" not in tops(loaded)
 
 
-def test_the_data_layer_knows_nothing_of_the_layers_above_it() -> None:
-    graph = import_graph()
-    for module in modules_under("agentor.sources"):
-        above = {m for m in reaches(graph, module) if m.startswith("tui.") and m != "tui"}
-        assert all(m.startswith("agentor.sources") for m in above), (module, above)
-
-
-def test_the_text_layer_imports_no_widget_controller_or_app() -> None:
-    graph = import_graph()
-    for module in modules_under("tui.text"):
-        reached = reaches(graph, module)
-        wrong = {m for m in reached if m.startswith(("tui.widgets", "tui.controllers", "tui.app"))}
-        assert not wrong, (module, wrong)
-
-
-def test_controllers_never_import_the_app_or_the_widgets() -> None:
-    graph = import_graph()
+def test_importing_the_controllers_loads_neither_the_app_nor_a_widget() -> None:
+    """The static rule is an import-linter contract (pyproject.toml, run by `make test`); this
+    is the same in a fresh interpreter, lazy imports included."""
     controllers = modules_under("tui.controllers")
     assert {"tui.controllers.watcher", "tui.controllers.resumer"} <= set(controllers)
-    for module in controllers:
-        wrong = {m for m in reaches(graph, module) if m.startswith(("tui.app", "tui.widgets"))}
-        assert not wrong, (module, wrong)
-    # And in a fresh interpreter: importing every controller loads neither.
     loaded = imported_after(controllers)
     assert not {m for m in loaded if m == "tui.app" or m.startswith("tui.widgets")}
 
@@ -153,11 +136,12 @@ def test_no_module_imports_one_that_imports_it_back() -> None:
 
 
 def test_every_module_is_small() -> None:
-    """About 400 lines at most: a module is read in one sitting."""
+    """Split by responsibility, never by a count: this only catches a module grown past what
+    anyone reads as one piece."""
     for package in PACKAGES:
         for path in (ROOT / package).rglob("*.py"):
             lines = len(path.read_text().splitlines())
-            assert lines < 450, f"{path.relative_to(ROOT)}: {lines} lines"
+            assert lines <= 800, f"{path.relative_to(ROOT)}: {lines} lines"
 
 
 # Functions longer than this are not read at once.
@@ -191,9 +175,9 @@ def test_the_engine_imports_no_psycopg_until_a_postgres_store_is_named() -> None
     assert not loaded & {"psycopg", "psycopg_pool"}
     code = (
         "import sys\n"
-        "from agentor.engine import pgstore\n"
+        "from agentor.engine.store import postgres\n"
         "before = 'psycopg' in sys.modules\n"
-        "pgstore.PostgresStore\n"
+        "postgres.PostgresStore\n"
         "print(before, 'psycopg' in sys.modules, 'psycopg_pool' in sys.modules)\n"
     )
     proc = subprocess.run(

@@ -1,6 +1,7 @@
 """Every key is described once, in `tui.keys`: the bindings of every widget and screen are made
 from its table, every key the app binds is written in the help screen's lines and in the
-README's keys table, and every action (but moving the cursor) is in the command palette."""
+manual's keys table (docs/tui.md), and every action (but moving the cursor) is in the command
+palette."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from tui.widgets.search_bar import SearchBar
 from tui.widgets.stats_screen import StatsScreen
 from tui.widgets.timeline import Timeline
 
-# How the help and README write the keys Textual names otherwise.
+# How the help and the manual write the keys Textual names otherwise.
 SHOWN = {
     "slash": "/",
     "question_mark": "?",
@@ -91,9 +92,9 @@ def test_every_key_is_in_the_help_screen() -> None:
     assert keys_of(BOUND) - shown == set()
 
 
-def test_every_key_is_in_the_readmes_keys_table() -> None:
-    readme = (ROOT / "README.md").read_text()
-    table = readme[readme.index("| key | does |") :].split("\n\n")[0]
+def test_every_key_is_in_the_manuals_keys_table() -> None:
+    manual = (ROOT / "docs" / "tui.md").read_text()
+    table = manual[manual.index("## Keys") :].split("\n\n")[1]
     told = set()
     for row in table.splitlines()[2:]:
         told |= set(re.findall(r"`([^`]+)`", row.split("|")[1]))

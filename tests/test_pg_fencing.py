@@ -222,6 +222,7 @@ BLOCKED_AGENT = textwrap.dedent(
     from agentor import Agentor, function_tool
     from agentor.engine.store.postgres import PostgresStore
     from agentor.engine.store.file import RunLostError
+    from agentor import RunLostError
 
     logging.basicConfig(level=logging.ERROR)
 

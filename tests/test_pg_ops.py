@@ -17,11 +17,12 @@ from agentor.engine.events import TOOL_RESULT, Event
 from agentor.engine.statuses import AWAITING_APPROVAL
 from agentor.engine.store.copy import copy_runs
 from agentor.engine.store.file import FileStore
+from agentor.engine.store.matching import matcher_for
 from agentor.engine.store.postgres import PostgresStore
 from agentor.errors import RunLockedError, RunNotFoundError
 from agentor.ops import retention
 from agentor.ops.run_export import export
-from agentor.ops.run_search import matcher_for, search
+from agentor.ops.run_search import search
 from tests import test_reliability_fuzz as fz
 from tests.pg_support import SCHEMA, PgStores
 from tests.retention_support import held_by_another_process, write_run

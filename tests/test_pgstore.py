@@ -16,7 +16,7 @@ import psycopg
 import pytest
 
 from agentor import Agentor, function_tool
-from agentor.engine import history as replay
+from agentor.engine import history
 from agentor.engine.events import Event
 from agentor.engine.history import summarize
 from agentor.engine.store.copy import copy_runs
@@ -50,7 +50,7 @@ def started(agent: str = "A", prompt: str = "hi") -> Event:
 
 def test_every_summary_field_has_its_column_in_the_same_order() -> None:
     # A new RunSummary field needs a column (a migration) before runs can be listed with it.
-    fields = [f.name for f in dataclasses.fields(replay.RunSummary)]
+    fields = [f.name for f in dataclasses.fields(history.RunSummary)]
     at = fields.index("usage")
     assert list(ROW_COLUMNS) == [*fields[:at], *USAGE_COLUMNS, *fields[at + 1 :]]
 

@@ -190,7 +190,8 @@ async def test_hostile_tool_call_arguments_fail_the_call_not_the_run(tmp_path, s
     nested = "[" * 100_000 + "]" * 100_000
 
     def reply(request):
-        if request["messages"][-1]["role"] == "tool":
+        # Both calls fail: get_weather is withdrawn and the model told so (a user message).
+        if any(m["role"] == "tool" for m in request["messages"]):
             return {"text": "gave up"}
         return {"calls": [["get_weather", nested], ["get_weather", "{not json"]]}
 

@@ -1,5 +1,5 @@
 """The warm listing's fast paths (`agentor.sources.runindex.take_fresh`, `agentor.sources.lognames`,
-`agentor.sources.columns` for frozen and partly missing objects, `logfile.promote_young`): each gives
+`sources.columns` for frozen and partly missing objects, `logfile.promote_young`): each gives
 what the plain one-at-a-time way gives, on the cases the plain way handled one by one (a file
 gone between listing and checking, a run listed that the index does not know, odd names)."""
 

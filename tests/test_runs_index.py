@@ -1,4 +1,4 @@
-"""The TUI's directory source (`agentor.sources`): the run list of a directory and the lazy log of one
+"""The directory source (`agentor.sources`): the run list of a directory and the lazy log of one
 run.
 
 Real files in tmp_path, written by the real engine (an in-process scripted model) or copied
@@ -960,16 +960,16 @@ async def test_lines_decoded_for_a_summary_fold_as_the_engines_events_do(tmp_pat
 
 
 def test_the_summary_decoder_keeps_every_field_fold_reads() -> None:
-    """`replay.fold` is the one place a summary is derived; the fields the quick decoder
+    """`history.fold` is the one place a summary is derived; the fields the quick decoder
     keeps must cover what it reads of an event (checked from its source)."""
     import ast
     import inspect
 
-    from agentor.engine import history as replay
+    from agentor.engine import history
     from agentor.sources.logfile import FOLD_FIELDS
 
     read: set[str] = set()
-    for fn in (replay.fold, replay.event_time):
+    for fn in (history.fold, history.event_time):
         tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
         read |= {
             node.attr

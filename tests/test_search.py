@@ -24,10 +24,11 @@ from agentor.engine.events import (
     Usage,
 )
 from agentor.engine.store.file import FileStore
+from agentor.engine.store.matching import Hit
 from agentor.engine.store.memory import MemoryStore
 from agentor.ops import run_search as search_module
 from agentor.ops import search_scan
-from agentor.ops.run_search import Hit, search
+from agentor.ops.run_search import search
 from tests import test_reliability_fuzz as fz
 from tests.conftest import FIXTURES, ROOT
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agentor.engine import history as replay
+from agentor.engine import history
 from agentor.engine.history import summarize
 from agentor.engine.store.file import FileStore
 from tests.conftest import (
@@ -54,9 +54,9 @@ def test_every_fixture_loads_whole_and_summarises_as_expected(
     # Nothing upstream wrote is lost or changed by reading it.
     assert [e.to_dict() for e in events] == raw
     expect = MANIFEST[scenario]["expect"]
-    assert replay.status(events) == EXPECTED_STATUS.get(expect, expect)
+    assert history.status(events) == EXPECTED_STATUS.get(expect, expect)
     summary = summarize(rid, events)
-    assert summary.status == replay.status(events)
+    assert summary.status == history.status(events)
     assert summary.agent == "Travel Agent" and summary.model == "gpt-4o-mini"
     assert summary.first_prompt == raw[0]["messages"][-1]["content"]
     assert summary.events == len(raw)
@@ -67,7 +67,7 @@ def test_every_fixture_loads_whole_and_summarises_as_expected(
 
 
 def test_fixture_summaries_in_detail(runs: FileStore) -> None:
-    def summary(scenario: str) -> replay.RunSummary:
+    def summary(scenario: str) -> history.RunSummary:
         return summarize(run_id(scenario), runs.load(run_id(scenario)))
 
     done = summary("completed")
@@ -123,7 +123,7 @@ def test_half_finished_crash_rewinds(
     assert [e.messages for e in new if e.type == "generation"] == [
         r["messages"] for r in fake_openai.requests
     ]
-    assert replay.status(events) == "completed"
+    assert history.status(events) == "completed"
 
 
 def test_crash_after_tool_result_does_not_run_the_tool_again(

@@ -24,12 +24,12 @@ from textual.notifications import Notify, SeverityLevel
 from textual.screen import Screen
 from textual.widgets import Input
 
+from agentor.agents import AgentSet
 from agentor.engine.statuses import UNREADABLE
 from agentor.literal import literal_line
 from agentor.sources.directory import DirectorySource
 from agentor.sources.source import RunSource
 from tui.compare_actions import CompareActions
-from tui.controllers.agents import AgentSet
 from tui.controllers.approver import Approver
 from tui.controllers.controller import while_running
 from tui.controllers.forker import Forker
@@ -45,6 +45,7 @@ from tui.shown_notes import ShownNotes
 from tui.store_actions import StoreActions
 from tui.text.fork_text import lineage_line
 from tui.text.notices import Note
+from tui.text.shortpath import source_title
 from tui.watch_handlers import WatchHandlers
 from tui.widgets.approval_pane import ApprovalPane
 from tui.widgets.event_detail import EventDetail
@@ -94,7 +95,7 @@ class RunsApp(
         self.approver = Approver(self.source, self.resumer.agents, self.resumer, by)
         self.forker = Forker(self.source, self.resumer.agents)  # F: forks run here
         self.clock = clock
-        self.source_label = literal_line(self.source.label)  # the list's title
+        self.source_label = literal_line(source_title(self.source))  # the list's title
         self.shown_notes = ShownNotes()
 
     def compose(self) -> ComposeResult:

@@ -1,5 +1,6 @@
 """`agentor-tui [DIR | RUN.jsonl | postgresql://... [--schema NAME]] [--agent SPEC]...
-[--any-agent] [--by NAME] [--no-watch]`: the arguments and `main()`.
+[--any-agent] [--by NAME] [--no-watch]`: the arguments and `main()`. `agentor-tui serve ...`
+serves the same app to browsers (`serve`, `tui.serve`).
 
 Imports stay lazy: `--version` and `--help` load neither the engine nor textual, and openai is
 imported only when a resume makes a request.
@@ -10,12 +11,16 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from agentor.agents import AgentSet
     from agentor.sources.source import RunSource
     from tui.app import RunsApp
+
+SERVE = "serve"
 
 
 def _version() -> str:
@@ -26,7 +31,7 @@ def _version() -> str:
     try:
         return version("agentor-tui")
     except PackageNotFoundError:  # running from a source tree that is not installed
-        from agentor import __version__
+        from agentor._version import __version__
 
         return __version__
 
@@ -44,7 +49,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="agentor-tui",
         description="Browse, follow and resume durable agentor runs in the terminal.",
+        epilog=f"agentor-tui {SERVE} [STORE] [--host HOST] [--port PORT] ...: the same app in "
+        f"a browser (agentor-tui {SERVE} --help). A directory named {SERVE}: ./{SERVE}",
     )
+    add_app_arguments(p)
+    p.add_argument("--version", action=_VersionAction)
+    return p
+
+
+def add_app_arguments(p: argparse.ArgumentParser) -> None:
+    """The store and the app's options: the terminal's, and the ones `serve` passes on to the
+    app of each browser tab."""
     p.add_argument(
         "dir",
         nargs="?",
@@ -89,18 +104,90 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="where w writes a run's export (default: the current directory)",
     )
-    p.add_argument("--version", action=_VersionAction)
-    return p
 
 
-def fail(message: str) -> int:
-    """One line on stderr; exit status 2 (a usage error, as argparse uses)."""
+def fail(message: str, status: int = 2) -> int:
+    """One line on stderr; exit status 2 (a usage error, as argparse uses) unless told."""
     print(f"agentor-tui: error: {message}", file=sys.stderr)
-    return 2
+    return status
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == [SERVE]:
+        return serve(argv[1:])
     args = build_parser().parse_args(argv)
+    from agentor.errors import SchemaNotFoundError
+
+    try:
+        opened = open_app_arguments(args)
+    except SchemaNotFoundError as exc:  # nothing to show, and none made: as agentor ls
+        return fail(str(exc), status=1)
+    except ValueError as exc:
+        return fail(str(exc))
+
+    from tui.app import RunsApp  # textual loads only now
+
+    app = RunsApp(
+        source=opened.source,
+        agents=opened.agents,
+        watch=not args.no_watch,
+        run_id=opened.run_id,
+        by=args.by,
+    )
+    app.export_dir = args.export_dir
+    return run_app(app)
+
+
+def serve(argv: list[str]) -> int:
+    """`agentor-tui serve [STORE] [app options] [--host] [--port] [--token] [--public-url]`.
+    The app's arguments are checked here, once, so a bad one is told on this terminal rather
+    than in each browser tab; each tab's app then runs with them (`tui.serve`)."""
+    from tui.serve.options import add_serve_arguments, app_argv, serve_token
+
+    parser = argparse.ArgumentParser(
+        prog=f"agentor-tui {SERVE}",
+        description="Serve the app to browsers: each tab runs its own app (textual-serve).",
+        allow_abbrev=False,
+    )
+    add_app_arguments(parser)
+    add_serve_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        token = serve_token(args)
+    except ValueError as exc:
+        return fail(str(exc))
+    try:
+        from tui.serve.serving import Serving
+    except ImportError as exc:
+        return fail(f"{SERVE} needs textual-serve: pip install 'agentor-tui[serve]' ({exc})")
+    from agentor.errors import SchemaNotFoundError
+
+    serving = Serving.from_arguments(args, token, app_argv(argv))
+    try:
+        opened = open_app_arguments(args)
+        if not isinstance(opened.source, Path):
+            opened.source.close()  # it was opened to be checked; each tab opens its own
+        serving.listen()
+    except SchemaNotFoundError as exc:
+        return fail(str(exc), status=1)
+    except ValueError as exc:
+        return fail(str(exc))
+    return serving.run()
+
+
+@dataclass
+class AppArguments:
+    """What the app's arguments name, checked and opened."""
+
+    source: RunSource | Path
+    agents: AgentSet
+    run_id: str | None
+
+
+def open_app_arguments(args: argparse.Namespace) -> AppArguments:
+    """Check the app's arguments and open what they name: ValueError saying in one line what is
+    wrong with them. Sets `args.schema` to its default for a database."""
     from agentor.engine.store.pg.dsn import is_dsn  # no driver: a DSN is told by its scheme
 
     database = is_dsn(args.dir)
@@ -109,48 +196,43 @@ def main(argv: list[str] | None = None) -> int:
         if args.schema is None:
             args.schema = "agentor"
     elif args.schema is not None:
-        return fail(f"--schema is for a PostgreSQL store; {args.dir} is a directory")
+        raise ValueError(f"--schema is for a PostgreSQL store; {args.dir} is a directory")
     elif not directory.is_dir():
         if not directory.exists():
-            return fail(f"no such directory: {args.dir}")
+            raise ValueError(f"no such directory: {args.dir}")
         try:
             directory, run_id = run_log_target(directory)
         except ValueError as exc:
-            return fail(f"not a run log: {args.dir}: {exc}")
+            raise ValueError(f"not a run log: {args.dir}: {exc}") from None
 
     if args.export_dir is not None and not Path(args.export_dir).is_dir():
-        return fail(f"--export-dir: no such directory: {args.export_dir}")
+        raise ValueError(f"--export-dir: no such directory: {args.export_dir}")
     if args.by is not None and not args.by.strip():
-        return fail("--by names who decides; give a non-empty name or leave it out")
+        raise ValueError("--by names who decides; give a non-empty name or leave it out")
     if args.any_agent and len(args.agent) != 1:
-        return fail("--any-agent needs exactly one --agent (the agent to resume every run with)")
+        raise ValueError(
+            "--any-agent needs exactly one --agent (the agent to resume every run with)"
+        )
 
+    from agentor.agents import AgentSet
     from agentor.errors import AgentSpecError
-    from tui.controllers.agents import AgentSet
 
     try:
         agents = AgentSet.load(args.agent, any_agent=args.any_agent)
     except AgentSpecError as exc:
-        return fail(str(exc))
+        raise ValueError(str(exc)) from None
 
     source: RunSource | Path = directory
     if database:
-        try:
-            source = open_database(args.dir, args.schema)
-        except ValueError as exc:
-            return fail(str(exc))
-
-    from tui.app import RunsApp  # textual loads only now
-
-    app = RunsApp(source=source, agents=agents, watch=not args.no_watch, run_id=run_id, by=args.by)
-    app.export_dir = args.export_dir
-    return run_app(app)
+        source = open_database(args.dir, args.schema)
+    return AppArguments(source, agents, run_id)
 
 
 def open_database(dsn: str, schema: str) -> RunSource:
     """The source of a `postgresql://` STORE; ValueError saying in one line why it cannot be
     used (a bad DSN or schema name, no server, refused credentials, a newer schema, no
-    driver), never with the password."""
+    driver), never with the password; `SchemaNotFoundError` when the schema holds no store
+    (none is made)."""
     from agentor.engine.store.pg.dsn import validate_schema
 
     try:
@@ -163,10 +245,12 @@ def open_database(dsn: str, schema: str) -> RunSource:
         from agentor.engine.store.postgres import DRIVER_HINT
 
         raise ValueError(f"{DRIVER_HINT} ({exc})") from None
-    from agentor.errors import PostgresStoreError
+    from agentor.errors import PostgresStoreError, SchemaNotFoundError
 
     try:
         return PostgresSource(dsn, schema=schema)
+    except SchemaNotFoundError:
+        raise
     except PostgresStoreError as exc:
         raise ValueError(str(exc)) from None
 

@@ -15,12 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentor.engine.store.api import DeletingStore, PinningStore, Store
+from agentor.engine.store.matching import Hit
 from agentor.errors import DeleteRefusedError, RunNotFoundError
 from agentor.literal import literal_line
 from agentor.ops.pins import pin, pinned, unpin
 from agentor.ops.retention import delete_refusal, delete_run
 from agentor.ops.run_export import export
-from agentor.ops.run_search import Hit, search
+from agentor.ops.run_search import search
 from agentor.sources.export_file import write_new
 from agentor.sources.lineage import forks_of
 from agentor.sources.runrow import RunRow
@@ -293,7 +294,7 @@ class StoreActions(_Base):
         def searcher(query: str) -> Iterator[Hit]:
             return search(store, query)
 
-        screen = RunsSearchScreen(searcher, self._prompt_of, self.source.label)
+        screen = RunsSearchScreen(searcher, self._prompt_of, self.source_label)
         self.push_screen(screen, self._jump_to)
 
     def _prompt_of(self, run_id: str) -> str | None:

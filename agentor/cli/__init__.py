@@ -3,7 +3,7 @@ and the worker of a fleet.
 
     agentor ls [DIR|DSN] [--status S] [--json]
     agentor show RUN [--json]
-    agentor approve RUN [CALL] [--args JSON] [--note TEXT] [--by NAME]
+    agentor approve RUN [CALL] [--args JSON | --result TEXT] [--note TEXT] [--by NAME]
     agentor reject RUN [CALL] --reason TEXT [--by NAME]
     agentor resume RUN --agent SPEC [--any-agent]
     agentor submit PROMPT --agent SPEC [--run-id ID]
@@ -15,6 +15,8 @@ and the worker of a fleet.
     agentor prune [DIR|DSN] --older-than 30d [--keep-last N] [--status S,...] [--dry-run] [--json]
     agentor pin RUN / agentor unpin RUN
     agentor export RUN [--format md|json|html] [-o FILE]
+    agentor export RUN... --format otlp [--endpoint URL] [--header K=V] [--content] (or --all)
+    agentor trace [DIR|DSN] --endpoint URL [--header K=V] [--content] [--state FILE]
     agentor search [DIR|DSN] QUERY [--regex] [--json]
 
 Each takes `--store DIR|DSN` (a runs directory or a `postgresql://` URL, default `runs`) and
@@ -23,8 +25,9 @@ refused (not found, already decided, locked, a run that failed), 2 a usage error
 refusal and usage error is one line on stderr. Each subcommand group is a module (runs_cmd:
 ls/show, decide_cmd: approve/reject, resume_cmd: resume, fleet_cmd: submit/worker, copy_cmd:
 copy, fork_cmd: fork/replay, diff_cmd: diff, ops_cmd: prune/pin/unpin, export_cmd: export,
-search_cmd: search), imported only when its command runs: `agentor --help` loads neither the
-engine nor the model client. `agentor search` exits as grep does: 0 found, 1 none, 2 an error.
+search_cmd: search, trace_cmd: trace and export's otlp), imported only when its command
+runs: `agentor --help` loads neither the engine nor the model client. `agentor search` exits
+as grep does: 0 found, 1 none, 2 an error.
 """
 
 from __future__ import annotations
@@ -95,7 +98,7 @@ def _version() -> str:
     try:
         return version("agentor-tui")
     except PackageNotFoundError:  # a source tree that is not installed
-        from agentor import __version__
+        from agentor._version import __version__
 
         return __version__
 
@@ -105,7 +108,7 @@ def build_parser() -> Parser:
         prog="agentor",
         description=(
             "List, show, approve, reject, resume, submit, copy, fork, replay, diff, prune, pin, "
-            "export and search durable agentor runs; run a worker of a fleet."
+            "export, trace and search durable agentor runs; run a worker of a fleet."
         ),
         epilog=(
             "Exit status: 0 done, 1 refused, 2 usage error (search: 0 found, 1 none, 2 error). "
@@ -130,17 +133,22 @@ def _add_run_commands(sub: Any) -> None:
     ls.add_argument("--store", metavar="DIR|DSN", help="the same as DIR|DSN")
     ls.add_argument("--schema", metavar="NAME", help=SCHEMA_HELP)
     ls.add_argument("--status", choices=STATUSES, metavar="S", help=", ".join(STATUSES))
-    ls.add_argument("--json", action="store_true", help="a JSON array (README: agentor ls)")
+    ls.add_argument("--json", action="store_true", help="a JSON array (fields: docs/cli.md)")
     ls.set_defaults(run="runs_cmd:ls")
 
     show = sub.add_parser("show", help="a run's summary, timeline and pending calls")
     _run_args(show)
-    show.add_argument("--json", action="store_true", help="a JSON object (README: agentor show)")
+    show.add_argument("--json", action="store_true", help="a JSON object (fields: docs/cli.md)")
     show.set_defaults(run="runs_cmd:show")
 
     approve = sub.add_parser("approve", help="approve a pending call (all, without CALL)")
     _run_args(approve, call=True)
     approve.add_argument("--args", metavar="JSON", help="run the call with these arguments")
+    approve.add_argument(
+        "--result",
+        metavar="TEXT",
+        help="an interrupted call's result: recorded as what it returned, never run again",
+    )
     approve.add_argument("--note", metavar="TEXT", help="a note kept with the decision")
     approve.add_argument("--by", metavar="NAME", help="who decides (default: user@host)")
     approve.set_defaults(run="decide_cmd:approve")
@@ -220,7 +228,7 @@ def _add_fleet_commands(sub: Any) -> None:
 
 
 def _add_fork_commands(sub: Any) -> None:
-    """What if: fork, replay, diff (README: Forks, replays and comparisons)."""
+    """What if: fork, replay, diff (docs/forks.md)."""
     fork = sub.add_parser("fork", help="a new run from a recorded one, changed at one step")
     _run_args(fork)
     fork.add_argument(
@@ -255,14 +263,13 @@ def _add_fork_commands(sub: Any) -> None:
     diff = sub.add_parser("diff", help="how two runs differ: first divergence, differences")
     diff.add_argument("run_a", metavar="RUN_A", help="a run id, a unique prefix, or its log")
     diff.add_argument("run_b", metavar="RUN_B", help="the same, for the other run")
-    diff.add_argument("--json", action="store_true", help="a JSON object (README: agentor diff)")
+    diff.add_argument("--json", action="store_true", help="a JSON object (fields: docs/forks.md)")
     _store_args(diff, dir_option=True)
     diff.set_defaults(run="diff_cmd:diff")
 
 
 def _add_ops_commands(sub: Any) -> None:
-    """Operating a store for months (README: Operating a store): prune, pin, unpin, export,
-    search."""
+    """Operating a store for months (docs/operations.md): prune, pin, unpin, export, search."""
     prune = sub.add_parser("prune", help="delete old runs; held, awaiting, pinned runs stay")
     _store_positional(prune)
     prune.add_argument(
@@ -273,22 +280,14 @@ def _add_ops_commands(sub: Any) -> None:
     )
     prune.add_argument("--status", metavar="S,...", help="only these: " + ", ".join(PRUNABLE))
     prune.add_argument("--dry-run", action="store_true", help="say what would go; remove nothing")
-    prune.add_argument("--json", action="store_true", help="a JSON object (README: agentor prune)")
+    prune.add_argument("--json", action="store_true", help="a JSON object (docs/operations.md)")
     prune.set_defaults(run="ops_cmd:prune")
     for verb, what in (("pin", "keep a run whatever prune is asked"), ("unpin", "undo a pin")):
         p = sub.add_parser(verb, help=what)
         _run_args(p)
         p.set_defaults(run=f"ops_cmd:{verb}")
 
-    export = sub.add_parser("export", help="a run as Markdown, JSON or one HTML file")
-    _run_args(export)
-    export.add_argument(
-        "--format",
-        choices=("md", "json", "html"),
-        help="md, json or html (default: from -o's suffix, else md)",
-    )
-    export.add_argument("-o", "--output", metavar="FILE", help="write FILE (default: stdout)")
-    export.set_defaults(run="export_cmd:export")
+    _add_export_command(sub)
 
     search = sub.add_parser("search", help="search every event of every run (exit 1: no hit)")
     _store_positional(search)
@@ -298,9 +297,67 @@ def _add_ops_commands(sub: Any) -> None:
         help="the text to find (without a capital, in any case), or with --regex a regex",
     )
     search.add_argument("--regex", action="store_true", help="QUERY is a regular expression")
-    search.add_argument("--json", action="store_true", help="a JSON array (README: agentor search)")
+    search.add_argument("--json", action="store_true", help="a JSON array (docs/operations.md)")
     search.set_defaults(run="search_cmd:search")
     search.__class__ = Intermixed  # [DIR|DSN] QUERY, with options anywhere
+
+
+def _add_export_command(sub: Any) -> None:
+    """export (a document, or OpenTelemetry spans) and trace (spans as runs are written)."""
+    export = sub.add_parser("export", help="a run as Markdown, JSON, HTML, or spans (OTLP)")
+    export.add_argument(
+        "run_ids", nargs="*", metavar="RUN", help="a run id, a unique prefix of one, or its log"
+    )
+    _store_args(export, dir_option=True)
+    export.add_argument(
+        "--format",
+        choices=("md", "json", "html", "otlp"),
+        help="md, json or html (default: from -o's suffix, else md), or otlp: send spans",
+    )
+    export.add_argument("-o", "--output", metavar="FILE", help="write FILE (default: stdout)")
+    export.add_argument("--all", action="store_true", help="otlp: every run (see --status)")
+    export.add_argument("--status", metavar="S,...", help="with --all: " + ", ".join(PRUNABLE))
+    export.add_argument(
+        "--older-than", metavar="AGE", help="with --all: runs last active longer ago: 30d, 12h"
+    )
+    _otlp_args(export)
+    export.set_defaults(run="export_cmd:export")
+
+    trace = sub.add_parser("trace", help="send each run's spans as they are written (OTLP)")
+    _store_positional(trace)
+    _otlp_args(trace)
+    trace.add_argument(
+        "--state", metavar="FILE", help="what was sent (default: DIR/.agentor-trace-sent)"
+    )
+    trace.add_argument(
+        "--idle",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="a run written without a lock (upstream Agentor) that is quiet this long ended",
+    )
+    trace.add_argument("--once", action="store_true", help="send what is there, then exit")
+    trace.set_defaults(run="trace_cmd:trace")
+
+
+def _otlp_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--endpoint",
+        metavar="URL",
+        help="the collector (http://127.0.0.1:6006; default: OTEL_EXPORTER_OTLP_ENDPOINT)",
+    )
+    p.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="send this header (repeat; added to OTEL_EXPORTER_OTLP_HEADERS)",
+    )
+    p.add_argument(
+        "--content",
+        action="store_true",
+        help="include messages, tool arguments and results (off by default)",
+    )
 
 
 def _store_positional(p: argparse.ArgumentParser) -> None:

@@ -1,10 +1,13 @@
-"""`agentor approve RUN [CALL] [--args JSON] [--note TEXT] [--by NAME]` and
+"""`agentor approve RUN [CALL] [--args JSON | --result TEXT] [--note TEXT] [--by NAME]` and
 `agentor reject RUN [CALL] --reason TEXT [--by NAME]`.
 
+`--result` is for a call a crash interrupted while it ran: the text it had for a result,
+recorded as the tool's result when the run is resumed; the tool is not run again.
+
 A decision is recorded at once, under the run's lock (`agentor.approve` / `agentor.reject`);
-the run goes on when it is resumed (`agentor resume`, the TUI, a worker). Without an agent the
-edited arguments are not checked against the tool: a bad edit reaches the model as the tool's
-error.
+the run goes on when it is resumed (`agentor resume`, the TUI, a worker). Edited arguments are
+checked against the parameters the run recorded as offered to the model, as the TUI's editor
+checks them: a bad edit is a usage error and nothing is written.
 """
 
 from __future__ import annotations
@@ -22,15 +25,24 @@ from agentor.engine.approval.decisions import reject as reject_call
 from agentor.engine.approval.pending import Decision, pending_calls
 from agentor.engine.store.api import Store
 from agentor.engine.store.holding import load_run
-from agentor.errors import ApprovalError, InvalidArgsError, RunLockedError, RunNotFoundError
+from agentor.errors import (
+    ApprovalError,
+    InvalidArgsError,
+    InvalidResultError,
+    RunLockedError,
+    RunNotFoundError,
+)
 from agentor.literal import literal_line
 
 
 def approve(args: Namespace) -> int:
     store, run_id = the_run(args)
     edit = _edit(args.args)
+    given = args.result
     made = _deciding(
-        lambda: approve_call(store, run_id, args.call_id, args=edit, by=args.by, note=args.note)
+        lambda: approve_call(
+            store, run_id, args.call_id, args=edit, by=args.by, note=args.note, result=given
+        )
     )
     _report(store, run_id, made)
     return 0
@@ -62,7 +74,7 @@ def _edit(text: str | None) -> dict[str, Any] | None:
 def _deciding(decide: Callable[[], list[Decision]]) -> list[Decision]:
     try:
         return decide()
-    except InvalidArgsError as exc:
+    except (InvalidArgsError, InvalidResultError) as exc:
         raise UsageError(str(exc)) from None
     except (ApprovalError, RunNotFoundError, RunLockedError) as exc:
         raise Refusal(str(exc)) from None
@@ -75,6 +87,8 @@ def _report(store: Store, run_id: str, made: list[Decision]) -> None:
         line = f"{d.decision} {d.call_id} ({d.name}) of run {run_id} as {d.by}"
         if d.edited:
             line += f", with {compact(d.args)}"
+        if d.given:
+            line += f", with the result it had: {compact(d.result)}"
         print(literal_line(line, 400))
     waiting = pending_calls(load_run(store, run_id), time.time())
     if waiting:

@@ -15,6 +15,7 @@ from typing import Any
 
 from agentor.cli.lines import LINE, Refusal, compact, plural, print_json
 from agentor.cli.stores import the_run
+from agentor.durations import duration
 from agentor.engine.events import Event
 from agentor.engine.fork.compare import (
     REQUEST,
@@ -73,7 +74,7 @@ def _line(index: int | None, numbers: list[int]) -> int | None:
 
 def _overview(s: Side) -> str:
     parts = [s.status, plural(len(s.turns), "turn"), plural(s.tool_calls, "tool call")]
-    parts += [f"{s.usage.total_tokens:,} tokens", f"took {_seconds(s.duration)}"]
+    parts += [f"{s.usage.total_tokens:,} tokens", f"took {duration(s.duration)}"]
     if s.fork is not None and s.fork.forked_from:
         at = f" at line {s.fork.at}" if s.fork.at is not None else ""
         kind = "replay" if s.fork.replay is not None else "fork"
@@ -101,17 +102,13 @@ def _print_totals(found: Comparison) -> None:
         since = a.usage_since(first.turn).total_tokens, b.usage_since(first.turn).total_tokens
         print(f" (from turn {first.turn} on: a {since[0]:,}, b {since[1]:,})", end="")
     print()
-    print(f"took: a {_seconds(a.duration)}, b {_seconds(b.duration)}")
-
-
-def _seconds(value: float | None) -> str:
-    return "-" if value is None else f"{value:.1f}s"
+    print(f"took: a {duration(a.duration)}, b {duration(b.duration)}")
 
 
 def _as_json(
     found: Comparison, ids: tuple[str, str], lines: tuple[list[int], list[int]]
 ) -> dict[str, Any]:
-    """`agentor diff --json` (README: agentor diff): fields are only ever added."""
+    """`agentor diff --json` (docs/forks.md): fields are only ever added."""
     first = found.first
     turn = first.turn if first is not None else None
     return {

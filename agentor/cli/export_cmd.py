@@ -1,4 +1,5 @@
-"""`agentor export RUN [--format md|json|html] [-o FILE]` (agentor.ops.run_export).
+"""`agentor export RUN [--format md|json|html] [-o FILE]` (agentor.ops.run_export); with
+`--format otlp`, runs as OpenTelemetry spans sent to a collector (trace_cmd.py).
 
 Without `-o` (or with `-o -`) the document goes to stdout, as UTF-8 whatever the terminal's
 encoding. With `-o FILE` it is written to a new file beside FILE and renamed over it once
@@ -30,6 +31,11 @@ _SUFFIXES = {".md": "md", ".markdown": "md", ".json": "json", ".html": "html", "
 
 
 def export(args: Namespace) -> int:
+    if args.format == "otlp":
+        from agentor.cli.trace_cmd import export_otlp
+
+        return export_otlp(args)
+    _one_run(args)
     output = None if args.output in (None, "-") else Path(args.output)
     fmt = args.format or (_SUFFIXES.get(output.suffix.lower()) if output else None) or "md"
     assert fmt in FORMATS
@@ -51,6 +57,27 @@ def export(args: Namespace) -> int:
     _write_whole(output, data)
     print(literal_line(f"wrote run {run_id} as {fmt} to {output} ({human_bytes(len(data))})"))
     return 0
+
+
+def _one_run(args: Namespace) -> None:
+    """A document is of one run: RUN once, no option of the otlp format."""
+    otlp = [
+        f
+        for f, v in (
+            ("--all", args.all),
+            ("--status", args.status),
+            ("--older-than", args.older_than),
+            ("--endpoint", args.endpoint),
+            ("--header", args.header),
+            ("--content", args.content),
+        )
+        if v
+    ]
+    if otlp:
+        raise UsageError(f"{otlp[0]} is for --format otlp")
+    if len(args.run_ids) != 1:
+        raise UsageError("name one RUN (several, or --all, are for --format otlp)")
+    args.run_id = args.run_ids[0]
 
 
 def _check_target(output: Path) -> None:

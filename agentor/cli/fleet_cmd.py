@@ -33,11 +33,12 @@ def submit(args: Namespace) -> int:
         raise UsageError("submit takes one --agent: the agent whose run it is")
     if args.run_id is not None and not RUN_ID_RE.fullmatch(args.run_id):
         raise UsageError(f"--run-id {args.run_id!r} is not a run id ({RUN_ID_RULE})")
-    prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
+    # Piped text ends with the newline `echo` or an editor put there, not part of the message.
+    prompt = sys.stdin.read().removesuffix("\n") if args.prompt == "-" else args.prompt
     if not prompt.strip():
         raise UsageError("PROMPT is empty: give the user's message (- reads it from stdin)")
     agent = _agents(args.agent)[0]
-    store = store_of(args)
+    store = store_of(args, make_schema=True)
     try:
         run_id = agent.clone(store=store).submit(prompt, run_id=args.run_id)
     except (ValueError, RunLockedError) as exc:  # the id is taken by another input
@@ -50,7 +51,7 @@ def worker(args: Namespace) -> int:
     agents = _agents(args.agent)
     if not args.poll > 0:
         raise UsageError(f"--poll must be more than 0 seconds, not {args.poll}")
-    store = store_of(args, pool_size=min(16, args.concurrency // 2 + 4))
+    store = store_of(args, pool_size=min(16, args.concurrency // 2 + 4), make_schema=True)
     try:
         fleet = Worker(
             store,
@@ -64,7 +65,7 @@ def worker(args: Namespace) -> int:
         )
     except ValueError as exc:  # two agents of one name
         raise UsageError(str(exc)) from None
-    names = ", ".join(sorted(fleet.agents))
+    names = ", ".join(sorted(fleet.agents.names))
     print(
         literal_line(
             f"worker {fleet.name} on {where(store)}: runs of {names}, up to "

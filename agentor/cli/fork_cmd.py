@@ -24,7 +24,7 @@ from agentor.cli.resume_cmd import agent_for, ending
 from agentor.cli.stores import the_run
 from agentor.engine.events import FORK, TOOL_WAIT, Event
 from agentor.engine.store.run_ids import RUN_ID_RE, RUN_ID_RULE
-from agentor.errors import NothingToResumeError, RunLockedError
+from agentor.errors import ModelError, NothingToResumeError, RunLockedError
 from agentor.literal import literal_line
 from agentor.result import RunResult
 
@@ -94,6 +94,8 @@ def _run(
         return 130
     except (ValueError, TypeError, RunLockedError, NothingToResumeError) as exc:
         raise Refusal(str(exc).splitlines()[0]) from None
+    except ModelError as exc:  # refused before the fork was written (`forking._usable`)
+        raise Refusal(f"{str(exc).splitlines()[0]}; nothing was written") from None
     if not own:
         print(header)
         print(f"run {run_id} needs nothing more: fork {fork_id} is a copy of it")

@@ -19,16 +19,20 @@ from agentor.engine.events import (
     APPROVAL_REQUEST,
     CLAIM,
     GENERATION,
+    INVALID_OUTPUT,
     MESSAGE,
     RELEASE,
     RUN_END,
     RUN_START,
     TOOL_CALL,
+    TOOL_DISABLED,
     TOOL_RESULT,
+    TOOL_START,
     TOOL_WAIT,
     Event,
 )
 from agentor.engine.history import event_time
+from agentor.engine.mcp_record import offered_words
 from agentor.literal import literal_line
 
 LINE = 160  # characters of an event's text on a timeline line
@@ -124,7 +128,8 @@ def event_line(e: Event) -> str:
 
 def _what(e: Event) -> str:
     if e.type == RUN_START:
-        return " · ".join(str(x) for x in (e.agent, e.model) if x)
+        line = " · ".join(str(x) for x in (e.agent, e.model) if x)
+        return f"{line} · MCP {offered_words(e.mcp)}" if e.mcp else line
     if e.type == GENERATION:
         calls = len(e.calls or [])
         parts = [f"turn {e.turn}"] if e.turn is not None else []
@@ -132,22 +137,31 @@ def _what(e: Event) -> str:
             parts.append(plural(calls, "call"))
         elif e.text:
             parts.append(e.text)
+        if e.note is not None:  # a fallback model answered
+            parts.append(f"by {e.model} (fallback)")
         return " · ".join(parts)
-    if e.type in (TOOL_CALL, APPROVAL_REQUEST):
-        line = f"{e.name} {compact(e.args)}"
+    if e.type in (TOOL_CALL, APPROVAL_REQUEST, TOOL_START):
+        line = f"{e.name}{_via(e)} {compact(e.args)}"
         if e.type == APPROVAL_REQUEST:
             line = f"{e.call_id}  {line}"
+            if e.reason:
+                line += f"  ({e.reason}; {_ran_where(e)})"
             if finite(e.deadline) is not None:
                 line += f"  (deadline {stamp(e.deadline)})"
+        elif e.type == TOOL_START:
+            line += f"  ({_ran_where(e)})"
         return line
     if e.type == TOOL_RESULT:
         if e.error is not None:
-            return f"{e.name} ✗ {e.error}"
-        return f"{e.name} → {compact(e.result)}"
+            return f"{e.name}{_via(e)} ✗ {e.error}"
+        given = f"  (given by {e.by}, not run)" if e.by else ""
+        return f"{e.name}{_via(e)} → {compact(e.result)}{given}"
     if e.type == APPROVAL:
         line = f"{e.decision} {e.call_id} ({e.name}) by {e.by}"
         if e.note:
             line += f": {e.note}"
+        if e.result is not None:
+            line += f"  with the result it had: {compact(e.result)}"
         if e.args is not None:
             line += f"  edited to {compact(e.args)}"
         return line
@@ -158,8 +172,22 @@ def _what(e: Event) -> str:
         if e.type == CLAIM:
             return f"{line}, attempt {e.extra.get('attempt')}"
         return f"{line}: {e.note}" if e.note else line
+    if e.type == INVALID_OUTPUT:
+        return f"✗ {e.error}"
+    if e.type == TOOL_DISABLED:
+        return f"{e.name} {e.note or 'withdrawn'}"
     if e.type in (MESSAGE, RUN_END):
         parts = [e.status or ""] if e.type == RUN_END else []
         parts += [x for x in (e.error, e.text if e.type == MESSAGE else None) if x]
         return " · ".join(p for p in parts if p)
     return compact({k: v for k, v in e.to_dict().items() if k not in ("type", "ts")})
+
+
+def _via(e: Event) -> str:
+    """` @files`: the MCP server a tool came from, if one did."""
+    return f" @{e.server}" if e.server else ""
+
+
+def _ran_where(e: Event) -> str:
+    """`started 2025-01-02 03:04:05 in process 123 on host-a`."""
+    return f"started {stamp(e.started_at or e.ts)} in process {e.pid} on {e.host}"

@@ -19,6 +19,8 @@ from agentor.cli.lines import Refusal, UsageError, human_bytes, plural, print_js
 from agentor.cli.stores import store_of, the_run, where
 from agentor.engine.store.api import Store
 from agentor.engine.store.file import FileStore
+from agentor.engine.store.holding import readable_lines
+from agentor.errors import UnreadableRunError
 from agentor.literal import literal_line
 from agentor.ops import retention
 
@@ -116,9 +118,13 @@ def _report_json(store: Store, report: retention.PruneReport, freed: int | None)
 def pin(args: Namespace) -> int:
     store, run_id = the_run(args)
     try:
+        readable_lines(store, run_id)  # a directory, a symlink, random bytes: no run to keep
         added = retention.pin(store, run_id)
     except KeyError:  # deleted since it was named
         raise Refusal(f"no run {run_id} in {where(store)}") from None
+    except (UnreadableRunError, OSError) as exc:  # OSError: made unreadable since
+        why = exc.reason if isinstance(exc, UnreadableRunError) else exc.strerror or str(exc)
+        raise Refusal(f"cannot pin {run_id}: it is no readable run ({why})") from None
     if added:
         print(f"pinned {run_id}: prune keeps it")
     else:

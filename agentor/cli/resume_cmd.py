@@ -15,14 +15,13 @@ import sys
 from argparse import Namespace
 
 from agentor.agent import Agentor
-from agentor.agents import agent_mismatch, load_agent
+from agentor.agents import AgentSet, agent_mismatch, load_agent
 from agentor.cli.lines import Refusal, UsageError, compact, event_line, plural
 from agentor.cli.stores import the_run
 from agentor.engine.events import TOOL_WAIT, Event
 from agentor.engine.history import RunSummary, fold
 from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED
 from agentor.engine.store.api import Store
-from agentor.engine.store.file import FileStore
 from agentor.engine.store.holding import load_run
 from agentor.errors import AgentSpecError, NothingToResumeError, RunLockedError, RunNotFoundError
 from agentor.literal import literal, literal_line
@@ -61,15 +60,12 @@ def agent_for(args: Namespace, store: Store, run_id: str, verb: str) -> Agentor:
         events = load_run(store, run_id)
     except OSError as exc:
         raise Refusal(f"cannot read run {run_id}: {exc.strerror or exc}") from None
-    why = agent_mismatch(agent, fold(RunSummary(run_id=run_id), events).agent)
-    if why and not args.any_agent:
+    agents = AgentSet([agent], any_agent=args.any_agent)
+    run_agent = fold(RunSummary(run_id=run_id), events).agent
+    if agents.for_run(run_agent) is None:
+        why = agent_mismatch(agent, run_agent)
         raise Refusal(f"{why} (add --any-agent to {verb} it with that agent anyway)")
-    mine = agent.store is store or (
-        isinstance(agent.store, FileStore)
-        and isinstance(store, FileStore)
-        and agent.store.directory == store.directory
-    )
-    return agent if mine else agent.clone(store=store)
+    return agents.writing_to(agent, store)
 
 
 def ending(run_id: str, result: RunResult, nothing_new: bool) -> int:
@@ -82,7 +78,13 @@ def ending(run_id: str, result: RunResult, nothing_new: bool) -> int:
     if result.status == AWAITING_APPROVAL:
         print(f"run {run_id} waits for approval of {plural(len(result.pending), 'call')}:")
         for p in result.pending:
-            print("  " + literal_line(f"{p.call_id}  {p.name} {compact(p.args)}", 300))
+            why = f"  ({p.reason})" if p.reason else ""
+            print("  " + literal_line(f"{p.call_id}  {p.name} {compact(p.args)}{why}", 300))
         print(f"decide with: agentor approve|reject {run_id} [CALL], then resume it again")
+        if any(p.interrupted for p in result.pending):
+            print(
+                f"an interrupted call may be given the result it had: agentor approve {run_id} "
+                "CALL --result TEXT"
+            )
         return 0
     raise Refusal(f"run {run_id} ended {result.status}: {result.error or 'no error recorded'}")

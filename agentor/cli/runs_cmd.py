@@ -1,7 +1,7 @@
 """`agentor ls [DIR|DSN] [--status S] [--json]` and `agentor show RUN [--store S] [--json]`.
 
 Both read logs and locks only: they write nothing, take no lock and never call a model. The
-JSON they print is documented in the README ("The agentor command"); fields are only ever
+JSON they print is documented in docs/cli.md ("JSON output"); fields are only ever
 added to it. A PostgreSQL store is listed from its runs table (one query), not run by run.
 """
 
@@ -15,10 +15,12 @@ from typing import Any
 
 from agentor.cli.lines import compact, event_line, finite, plural, print_json, span, stamp
 from agentor.cli.stores import load_with_errors, status_of, store_of, the_run, where
+from agentor.durations import duration
 from agentor.engine.approval.pending import Decision, PendingCall, approval_history, pending_calls
-from agentor.engine.events import Event
+from agentor.engine.events import RUN_START, Event
 from agentor.engine.history import RunSummary, fold
 from agentor.engine.log.format import BadLine
+from agentor.engine.mcp_record import record_notes
 from agentor.engine.statuses import INCOMPLETE, RUNNING, UNREADABLE
 from agentor.engine.store.api import Store
 from agentor.literal import literal, literal_line
@@ -50,8 +52,10 @@ def read_run(store: Store, run_id: str, now: float) -> Run:
         events, bad = load_with_errors(store, run_id)
     except OSError as exc:
         return Run(run_id, UNREADABLE, summary, error=f"cannot read: {exc.strerror or exc}")
+    if bad and not bad[-1].raw.endswith(b"\n") and _held(store, run_id):
+        bad = bad[:-1]  # the line its writer is writing now (no newline yet): not a bad line
     if not events:
-        if status_of(store, run_id, INCOMPLETE) == RUNNING:
+        if _held(store, run_id):
             return Run(run_id, RUNNING, summary, bad=bad)  # created by a run starting now
         why = f"no events ({bad[0]})" if bad else "no events"
         return Run(run_id, UNREADABLE, summary, bad=bad, error=why)
@@ -62,6 +66,10 @@ def read_run(store: Store, run_id: str, now: float) -> Run:
         error = f"{plural(len(bad), 'bad line')}; first: {bad[0]}"
     status = status_of(store, run_id, summary.status)
     return Run(run_id, status, summary, events, bad, pending_calls(events, now), error)
+
+
+def _held(store: Store, run_id: str) -> bool:
+    return status_of(store, run_id, INCOMPLETE) == RUNNING
 
 
 def run_json(run: Run, now: float) -> dict[str, Any]:
@@ -181,7 +189,22 @@ def show_json(run: Run, now: float) -> dict[str, Any]:
         ],
         "events": [e.to_dict() for e in run.events],
         "bad_lines": [{"line": b.lineno, "offset": b.offset, "reason": b.reason} for b in run.bad],
+        **structured_output(run.events, s.final_output),
     }
+
+
+def structured_output(events: list[Event], final_output: str | None) -> dict[str, Any]:
+    """`output_type`: the structured output a run asked for (its last run_start's record);
+    `parsed_output`: its final output as JSON (null when it has none or it is not JSON)."""
+    starts = [e for e in events if e.type == RUN_START]
+    output = starts[-1].output if starts else None
+    parsed = None
+    if output is not None and final_output is not None:
+        try:
+            parsed = json.loads(final_output)
+        except (ValueError, RecursionError):
+            parsed = None
+    return {"output_type": None if output is None else output.get("type"), "parsed_output": parsed}
 
 
 def pending_json(p: PendingCall) -> dict[str, Any]:
@@ -192,13 +215,25 @@ def pending_json(p: PendingCall) -> dict[str, Any]:
         "turn": p.turn,
         "requested_at": finite(p.requested_at),
         "deadline": finite(p.deadline),
+        "server": p.server,
+        "reason": p.reason,
+        "started_at": finite(p.started_at),
+        "host": p.host,
+        "pid": p.pid,
     }
 
 
 def decision_json(d: Decision | None) -> dict[str, Any] | None:
     if d is None:
         return None
-    return {"decision": d.decision, "by": d.by, "note": d.note, "args": d.args, "at": finite(d.at)}
+    return {
+        "decision": d.decision,
+        "by": d.by,
+        "note": d.note,
+        "args": d.args,
+        "at": finite(d.at),
+        "result": d.result,
+    }
 
 
 def _print_summary(run: Run, now: float) -> None:
@@ -208,7 +243,7 @@ def _print_summary(run: Run, now: float) -> None:
     took = s.active_time()
     facts = [
         f"{stamp(started)}{ago}",
-        f"took {took:.1f}s" if took is not None else None,
+        f"took {duration(took)}" if took is not None else None,
         plural(s.turns, "turn"),
         plural(s.tool_calls, "tool call"),
         f"{s.usage.total_tokens} tokens",
@@ -232,6 +267,9 @@ def _print_timeline(run: Run) -> None:
     print(f"timeline ({plural(len(run.events), 'event')})")
     for e in run.events:
         print("  " + event_line(e))
+        if e.type == RUN_START:  # what its MCP servers warn of, whole
+            for note in record_notes(e.mcp):
+                print(f"            ⚠ {literal_line(note, 400)}")
     for b in run.bad:
         print(f"  unreadable  {literal_line(str(b), 160)}")
 
@@ -249,10 +287,16 @@ def _print_pending(run: Run, now: float) -> None:
         deadline = finite(p.deadline)
         if deadline is not None:
             when += f", times out {stamp(deadline)}"
-        print(f"  {literal_line(p.call_id)}  {literal_line(p.name)}  {when}")
+        via = f" @{p.server}" if p.server else ""
+        print(f"  {literal_line(p.call_id)}  {literal_line(p.name + via)}  {when}")
+        if p.interrupted:
+            ran = f"started {stamp(finite(p.started_at))} in process {p.pid} on {p.host}"
+            print(f"    {literal_line(p.reason or '')}: {literal_line(ran)}")
         print("    " + _indented(literal(_pretty(p.args)), "    "))
     print()
     print(f"  agentor approve {run.run_id} [CALL] [--args JSON] [--note TEXT]")
+    if any(p.interrupted for p in run.pending):
+        print(f"  agentor approve {run.run_id} CALL --result TEXT   (an interrupted call: it ran)")
     print(f"  agentor reject {run.run_id} [CALL] --reason TEXT")
 
 

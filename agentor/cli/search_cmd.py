@@ -19,9 +19,9 @@ from dataclasses import asdict
 
 from agentor.cli.lines import Refusal, UsageError, print_json
 from agentor.cli.stores import store_of, store_spec
+from agentor.engine.store.matching import Hit
 from agentor.errors import PostgresStoreError
 from agentor.literal import literal_line
-from agentor.ops.run_search import Hit
 from agentor.ops.run_search import search as find
 
 _BOLD, _PLAIN = "\x1b[1m", "\x1b[0m"

@@ -4,8 +4,11 @@
 PostgresStore, in the schema `--schema`, default `agentor`). `--dir DIR` is its older name for
 a directory, and `agentor ls` takes the store as its argument too. A command never creates a
 directory or a log: a missing directory is refused (`FileStore` would make it, and taking a
-run's lock would create its file); only `agentor copy` makes its destination. A database is
-named by its DSN without the password (`PostgresStore.where`): a password is never printed.
+run's lock would create its file); only `agentor copy` makes its destination. Nor a schema: one
+that holds no store is refused (`SchemaNotFoundError`), except by the commands that write new
+runs (`submit`, `worker`, `copy` into it). A DSN libpq cannot parse is a usage error. A
+database is named by its DSN without the password (`PostgresStore.where`): a password is
+never printed.
 
 `RUN` is a run id, a unique prefix of one (`agentor show 3f2a`), or the path of a log
 (`runs/<run id>.jsonl`: a directory store).
@@ -50,18 +53,28 @@ def store_spec(args: Namespace) -> str:
 
 
 def open_store(
-    spec: str, schema: str | None, *, create: bool = False, pool_size: int | None = None
+    spec: str,
+    schema: str | None,
+    *,
+    create: bool = False,
+    make_schema: bool = False,
+    pool_size: int | None = None,
 ) -> Store:
-    """The store `spec` names (see the module); refused in one line when it cannot be used."""
+    """The store `spec` names (see the module); refused in one line when it cannot be used.
+    `create`: make what is missing (a directory, a schema); `make_schema`: a schema only (a
+    command that writes new runs into a directory that must be there)."""
     if is_dsn(spec):
-        return _open_database(spec, schema or DEFAULT_SCHEMA, pool_size)
+        return _open_database(spec, schema or DEFAULT_SCHEMA, pool_size, create or make_schema)
     if schema is not None:
         raise UsageError(f"--schema is for a PostgreSQL store; {spec} is a directory")
     return _open_directory(spec, create)
 
 
-def store_of(args: Namespace, *, pool_size: int | None = None) -> Store:
-    return open_store(store_spec(args), getattr(args, "schema", None), pool_size=pool_size)
+def store_of(args: Namespace, *, pool_size: int | None = None, make_schema: bool = False) -> Store:
+    """The store the arguments name; `make_schema`: the command writes new runs (a database's
+    schema is made then, if missing)."""
+    schema = getattr(args, "schema", None)
+    return open_store(store_spec(args), schema, pool_size=pool_size, make_schema=make_schema)
 
 
 def _open_directory(directory: str, create: bool) -> FileStore:
@@ -76,10 +89,10 @@ def _open_directory(directory: str, create: bool) -> FileStore:
         raise Refusal(f"cannot use {directory}: {exc.strerror or exc}") from None
 
 
-def _open_database(dsn: str, schema: str, pool_size: int | None) -> Store:
+def _open_database(dsn: str, schema: str, pool_size: int | None, create: bool) -> Store:
     from agentor.engine.store.pg.dsn import validate_schema
     from agentor.engine.store.postgres import DRIVER_HINT
-    from agentor.errors import PostgresStoreError
+    from agentor.errors import MalformedDsnError, PostgresStoreError
 
     try:
         validate_schema(schema)
@@ -91,9 +104,11 @@ def _open_database(dsn: str, schema: str, pool_size: int | None) -> Store:
         raise Refusal(DRIVER_HINT) from None
     try:
         if pool_size is None:
-            store = PostgresStore(dsn, schema=schema)
+            store = PostgresStore(dsn, schema=schema, create=create)
         else:
-            store = PostgresStore(dsn, schema=schema, pool_size=pool_size)
+            store = PostgresStore(dsn, schema=schema, pool_size=pool_size, create=create)
+    except MalformedDsnError as exc:
+        raise UsageError(str(exc)) from None
     except PostgresStoreError as exc:
         raise Refusal(str(exc)) from None
     _opened.append(store)

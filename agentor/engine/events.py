@@ -6,7 +6,8 @@ optional and ignored by an upstream reader.
 
 What a generation was asked with besides its messages is written once per segment, on its
 `run_start`: `tools` (the tool schemas offered), `settings` (the model's settings, when it
-exposes any) and `config`, a digest of the two; each generation of the segment carries the
+exposes any) and `config`, a digest of the two (and `output`, the structured output's type and
+retries, when the agent has one); each generation of the segment carries the
 same `config` (engine/request.py). Unknown fields and unknown event types are kept,
 never fatal: they survive a `from_dict` / `to_dict` round trip unchanged.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, fields
+from itertools import repeat
 from typing import Any, ClassVar
 
 LOG_VERSION = 1
@@ -39,6 +41,19 @@ APPROVAL = "approval"
 # it is an attempt whose worker died (agentor/fleet/claims.py).
 CLAIM = "claim"
 RELEASE = "release"
+# A call of a tool that asks a person after a crash (`on_interrupt="ask"`) is about to run
+# (`name`, `call_id`, `args`, `turn`, `server`, `pid`, `host`): a `tool_start` with no
+# `tool_result` after it is a call whose outcome is unknown (engine/interrupted.py).
+TOOL_START = "tool_start"
+# A final answer that does not match the agent's `output_type` (`text`: the raw answer, `error`:
+# what is invalid, `messages`: the correction the model is then sent; engine/structured.py).
+INVALID_OUTPUT = "invalid_output"
+# A tool withdrawn after `max_tool_failures` failed calls (`name`, `note`, `messages`: the notice
+# the model is then sent; engine/toolfailures.py).
+TOOL_DISABLED = "tool_disabled"
+# Events whose `messages` join the conversation after the generation they follow: a resume sends
+# them as the live run did (engine/replay.py).
+FOLLOW_UP_TYPES = frozenset({INVALID_OUTPUT, TOOL_DISABLED})
 TEXT_DELTA = "text_delta"
 # Transient too: a cancelled run is waiting for a tool thread to end (`name`, `call_id`, `turn`)
 # before it records the result and lets the run go (a running thread cannot be interrupted).
@@ -123,6 +138,14 @@ class Event:
     deadline: float | None = None
     tools: list[dict[str, Any]] | None = None
     settings: dict[str, Any] | None = None
+    # The MCP server a tool_call / tool_result / tool_start's tool came from (its name).
+    server: str | None = None
+    # Why an approval_request waits (engine/interrupted.py: a call a crash interrupted).
+    reason: str | None = None
+    # On run_start: the MCP servers of the segment and the tools each offered
+    # (engine/toolset.py).
+    mcp: list[dict[str, Any]] | None = None
+    output: dict[str, Any] | None = None
     messages: list[dict[str, Any]] | None = None
     # Fields this version does not know, kept in the order they were read and written back.
     extra: dict[str, Any] = field(default_factory=dict)
@@ -218,8 +241,9 @@ def _is_dict(v: Any) -> bool:
 
 
 def is_list_of_dicts(v: Any) -> bool:
-    """A list whose every item is a dict (a request's messages, a call list, tool schemas)."""
-    return isinstance(v, list) and all(isinstance(m, dict) for m in v)
+    """A list whose every item is a dict (a request's messages, a call list, tool schemas).
+    A C loop: a MemoryStore checks every generation's whole request (~20 ns a message)."""
+    return isinstance(v, list) and all(map(isinstance, v, repeat(dict)))
 
 
 def _any(v: Any) -> bool:
@@ -256,6 +280,10 @@ _FIELD_CHECKS = {
     "deadline": _is_num,
     "tools": is_list_of_dicts,
     "settings": _is_dict,
+    "server": _is_str,
+    "reason": _is_str,
+    "mcp": is_list_of_dicts,
+    "output": _is_dict,
 }
 _FIELDS = tuple(f.name for f in fields(Event) if f.name not in ("type", "extra"))
 assert set(_FIELDS) == set(_FIELD_CHECKS), "every Event field needs a type check"

@@ -16,6 +16,7 @@ from typing import Any
 
 from agentor.engine.events import (
     CLAIM,
+    FOLLOW_UP_TYPES,
     FORK,
     GENERATION,
     RELEASE,
@@ -111,6 +112,20 @@ def _utf8_safe(text: str) -> str:
     except UnicodeEncodeError:
         return "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
     return text
+
+
+def follow_up_messages(events: Sequence[Event], start: int) -> list[dict[str, Any]]:
+    """The messages that events from `start` to the next generation add to the conversation
+    after the generation's answer and results (FOLLOW_UP_TYPES: a correction of an invalid
+    structured answer, a notice that a tool was withdrawn), in the order they were recorded."""
+    out: list[dict[str, Any]] = []
+    for i in range(start, len(events)):
+        e = events[i]
+        if e.type == GENERATION:
+            break
+        if e.type in FOLLOW_UP_TYPES and e.messages:
+            out.extend(e.messages)
+    return out
 
 
 @dataclass
@@ -224,13 +239,18 @@ def _point(events: Sequence[Event], prompt: list[dict[str, Any]] | None = None) 
     gen = events[gens[-1]]
     assert gen.messages is not None
     point.messages, point.turn = list(gen.messages), gen.turn or 0
+    follow_ups = follow_up_messages(events, gens[-1] + 1)
     if not gen.calls:
-        point.final_text = gen.text or ""
+        if follow_ups:  # an answer refused (an invalid structured output): asked again
+            point.messages += [assistant_message(gen), *follow_ups]
+        else:
+            point.final_text = gen.text or ""
         return point
     results = results_after(events, gens[-1] + 1)
     ids = [call_parts(c)[0] for c in gen.calls]
     if all(cid in results for cid in ids):
         point.messages += [assistant_message(gen), *(tool_message(c, results[c]) for c in ids)]
+        point.messages += follow_ups
         return point
     # Rewind: ask again with the request that produced the half-answered calls.
     point.turn, point.rewound = max(point.turn - 1, 0), True

@@ -12,8 +12,12 @@ from typing import Any
 
 from agentor.engine.events import Event
 from agentor.engine.history import resume_point
+from agentor.engine.mcp import ToolServer
+from agentor.engine.models import Model, OpenAIModel
+from agentor.engine.settings import ModelSettings, request_fields
 from agentor.engine.store.api import LockingStore, Store
 from agentor.engine.store.file import FileStore
+from agentor.engine.structured import response_format
 from agentor.engine.tools import Tool, function_tool
 
 Input = str | Sequence[dict[str, Any]]
@@ -23,6 +27,8 @@ _INPUT_SHAPE = (
     "input must be a str (the user's message) or a sequence of message dicts, each with a "
     "'role' (such as [{'role': 'user', 'content': 'Hi'}])"
 )
+
+_BATCH = "a list of prompts is a batch: await agent.arun(prompts)"
 
 
 def check_input(input: object) -> None:
@@ -36,6 +42,8 @@ def check_input(input: object) -> None:
     if not input:
         raise ValueError(f"{_INPUT_SHAPE}; got an empty {type(input).__name__}")
     for i, message in enumerate(input):
+        if isinstance(message, str):
+            raise TypeError(f"{_INPUT_SHAPE}; input[{i}] is str ({_BATCH})")
         if not isinstance(message, Mapping):
             raise TypeError(f"{_INPUT_SHAPE}; input[{i}] is {type(message).__name__}")
         if not isinstance(message.get("role"), str):
@@ -88,6 +96,49 @@ def tools_from(tools: Iterable[Tool | Callable[..., Any]]) -> list[Tool]:
     if len(set(names)) != len(names):
         raise ValueError(f"tool names must be unique: {names}")
     return made
+
+
+def tools_and_servers(
+    items: Iterable[Tool | ToolServer | Callable[..., Any]],
+) -> tuple[list[Tool], list[ToolServer]]:
+    """An agent's `tools=`: its own tools (as `tools_from`) and its MCP servers, whose tools
+    each segment lists; server names must be unique (the log names a tool's server by it)."""
+    given = list(items)
+    servers = [t for t in given if isinstance(t, ToolServer)]
+    names = [s.name for s in servers]
+    if len(set(names)) != len(names):
+        raise ValueError(f"MCP server names must be unique (give name=...): {names}")
+    return tools_from(t for t in given if not isinstance(t, ToolServer)), servers
+
+
+def model_from(
+    model: str | Model,
+    base_url: str | None,
+    api_key: str | None,
+    model_settings: ModelSettings | None,
+    settings: Mapping[str, Any],
+    output_type: Any,
+) -> Model:
+    """The agent's model: a name is an `OpenAIModel` sending, in every request, the fields of
+    `request_fields` (the settings, the structured output's response_format). A model object
+    is asked as it was built (settings given with it are not its own, as upstream ignores
+    them), and an `output_type` is checked on its answers but not sent (a custom model reads
+    `response_format(output_type)` itself)."""
+    fmt = None if output_type is None else response_format(output_type)
+    if not isinstance(model, str):
+        return model
+    check_model_name(model, base_url)
+    fields = request_fields(model_settings, settings, fmt)
+    return OpenAIModel(model, base_url=base_url, api_key=api_key, **fields)
+
+
+def check_model_name(model: str, base_url: str | None) -> None:
+    """A `provider/name` string with no endpoint is a litellm model upstream: not offered."""
+    if "/" in model and base_url is None and not os.environ.get("OPENAI_BASE_URL"):
+        raise ValueError(
+            f"model={model!r} is a litellm model string (provider/name), which agentor-tui does "
+            "not offer: give base_url= of an OpenAI-compatible endpoint for it"
+        )
 
 
 def check_max_turns(max_turns: int) -> int:

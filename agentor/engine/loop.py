@@ -19,8 +19,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentor.engine import fallback
 from agentor.engine.approval.gating import Gate
 from agentor.engine.approval.pending import Decision, GatedTurn, timeout_event
+from agentor.engine.conversation import Conversation
 from agentor.engine.events import (
     APPROVAL_REQUEST,
     GENERATION,
@@ -41,10 +43,13 @@ from agentor.engine.history import (
     canonical_args,
     tool_message,
 )
+from agentor.engine.interrupted import asks_after_crash, interrupted_request, start_event
 from agentor.engine.invoke import all_answered, invoke_tool
 from agentor.engine.models import Model
 from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED, FAILED, MAX_TURNS
-from agentor.engine.store.api import BatchStore, Store
+from agentor.engine.store.api import BatchStore, Store, saves_in_memory
+from agentor.engine.structured import OutputSpec, invalid_output_event, re_asks_left
+from agentor.engine.toolfailures import DEFAULT_LIMIT, ToolFailures
 from agentor.engine.tools import Tool
 from agentor.errors import ModelError, RunLostError, ToolArgumentsError
 
@@ -64,6 +69,13 @@ class Recorder:
     save_failures: int = 0
     _saving: set[asyncio.Future[None]] = field(default_factory=set)
     _held: Event | None = None
+    inline: bool = field(init=False)  # saved on the event loop: the store does no I/O
+    batches: bool = field(init=False)  # the store saves several events in one write
+
+    def __post_init__(self) -> None:
+        self.inline = saves_in_memory(self.store)
+        # Asked once: a runtime-checkable protocol's isinstance costs ~10 us, at every save.
+        self.batches = isinstance(self.store, BatchStore)
 
     def hold(self, event: Event) -> None:
         """Save `event` (a resume's run_start) with the next durable event, not before: a
@@ -86,15 +98,21 @@ class Recorder:
             durable.insert(0, self._held)
             self._held = None
         if durable and self.store is not None and self.run_id is not None:
-            # Shielded: a cancelled run still finishes the save it started (`drain`).
-            saving = asyncio.get_running_loop().run_in_executor(None, self._save, durable)
-            self._saving.add(saving)
-            saving.add_done_callback(self._saving.discard)
-            await asyncio.shield(saving)
+            if self.inline:  # no I/O to wait for: a thread's round trip would cost more
+                self._save(durable)
+            else:
+                await self._save_in_thread(durable)
         self.events.extend(durable)
         for e in events:
             for listener in self.listeners:
                 listener(e)
+
+    async def _save_in_thread(self, durable: list[Event]) -> None:
+        # Shielded: a cancelled run still finishes the save it started (`drain`).
+        saving = asyncio.get_running_loop().run_in_executor(None, self._save, durable)
+        self._saving.add(saving)
+        saving.add_done_callback(self._saving.discard)
+        await asyncio.shield(saving)
 
     async def drain(self, timeout: float = 10.0) -> None:
         """Wait for saves still under way. Called before the run's lock is let go: a cancelled
@@ -106,8 +124,8 @@ class Recorder:
     def _save(self, events: list[Event]) -> None:
         assert self.store is not None and self.run_id is not None
         try:
-            if isinstance(self.store, BatchStore):
-                self.store.append_many(self.run_id, events)
+            if self.batches:
+                self.store.append_many(self.run_id, events)  # type: ignore[union-attr]
             else:
                 for e in events:
                     self.store.append(self.run_id, e)
@@ -146,6 +164,7 @@ class _Call:
     result: Event | None = None  # its result is in the log already
     rejection: str | None = None  # rejected (or novel in a replay): this error answers it
     awaiting: bool = False  # it waits for a person's decision: not answered in this segment
+    approved: Decision | None = None  # a person approved it (or gave the result it had)
 
 
 async def run_loop(
@@ -160,6 +179,9 @@ async def run_loop(
     gate: Gate | None = None,
     gated: GatedTurn | None = None,
     recording: Recording | None = None,
+    output: OutputSpec | None = None,
+    max_tool_failures: int = DEFAULT_LIMIT,
+    fallbacks: Sequence[Model] = (),
 ) -> LoopOutcome:
     """Run turns from `point` until a final answer, an error, a call waiting for approval or
     `max_turns` new turns.
@@ -167,11 +189,19 @@ async def run_loop(
     `config` names the tools and settings recorded on the segment's run_start
     (engine/request.py); each generation carries it. `gate` says which calls wait for a
     person; `gated` is a turn that asked for approval, to finish (from `point`, the request
-    of that turn) before any new one. `recording`: a replay's, which answers equal calls."""
+    of that turn) before any new one. `recording`: a replay's, which answers equal calls.
+    `output`: the structured answer asked for (engine/structured.py); `max_tool_failures`:
+    failed calls that withdraw a tool (engine/toolfailures.py); `fallbacks`: models asked in
+    turn when the model endpoint fails (engine/fallback.py)."""
     loop = _Loop(model, tools, recorder, point, config, gate or Gate(), stream_text)
     loop.recording = recording
+    loop.output = output
+    loop.failures = ToolFailures.of(recorder.events, max_tool_failures)
+    loop.models = [model, *fallbacks]
     if point.final_text is not None:
-        return await loop.finish(COMPLETED, point.final_text)
+        outcome = await loop.final_answer(point.final_text)
+        if outcome is not None:
+            return outcome
     if gated is not None:
         outcome = await loop.finish_gated_turn(gated)
         if outcome is not None:
@@ -203,13 +233,16 @@ class _Loop:
         self.schemas = [t.schema for t in tools]
         self.recorder = recorder
         self.recorded = list(point.recorded)
-        self.messages = list(point.messages)
+        self.messages = Conversation(point.messages)
         self.turn = point.turn
         self.usage = Usage()
         self.config = config
         self.gate = gate
         self.on_text = self._streamed if stream_text else None
         self.recording: Recording | None = None
+        self.output: OutputSpec | None = None
+        self.failures = ToolFailures(DEFAULT_LIMIT)
+        self.models: list[Model] = [model]
 
     def _streamed(self, delta: str) -> None:
         for listener in self.recorder.listeners:
@@ -231,14 +264,34 @@ class _Loop:
             ended_at=time.time(),
         )
         await self.recorder.emit(end)
-        return LoopOutcome(status, text, self.messages, error)
+        return LoopOutcome(status, text, list(self.messages), error)
+
+    async def final_answer(self, text: str) -> LoopOutcome | None:
+        """The run's answer: it ends the run, unless it is not the structured output asked for
+        (engine/structured.py): then it is recorded as invalid and, while retries are left, the
+        model is asked again with what was wrong (None: the run goes on)."""
+        invalid = self.output.check(text) if self.output is not None else None
+        if invalid is None:
+            return await self.finish(COMPLETED, text)
+        assert self.output is not None
+        await self.recorder.emit(invalid_output_event(self.turn, text, invalid))
+        if not re_asks_left(self.recorder.events, self.output.retries):
+            return await self.finish(FAILED, None, invalid.error)
+        self.messages += [{"role": "assistant", "content": text}, invalid.correction]
+        return None
 
     async def next_turn(self) -> LoopOutcome | None:
         """Ask the model, answer the calls it makes; an outcome when the run stops here."""
         self.turn += 1
+        notices = self.failures.due(self.turn)
+        if notices:  # tools withdrawn since the last request: the model is told, as upstream
+            await self.recorder.emit(*notices)
+            self.messages += [m for e in notices for m in e.messages or ()]
         started = time.time()
         try:
-            response = await self.model.generate(self.messages, self.schemas, self.on_text)
+            response, answered_by, note = await fallback.generate(
+                self.models, self.messages, self.failures.offered(self.schemas), self.on_text
+            )
         except ModelError as exc:
             return await self.finish(FAILED, None, str(exc))
         except Exception as exc:  # a custom model's bug fails the run, it does not crash it
@@ -248,21 +301,32 @@ class _Loop:
             GENERATION,
             turn=self.turn,
             usage=response.usage,
-            model=self.model.name,
+            model=answered_by.name,
+            note=note,
             config=self.config,
+            # The request as it was sent: a plain copy of the list (the conversation goes on),
+            # its messages shared. A step of a turn that grows with the history besides
+            # sending it, in C: ~2 us at 1,000 messages (bench/README.md, "long-run").
             messages=list(self.messages),
             calls=response.calls or None,
             text=response.text,
             started_at=started,
             ended_at=time.time(),
         )
+        if self.failures.disabled:  # the tools not offered, beside the segment's record of them
+            gen.extra["withdrawn"] = sorted(self.failures.disabled)
         if not response.calls:
             await self.recorder.emit(gen)
-            return await self.finish(COMPLETED, response.text or "")
+            return await self.final_answer(response.text or "")
         calls = [self._plan(*call_parts(c)) for c in response.calls]
         asked = [
             Event(
-                TOOL_CALL, name=c.name, args=_args_for_log(c.raw), call_id=c.call_id, turn=self.turn
+                TOOL_CALL,
+                name=c.name,
+                args=_args_for_log(c.raw),
+                call_id=c.call_id,
+                turn=self.turn,
+                server=self._server(c.name),
             )
             for c in calls
         ]
@@ -279,15 +343,22 @@ class _Loop:
             await self.recorder.emit(*timeouts)
         decisions: dict[str, Decision | None] = dict(turn.decisions)
         decisions.update((e.call_id or "", Decision.of(e)) for e in timeouts)
-        calls = []
+        calls, interrupted = [], []
         for call_id, name, raw in map(call_parts, turn.generation.calls or []):
             call = _Call(call_id, name, raw, result=turn.results.get(call_id))
             decided = decisions.get(call_id)
+            request = turn.requests.get(call_id)
             if call.result is not None:
                 pass
+            elif call_id in turn.started:  # ran, and a crash hid what it did: ask a person
+                call.awaiting = True
+                interrupted.append(interrupted_request(turn.started[call_id], self.turn))
             elif decided is not None and decided.approved:
+                call.approved = decided
                 if decided.edited:
                     call.raw = json.dumps(decided.args, ensure_ascii=False)
+                elif request is not None and request.started_at is not None:
+                    call.raw = json.dumps(request.args, ensure_ascii=False)  # as it ran
             elif decided is not None:
                 call.rejection = decided.rejection()
             elif call_id in turn.requests:
@@ -298,11 +369,16 @@ class _Loop:
                 if new_requests:
                     await self.recorder.emit(*new_requests)
             calls.append(call)
+        if interrupted:
+            await self.recorder.emit(*interrupted)
         return await self._answer_turn(turn.generation, calls)
 
     def _plan(self, call_id: str, name: str, raw: str) -> _Call:
         """How to answer a new call: from an equal recorded one, after approval, or now."""
         call = _Call(call_id, name, raw)
+        call.rejection = self.failures.refusal(name)
+        if call.rejection is not None:  # a withdrawn tool: refused, never run nor gated
+            return call
         key = canonical_args(raw)
         match = next((r for r in self.recorded if r.name == name and r.args_key == key), None)
         served = None if match or not self.recording else self.recording.answer(name, key)
@@ -358,8 +434,12 @@ class _Loop:
             call_id=call.call_id,
             turn=self.turn,
             started_at=time.time(),
+            server=self._server(call.name),
         )
-        if call.record is not None:
+        if call.approved is not None and call.approved.given:
+            result.result = call.approved.result  # what it did, as a person said: not run
+            result.by = call.approved.by
+        elif call.record is not None:
             result.result = call.record.event.result
             result.error = call.record.event.error  # a replay serves recorded errors too
             result.replayed_from = call.record.event.call_id
@@ -369,6 +449,7 @@ class _Loop:
             await self._run_tool(call, result)
         result.ended_at = time.time()
         await self.recorder.emit(result)
+        self.failures.add(result)
         return result
 
     async def _run_tool(self, call: _Call, result: Event) -> None:
@@ -383,12 +464,18 @@ class _Loop:
         except ToolArgumentsError as exc:
             result.error = str(exc)
             return
+        if asks_after_crash(tool, call.approved is not None):
+            await self.recorder.emit(start_event(result))  # saved before it runs
         if await invoke_tool(tool, args, result, self.recorder.emit):
             # Cancelled while its thread ran: the result is recorded first, so the next
             # resume replays it; then the run stops as it was asked to.
             result.ended_at = time.time()
             await self.recorder.emit(result)
             raise asyncio.CancelledError
+
+    def _server(self, name: str) -> str | None:
+        """The MCP server a tool of this name comes from (None: the agent's own tool)."""
+        return getattr(self.by_name.get(name), "server", None)
 
 
 def _args_for_log(raw: str) -> Any:

@@ -11,7 +11,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from agentor.engine.chat_request import (
+    CHAT_PATH,
+    PreparedSettings,
+    chat_request_body,
+    prepare_settings,
+)
 from agentor.engine.events import Usage
+from agentor.errors import ModelError
 
 TextCallback = Callable[[str], None]
 
@@ -37,10 +44,6 @@ class Model(Protocol):
         ...
 
 
-class ModelError(RuntimeError):
-    """The model endpoint failed; the message never carries the API key."""
-
-
 class OpenAIModel:
     """Chat completions through the `openai` SDK: OpenAI, vLLM, Ollama, llama.cpp, ...
 
@@ -61,6 +64,7 @@ class OpenAIModel:
             k: settings.pop(k) for k in ("max_retries", "timeout") if k in settings
         }
         self.settings = settings
+        self._prepared: tuple[dict[str, Any], PreparedSettings] | None = None
         self._client: Any = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
 
@@ -93,13 +97,39 @@ class OpenAIModel:
 
     async def aclose(self) -> None:
         """Close the client's connections (they belong to the running event loop)."""
-        client, self._client, self._client_loop = self._client, None, None
-        if client is not None:
+        client, loop = self._client, self._client_loop
+        self._client, self._client_loop = None, None
+        # A client made in an event loop that has ended (an earlier `asyncio.run`) has its
+        # connections with it: closing it here would touch that dead loop.
+        if client is not None and loop is asyncio.get_running_loop():
             await client.close()
+
+    async def check(self) -> None:
+        """Whether this model can be asked at all, before a run writes what it would leave
+        failed (a replay, a fork on another model): the client can be built (a key is
+        there) and the endpoint answers. Any HTTP answer but a refused key will do (not every
+        server lists its models); asked once, without retries. `ModelError` (no key in it)."""
+        try:
+            client = self._get_client()
+            await client.with_options(max_retries=0).models.list()
+        except Exception as exc:
+            import openai
+
+            refused = getattr(exc, "status_code", None) in (401, 403)
+            if isinstance(exc, openai.APIStatusError) and not refused:
+                return  # it answered
+            text = redact(f"{type(exc).__name__}: {exc}", self._secret())
+            raise ModelError(f"model {self.name} cannot be used: {text}") from None
 
     def _secret(self) -> str | None:
         client = self._client
         return getattr(client, "api_key", None) or self._api_key
+
+    def _prepared_settings(self) -> PreparedSettings:
+        # Made once, not per turn; again only if someone changed `settings` since.
+        if self._prepared is None or self._prepared[0] != self.settings:
+            self._prepared = (dict(self.settings), prepare_settings(self.settings))
+        return self._prepared[1]
 
     async def generate(
         self,
@@ -109,14 +139,31 @@ class OpenAIModel:
     ) -> ModelResponse:
         try:
             client = self._get_client()
-            kwargs: dict[str, Any] = {"model": self.name, "messages": list(messages)}
-            if tools:
-                kwargs["tools"] = list(tools)
-            kwargs.update(self.settings)
+            prepared = self._prepared_settings()
+            content, body = chat_request_body(
+                self.name, messages, tools, prepared, stream=on_text is not None
+            )
+            # Without the SDK's per-call transform (engine/chat_request.py): the client's
+            # `post`, as `create` calls it, with the body already written.
+            request: dict[str, Any] = {"options": prepared.options}
+            if content is None:
+                request["body"] = body
+            else:
+                request["content"] = content
+            from openai import AsyncStream
+            from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
             if on_text is None:
-                completion = await client.chat.completions.create(**kwargs)
+                completion = await client.post(CHAT_PATH, cast_to=ChatCompletion, **request)
                 return _from_completion(completion)
-            return await _from_stream(client, kwargs, on_text)
+            stream = await client.post(
+                CHAT_PATH,
+                cast_to=ChatCompletion,
+                stream=True,
+                stream_cls=AsyncStream[ChatCompletionChunk],
+                **request,
+            )
+            return await _from_stream(stream, on_text)
         except Exception as exc:
             text, secret = f"{type(exc).__name__}: {exc}", self._secret()
             # The SDK's own errors, and any other that quotes the key, leave here redacted.
@@ -156,10 +203,7 @@ def _from_completion(completion: Any) -> ModelResponse:
     return ModelResponse(text=msg.content, calls=calls, usage=_usage(completion.usage))
 
 
-async def _from_stream(client: Any, kwargs: dict[str, Any], on_text: TextCallback) -> ModelResponse:
-    stream = await client.chat.completions.create(
-        **kwargs, stream=True, stream_options={"include_usage": True}
-    )
+async def _from_stream(stream: Any, on_text: TextCallback) -> ModelResponse:
     text: list[str] = []
     calls: dict[int, dict[str, Any]] = {}
     usage = Usage()

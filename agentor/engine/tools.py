@@ -3,7 +3,8 @@
 The JSON schema comes from the signature and type hints (through pydantic); Google-style
 `Args:` lines of the docstring become parameter descriptions. Sync tools run in a thread,
 async ones are awaited. `needs_approval` / `approval_timeout` gate a tool behind a person's
-approval (engine/gating.py).
+approval (engine/gating.py); `on_interrupt` says what a crash during a call means
+(engine/interrupted.py).
 """
 
 from __future__ import annotations
@@ -20,13 +21,14 @@ from typing import Any, overload
 from pydantic import ConfigDict, Field, ValidationError, create_model
 
 from agentor.engine.approval.gating import ApprovalRule, check_rule, check_timeout
-
-
-class ToolArgumentsError(ValueError):
-    """The model's arguments are not valid JSON or do not fit the tool's parameters."""
+from agentor.engine.interrupted import check_on_interrupt
+from agentor.errors import ToolArgumentsError
 
 
 class Tool:
+    # The MCP server the tool comes from (engine/mcp.py); None for a function.
+    server: str | None = None
+
     def __init__(
         self,
         fn: Callable[..., Any],
@@ -34,10 +36,12 @@ class Tool:
         description: str | None = None,
         needs_approval: ApprovalRule = False,
         approval_timeout: timedelta | None = None,
+        on_interrupt: str | None = None,
     ) -> None:
         self.fn = fn
         self.needs_approval = check_rule(needs_approval)
         self.approval_timeout = check_timeout(approval_timeout)
+        self.on_interrupt = check_on_interrupt(on_interrupt)
         self.name = name or fn.__name__
         summary, arg_docs = _parse_docstring(inspect.getdoc(fn) or "")
         self.description = description if description is not None else summary
@@ -110,6 +114,7 @@ def function_tool(
     description: str | None = None,
     needs_approval: ApprovalRule = False,
     approval_timeout: timedelta | None = None,
+    on_interrupt: str | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -121,21 +126,33 @@ def function_tool(
     description: str | None = None,
     needs_approval: ApprovalRule = False,
     approval_timeout: timedelta | None = None,
+    on_interrupt: str | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """A tool from a function: `@function_tool`, or `@function_tool(name=..., description=...,
-    needs_approval=..., approval_timeout=...)`.
+    needs_approval=..., approval_timeout=..., on_interrupt=...)`.
 
     `needs_approval=True` makes every call wait for a person's approval; a function of the
     call's arguments (a dict) decides per call, failing closed (engine/gating.py).
     `approval_timeout` (a `timedelta`) makes a call still undecided after it count as rejected.
+    `on_interrupt`: what a crash during a call means for the resume: "rerun" runs it again,
+    "ask" pauses the run for a person (engine/interrupted.py); by default "ask" for a call a
+    person approved, else "rerun".
     """
     if fn is not None:
         return Tool(fn)
     # Checked here, so a mistake is refused where the decorator is written.
     rule, timeout = check_rule(needs_approval), check_timeout(approval_timeout)
+    policy = check_on_interrupt(on_interrupt)
 
     def wrap(f: Callable[..., Any]) -> Tool:
-        return Tool(f, name, description, needs_approval=rule, approval_timeout=timeout)
+        return Tool(
+            f,
+            name,
+            description,
+            needs_approval=rule,
+            approval_timeout=timeout,
+            on_interrupt=policy,
+        )
 
     return wrap
 

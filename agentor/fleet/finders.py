@@ -14,6 +14,12 @@ Two ways, by store:
 
 Neither can see a holder die (a killed worker writes nothing; its lock just goes away), so the
 worker also asks again every `poll_interval` seconds: a crashed run is picked up within that.
+
+A worker with no free slot has no use for wakes, and each costs: every append of every run is
+an inotify event for each worker's watch, a notification for each worker's feed. So a finder
+rests while the worker is full (the watch at once; the feed once that has lasted `FEED_REST`,
+as slots free and fill again all the time near a fleet's end); the worker looks as soon as a
+slot frees.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import contextlib
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -37,6 +44,7 @@ log = logging.getLogger("agentor")
 Wake = Callable[[set[str] | None], None]  # the runs that changed, when known
 WAKE_GAP = 0.02  # seconds: a burst of changes wakes the worker once per gap, not per change
 WATCH_DEBOUNCE_MS, WATCH_STEP_MS = 100, 20  # watchfiles: latest yield in a burst, quiet wait
+FEED_REST = 1.0  # seconds without a free slot after which a worker's change feed is closed
 
 
 @dataclass(frozen=True)
@@ -56,8 +64,10 @@ class Finder(Protocol):
         """Up to `limit` free runs the worker may take, least recently touched first."""
         ...
 
-    def watch(self, wake: Wake, stop: threading.Event) -> None:
-        """Call `wake` when runs may have changed, until `stop` is set (in a thread)."""
+    def watch(self, wake: Wake, stop: threading.Event, wanted: threading.Event) -> None:
+        """Call `wake` when runs may have changed, until `stop` is set (in a thread). While
+        `wanted` is clear (the worker has no free slot) the finder may rest: the worker looks
+        anyway as soon as a slot frees."""
         ...
 
 
@@ -83,10 +93,24 @@ class PgFinder:
             found += [Candidate(run_id, name) for run_id in ids]
         return found
 
-    def watch(self, wake: Wake, stop: threading.Event) -> None:
+    def watch(self, wake: Wake, stop: threading.Event, wanted: threading.Event) -> None:
+        """Listen while `wanted`. Once the worker has had no free slot for `FEED_REST` seconds
+        the feed is closed: its database session would still be woken by every append of
+        every worker (each an interrupt, a read of the notification queue, a send). A new
+        feed starts from then on: the worker looks at once when a slot frees anyway."""
         feed = None
+        full_since: float | None = None
         try:
             while not stop.is_set():
+                if not wanted.is_set():
+                    now = time.monotonic()
+                    full_since = now if full_since is None else full_since
+                    if feed is not None and now - full_since >= FEED_REST:
+                        feed.close()
+                        feed = None
+                    wanted.wait(0.25)
+                    continue
+                full_since = None
                 if feed is None:
                     try:
                         feed = self.store.changes()
@@ -159,7 +183,10 @@ class ScanFinder:
             return None
         return (st.st_size, st.st_mtime_ns)
 
-    def watch(self, wake: Wake, stop: threading.Event) -> None:
+    def watch(self, wake: Wake, stop: threading.Event, wanted: threading.Event) -> None:
+        """Watch the directory while `wanted`: every append of every run is an inotify event,
+        ~100 us of the watch thread's CPU each (a fourth of a busy worker's CPU in
+        bench/fleet.py); a worker with no free slot has no use for them."""
         if not isinstance(self.store, FileStore):
             stop.wait()
             return
@@ -168,14 +195,18 @@ class ScanFinder:
         def is_log(change: Any, path: str) -> bool:
             return path.endswith(".jsonl")
 
+        resting = _Either(stop, wanted)
         while not stop.is_set():
+            if not wanted.is_set():
+                resting.wait()  # until a slot frees, or stop
+                continue
             try:
                 for _ in watchfiles.watch(
                     self.store.directory,
                     watch_filter=is_log,
                     debounce=WATCH_DEBOUNCE_MS,
                     step=WATCH_STEP_MS,
-                    stop_event=stop,
+                    stop_event=resting,
                     rust_timeout=500,
                     recursive=False,
                     raise_interrupt=False,
@@ -185,3 +216,19 @@ class ScanFinder:
                 log.warning("watching %s failed (%s): polling only", self.store.directory, exc)
                 with contextlib.suppress(Exception):
                     stop.wait(5.0)
+
+
+class _Either:
+    """`stop` set, or `wanted` cleared: what ends a watch (watchfiles asks `is_set()`); `wait()`
+    is for the other way round, until `wanted` is set again or `stop`."""
+
+    def __init__(self, stop: threading.Event, wanted: threading.Event) -> None:
+        self.stop = stop
+        self.wanted = wanted
+
+    def is_set(self) -> bool:
+        return self.stop.is_set() or not self.wanted.is_set()
+
+    def wait(self) -> None:
+        while not self.stop.is_set() and not self.wanted.wait(0.25):
+            pass

@@ -29,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from agentor.agent import Agentor
+from agentor.agents import AgentSet
 from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED
 from agentor.engine.store.api import Store
 from agentor.errors import NothingToResumeError, RunLockedError, RunLostError, RunNotFoundError
@@ -97,10 +98,9 @@ class Worker:
         if name is not None:
             self.claims.worker = name
         claiming = ClaimingStore(store, self.claims)
-        self.agents = {
-            a.name: a.clone(store=claiming, model=StoppableModel(a.model, self.stopping))
-            for a in agents
-        }
+        self.agents = AgentSet(
+            a.clone(store=claiming, model=StoppableModel(a.model, self.stopping)) for a in agents
+        )
         self.finder = finder_for(store, self.claims.wanted)
         self.concurrency = concurrency
         self.poll_interval = poll_interval
@@ -111,6 +111,8 @@ class Worker:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wake = asyncio.Event()  # look for runs: something changed, or a slot is free
         self._freed = asyncio.Event()  # a slot is free, or stopping
+        self._slot_free = threading.Event()  # for the finder's thread: wakes are wanted
+        self._slot_free.set()
 
     @property
     def name(self) -> str:
@@ -155,7 +157,7 @@ class Worker:
         watch_stop = threading.Event()
         watcher = threading.Thread(
             target=self.finder.watch,
-            args=(self._woken_from_thread, watch_stop),
+            args=(self._woken_from_thread, watch_stop, self._slot_free),
             name="agentor-worker-watch",
             daemon=True,
         )
@@ -166,7 +168,7 @@ class Worker:
                 await asyncio.wait(set(self._tasks.values()))
         finally:
             watch_stop.set()
-            for agent in self.agents.values():
+            for agent in self.agents.agents:
                 close = getattr(agent.model, "aclose", None)
                 if close is not None:
                     await close()
@@ -178,8 +180,10 @@ class Worker:
         while not self.stopping.is_set():
             if len(self._tasks) >= self.concurrency:
                 self._wake.clear()  # a slot freed makes it look anyway
+                self._slot_free.clear()  # so the finder may rest meanwhile
                 await self._freed.wait()
                 self._freed.clear()
+                self._slot_free.set()
                 continue
             now = time.monotonic()
             if not self._wake.is_set() and now < next_look:
@@ -225,7 +229,8 @@ class Worker:
         return False
 
     async def _attempt(self, c: Candidate) -> None:
-        agent = self.agents[c.agent]
+        agent = self.agents.for_run(c.agent)
+        assert agent is not None  # claims take only runs of these agents' names
         try:
             result = await agent.aresume(c.run_id)
         except StopBeforeTurn:

@@ -15,6 +15,7 @@ server reported none). Totals say how many generations they could not price, and
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -79,6 +80,28 @@ def _price(
         # A price list is advice: whatever goes wrong inside it must never break reading a run.
         log.debug("no price for %r (provider %r): %s", model, provider, exc)
         return None
+
+
+def provider_of(model: str | None) -> str | None:
+    """The id of the provider the price table knows `model` under ("openai", "anthropic",
+    ...); None when the table does not know it (a local model, a made-up name)."""
+    if not isinstance(model, str) or not model:
+        return None
+    return _provider(model)
+
+
+@functools.cache
+def _provider(model: str) -> str | None:
+    from genai_prices.data_snapshot import get_snapshot  # ~0.3 s: only when asked
+
+    try:
+        provider, _ = get_snapshot().find_provider_model(model, None, None, None)
+    except LookupError:
+        return None
+    except Exception as exc:  # advice, as prices are: never breaks reading a run
+        log.debug("no provider for %r: %s", model, exc)
+        return None
+    return provider.id
 
 
 def generation_costs(

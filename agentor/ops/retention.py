@@ -39,7 +39,7 @@ from agentor.engine.statuses import (
 )
 from agentor.engine.store.api import DeletingStore, LockingStore, Store
 from agentor.engine.store.run_ids import validate_run_id
-from agentor.errors import RunLockedError, RunNotFoundError
+from agentor.errors import DeleteRefusedError, RunLockedError, RunNotFoundError
 
 # Pins have their own module; retention's callers find them here too.
 from agentor.ops.pins import is_pinned as is_pinned
@@ -131,16 +131,6 @@ class PruneReport:
     kept: list[Kept] = field(default_factory=list)
     dry_run: bool = False
     freed: int = 0  # bytes, where the store tells (a FileStore does)
-
-
-class DeleteRefusedError(RuntimeError):
-    """`delete_run` will not remove this run: `reason` (HELD, AWAITING) and why, for people."""
-
-    def __init__(self, run_id: str, reason: str, detail: str) -> None:
-        super().__init__(f"run {run_id} is kept: {detail}")
-        self.run_id = run_id
-        self.reason = reason
-        self.detail = detail
 
 
 def _deleting(store: Store) -> DeletingStore:

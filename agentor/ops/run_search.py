@@ -29,101 +29,30 @@ two cores, as fast as `grep -c` or faster (bench/search.py).
 from __future__ import annotations
 
 import errno
-import json
 import os
-import re
 import stat
 import subprocess
 import sys
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
-
-import orjson
 
 from agentor.engine.store.api import Store
 from agentor.engine.store.file import FileStore
+from agentor.engine.store.matching import (
+    Hit,
+    Matcher,
+    SearchingStore,
+    event_hit,
+    line_hit,
+    matcher_for,
+)
 from agentor.engine.store.run_ids import SUFFIX
-from agentor.literal import literal_line as visible_line
 from agentor.ops.search_scan import CHUNK, FIRST, READ_FLAGS, open_directory, run_files
 
 # From this many run logs on (~50 MB), a second process scans half of them (a plain query only):
 # below, its start (~30 ms) costs more than it saves.
 PARALLEL_FROM = 5000
-_BEFORE, _AFTER = 40, 80  # characters of context around a match in a snippet
-# Characters every JSON writer writes as they are: printable ASCII but `"` and `\`.
-_RAW_SAFE = re.compile(r"[ !#-\[\]-~]+")
-
-
-@dataclass(frozen=True)
-class Hit:
-    run_id: str
-    line: int  # 1-based line of the run's log (a store without files: the event's number)
-    type: str  # the event's type
-    field: str  # where the text is in the event: "result", "args.city", "messages[1].content"
-    snippet: str  # one line around the match, control characters visible
-    start: int  # the match is snippet[start:end]
-    end: int
-
-
-@runtime_checkable
-class SearchingStore(Protocol):
-    """A store that searches its own events (a database does it where the data is)."""
-
-    def search(self, query: str, *, regex: bool, ignore_case: bool) -> Iterator[Hit]: ...
-
-
-@dataclass(frozen=True)
-class Matcher:
-    pattern: re.Pattern[str]  # matched against decoded text
-    needle: bytes | None  # looked for in raw bytes first (lower case when `fold`)
-    fold: bool
-
-
-def matcher_for(query: str, regex: bool, ignore_case: bool | None) -> Matcher:
-    if not isinstance(query, str) or not query:
-        raise ValueError("search for what? give a non-empty query")
-    fold = not any(c.isupper() for c in query) if ignore_case is None else bool(ignore_case)
-    flags = re.IGNORECASE if fold else 0
-    if regex:
-        try:
-            pattern = re.compile(query, flags)
-        except re.error as exc:
-            raise ValueError(f"not a regular expression: {query!r}: {exc}") from None
-        fold = bool(pattern.flags & re.IGNORECASE)  # (?i) in the pattern says so too
-        return Matcher(pattern, _needle(_required_literal(pattern), fold), fold)
-    return Matcher(re.compile(re.escape(query), flags), _needle(query, fold), fold)
-
-
-def _needle(text: str, fold: bool) -> bytes | None:
-    """The longest run of characters of `text` that every JSON writer writes as they are."""
-    runs = _RAW_SAFE.findall(text)
-    if not runs:
-        return None
-    needle = max(runs, key=len).encode("ascii")
-    return needle.lower() if fold else needle
-
-
-def _required_literal(pattern: re.Pattern[str]) -> str:
-    """The longest run of plain characters that every match of `pattern` holds: consecutive
-    literals at its top level (a regex with none, or one the parser cannot take, has "": every
-    line is then decoded and matched)."""
-    try:
-        from re import _parser  # the standard parser: private, so any failure means "none"
-
-        items = list(_parser.parse(pattern.pattern, pattern.flags & ~re.IGNORECASE))
-    except Exception:
-        return ""
-    best, run = "", ""
-    for op, arg in items:
-        if str(op) == "LITERAL":
-            run += chr(arg)
-            best = max(best, run, key=len)
-        else:
-            run = ""
-    return best
 
 
 def search(
@@ -156,9 +85,9 @@ def _search_store(store: Store, matcher: Matcher) -> Iterator[Hit]:
         except KeyError:
             continue  # removed since it was listed
         for number, event in enumerate(events, 1):
-            found = _first_match(event.to_dict(), matcher.pattern)
-            if found is not None:
-                yield _hit(run_id, number, event.type, *found)
+            hit = event_hit(run_id, number, event.to_dict(), matcher)
+            if hit is not None:
+                yield hit
 
 
 # -- a FileStore directory -----------------------------------------------------------------------
@@ -326,64 +255,4 @@ def _search_piece(run_id: str, data: bytes, lineno: int, matcher: Matcher) -> It
         pos = hay.find(matcher.needle, end)
 
 
-def line_hit(run_id: str, lineno: int, line: bytes, matcher: Matcher) -> Hit | None:
-    event = _decode(line)
-    if event is None:
-        return None
-    found = _first_match(event, matcher.pattern)
-    return None if found is None else _hit(run_id, lineno, event["type"], *found)
-
-
-def _decode(line: bytes) -> dict[str, Any] | None:
-    """The event a line holds, or None for a line that is no event (as the loader decides)."""
-    try:
-        data = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        try:  # what orjson refuses and `json` reads (NaN, huge integers, lone surrogates)
-            data = json.loads(line)
-        except (ValueError, UnicodeDecodeError, RecursionError):
-            return None
-    if isinstance(data, dict) and isinstance(data.get("type"), str):
-        return data
-    return None
-
-
 # -- matching and snippets -----------------------------------------------------------------------
-
-
-def _first_match(
-    event: dict[str, Any], pattern: re.Pattern[str]
-) -> tuple[str, str, int, int] | None:
-    """(field, text, start, end) of the first match in the event's text, in document order:
-    string values anywhere but `type`, and key names below the top level."""
-    todo = [(k, v, False) for k, v in reversed(event.items()) if k != "type"]
-    while todo:
-        path, value, is_key = todo.pop()
-        if isinstance(value, str):
-            m = pattern.search(value)
-            if m is not None:
-                return path, value, m.start(), m.end()
-        elif isinstance(value, dict) and not is_key:
-            for k, v in reversed(list(value.items())):
-                todo.append((f"{path}.{k}", v, False))
-                todo.append((f"{path}.{k}", k, True))
-        elif isinstance(value, list):
-            for i in range(len(value) - 1, -1, -1):
-                todo.append((f"{path}[{i}]", value[i], False))
-    return None
-
-
-def _hit(run_id: str, line: int, kind: str, field: str, text: str, start: int, end: int) -> Hit:
-    lo, hi = max(0, start - _BEFORE), min(len(text), end + _AFTER)
-    before = ("…" if lo else "") + visible_line(text[lo:start])
-    match = visible_line(text[start:end])
-    after = visible_line(text[end:hi]) + ("…" if hi < len(text) else "")
-    return Hit(
-        run_id=run_id,
-        line=line,
-        type=visible_line(kind),
-        field=visible_line(field),
-        snippet=before + match + after,
-        start=len(before),
-        end=len(before) + len(match),
-    )

@@ -46,6 +46,18 @@ class Column(list):  # type: ignore[type-arg]
         self.types = types
 
 
+@dataclasses.dataclass(frozen=True)
+class Repeated:
+    """One value standing for a whole column, of the length the column is read at: a column
+    over the rows that hold a nested object (`RunRow.cost` of the priced rows only) is shorter
+    than the table, and only its reader knows by how much."""
+
+    value: Any
+
+    def sized(self, count: int) -> Column:
+        return Column([self.value] * count, {type(self.value)})
+
+
 # Values kept as text: to it, and back from it.
 _TEXT: dict[type, tuple[Callable[[Any], str], Callable[[str], Any]]] = {
     bytes: (lambda b: b.decode("latin-1"), lambda t: t.encode("latin-1")),  # a byte a character
@@ -129,9 +141,10 @@ def to_columns(cls: type, objs: list[Any], skip: tuple[str, ...] = ()) -> dict[s
 
 
 def from_columns(
-    cls: type, cols: dict[str, list[Any]], count: int, given: dict[str, list[Any]] | None = None
+    cls: type, cols: dict[str, Any], count: int, given: dict[str, list[Any]] | None = None
 ) -> list[Any]:
-    """`count` objects from their columns (`given`: the columns of skipped fields, as built).
+    """`count` objects from their columns (lists, or `Repeated`; `given`: the columns of
+    skipped fields, as built).
     ShapeError when a column is missing, of another length, or holds a value of a wrong type."""
     try:
         return _objects(cls, cols, count, given or {})
@@ -141,9 +154,7 @@ def from_columns(
         raise ShapeError(f"{cls.__name__}: {exc}") from None
 
 
-def _objects(
-    cls: type, cols: dict[str, list[Any]], count: int, given: dict[str, list[Any]]
-) -> list[Any]:
+def _objects(cls: type, cols: dict[str, Any], count: int, given: dict[str, list[Any]]) -> list[Any]:
     args = []
     for f in _fields(cls):
         if f.name in given:
@@ -165,7 +176,7 @@ def _objects(
     return list(map(cls, *args)) if args else [cls() for _ in range(count)]
 
 
-def _nested(f: _Field, cols: dict[str, list[Any]], present: list[Any]) -> list[Any]:
+def _nested(f: _Field, cols: dict[str, Any], present: list[Any]) -> list[Any]:
     """The objects of a field holding a dataclass (`present`: which rows hold one)."""
     assert f.nested is not None
     prefix = f.name + "."
@@ -178,8 +189,10 @@ def _nested(f: _Field, cols: dict[str, list[Any]], present: list[Any]) -> list[A
     return [next(it) if p else None for p in present]
 
 
-def _column(cols: dict[str, list[Any]], name: str, count: int) -> list[Any]:
+def _column(cols: dict[str, Any], name: str, count: int) -> list[Any]:
     col = cols.get(name)
+    if isinstance(col, Repeated):
+        return col.sized(count)
     if not isinstance(col, list) or len(col) != count:
         raise ShapeError(f"column {name!r} is missing or of another length")
     return col

@@ -1,4 +1,4 @@
-"""`DirectorySource`: the runs of a FileStore directory, as a `RunSource` (`agentor.sources.source`).
+"""`DirectorySource`: the runs of a FileStore directory, as a `RunSource` (`sources.source`).
 Never imports textual.
 
 What keeps it fast is FileStore's alone, so it stays here:
@@ -47,7 +47,6 @@ from agentor.sources.rowread import TAIL_FIELDS, LogTail, RowReader, bad_name, s
 from agentor.sources.runindex import RunIndex, take_fresh
 from agentor.sources.runlog import RunLog
 from agentor.sources.runrow import ROW_FIELDS, RunRow, may_be_live, newest_first
-from agentor.sources.shortpath import short_path
 from agentor.sources.source import Changes
 
 SCAN_WHOLE_FILES = 300  # up to this many files, scan() reads each one under 64 KiB whole
@@ -61,7 +60,7 @@ class DirectorySource:
     ) -> None:
         self.directory = Path(directory)
         self.where = str(self.directory)
-        self.label = short_path(self.directory)
+        self.label = str(self.directory)
         self.error: str | None = None
         self.store: FileStore | None = None
         self._reader = RowReader(self._locked, clock)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentor.engine.approval.pending import Decision, PendingCall, approval_history
+from agentor.engine.argschema import tool_parameters
 from agentor.engine.events import APPROVAL, APPROVAL_REQUEST, GENERATION, TOOL_RESULT, Event
 from agentor.sources.source import RunEvents, RunSource
 
@@ -60,9 +61,12 @@ def gated_calls(log: RunEvents) -> list[GatedCall]:
     answered = {e.call_id for e in events if e.type == TOOL_RESULT}
     # One history entry per request with a call id, in order: they pair up.
     history = approval_history(events)
+    # A call asked about again (a crash interrupted it once approved) shows its latest request.
+    latest = {e.call_id: i for i, e in requests}
     return [
         GatedCall(call, decided, e.call_id in answered, parameters_of(log, i, call.name), i)
         for (i, e), (call, decided) in zip(requests, history, strict=True)
+        if latest[e.call_id] == i
     ]
 
 
@@ -71,14 +75,7 @@ def parameters_of(log: RunEvents, index: int, name: str) -> dict[str, Any] | Non
     `run_start` records the tools it offered), or None."""
     k = bisect_right(log.segment_starts, index) - 1
     start = log.item(log.segment_starts[k]) if k >= 0 else None
-    if not isinstance(start, Event):
-        return None
-    for schema in start.tools or ():
-        fn = schema.get("function") if isinstance(schema, dict) else None
-        if isinstance(fn, dict) and fn.get("name") == name:
-            params = fn.get("parameters")
-            return params if isinstance(params, dict) else None
-    return None
+    return tool_parameters(start, name) if isinstance(start, Event) else None
 
 
 def request_of(log: RunEvents, index: int) -> Event | None:

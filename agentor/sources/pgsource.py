@@ -36,7 +36,10 @@ from agentor.engine.events import FORK
 from agentor.engine.history import RunSummary
 from agentor.engine.statuses import INCOMPLETE, INTERRUPTED, RUNNING, UNREADABLE, live_status
 from agentor.engine.store.pg.feed import POLL_INTERVAL, ChangeFeed
-from agentor.engine.store.pg.rows import BRIEF_HELD, BRIEF_LAST_SEQ, RunListing, brief_from_row
+from agentor.engine.store.pg.rows import (
+    RunListing,
+    brief_of,
+)
 from agentor.engine.store.pg.store import PostgresStore
 from agentor.engine.store.run_ids import RUN_ID_RE
 from agentor.errors import PostgresStoreError, StoreUnavailableError
@@ -74,7 +77,8 @@ class PostgresSource(FeedReading):
 
     Raises what `PostgresStore` raises for a database it cannot use (one line, no password):
     `StoreUnavailableError` (a bad DSN, no server, refused credentials), `SchemaVersionError`
-    (a newer schema), ValueError (a bad schema name). `close()` lets its connections go.
+    (a newer schema), `SchemaNotFoundError` (no store in that schema: none is made), ValueError
+    (a bad schema name). `close()` lets its connections go.
     """
 
     def __init__(
@@ -86,7 +90,8 @@ class PostgresSource(FeedReading):
         poll_interval: float = POLL_INTERVAL,
         read_timeout: float = READ_TIMEOUT_S,
     ) -> None:
-        self.store = TellingStore(dsn, schema=schema, pool_timeout=read_timeout)
+        # A viewer makes no schema: a mistyped --schema is said, not created.
+        self.store = TellingStore(dsn, schema=schema, pool_timeout=read_timeout, create=False)
         self._dsn = dsn  # only to keep its password out of what a lost connection says
         where = self.store.where
         self.where = f"{where} (schema {schema})"
@@ -193,7 +198,7 @@ class PostgresSource(FeedReading):
         return changes
 
     def _read_lineage(self, run_ids: Iterable[str]) -> None:
-        """Which of these runs are forks, of what (their `fork` events, `agentor.sources.lineage`)."""
+        """Which of these runs are forks, of what (their `fork` events, `sources.lineage`)."""
         marks = self._ask(lambda: self.store.events_of_type(run_ids, FORK)) or {}
         with self._lock:
             for run_id, events in marks.items():
@@ -251,7 +256,7 @@ class PostgresSource(FeedReading):
             threading.Thread(target=self._close_feed, args=(feed,), daemon=True).start()
 
     def resume_store(self, held: Callable[[str], None]) -> PostgresStore:
-        """The source's own store (see `agentor.sources.pgtelling`), calling `held` too from now on."""
+        """The source's own store (see `sources.pgtelling`), calling `held` too from now on."""
         self.store.held_hooks.append(held)
         return self.store
 
@@ -289,15 +294,15 @@ class PostgresSource(FeedReading):
         now, version = self._clock(), self._version
         rows, seqs, live = self._rows, self._seq_told, self._live
         for values in listed:
-            s = brief_from_row(values)
+            s, held, last_seq = brief_of(values)
             run_id = s.run_id
-            status, error = status_of(s, values[BRIEF_HELD])
+            status, error = status_of(s, held)
             row = rows[run_id] = RunRow(run_id, s, status, error, False, s.last_event_at or 0.0)
             if status == INTERRUPTED:
                 row.seen_free_at = now  # as `note_holder` keeps it
             if s.events == 0 or s.status == INCOMPLETE:  # `runrow.may_be_live`
                 live[run_id] = version
-            seqs[run_id] = values[BRIEF_LAST_SEQ]
+            seqs[run_id] = last_seq
         self._seq_read.update(seqs)
         self._sketches.update(dict.fromkeys(seqs))
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, fields
 from agentor.engine.events import Event
 from agentor.engine.history import RunSummary, fold
 from agentor.engine.log.format import BadLine
-from agentor.engine.statuses import INCOMPLETE, INTERRUPTED, RUNNING, UNREADABLE
+from agentor.engine.statuses import INCOMPLETE, RUNNING, UNREADABLE, live_status
 from agentor.engine.store.run_ids import RUN_ID_RULE, SUFFIX
 from agentor.ops.pricing import RunCost
 from agentor.sources.lineage import note_fork
@@ -194,10 +194,8 @@ def _settle(row: RunRow, tail: LogTail, locked: Callable[[str], bool]) -> None:
             row.error = "empty file" if tail.size == 0 else "no complete line"
         return
     row.error = bad
-    if s.status == INCOMPLETE:
-        row.status = RUNNING if locked(row.run_id) else INTERRUPTED
-    else:
-        row.status = s.status
+    # The lock is probed for an incomplete run only: no other status depends on it.
+    row.status = live_status(s.status, s.status == INCOMPLETE and locked(row.run_id))
 
 
 def bad_name(row: RunRow, tail: LogTail) -> None:

@@ -47,7 +47,7 @@ from typing import Any
 
 import orjson
 
-from agentor.sources.columns import Column, ShapeError, from_columns, shape, to_columns
+from agentor.sources.columns import Column, Repeated, ShapeError, from_columns, shape, to_columns
 from agentor.sources.logfile import gc_paused
 from agentor.sources.rowread import LogTail
 from agentor.sources.runrow import RunRow
@@ -163,16 +163,17 @@ def _pack(col: list[Any], types: set[type]) -> Any:
     return col
 
 
-def unpacked(stored: Any, count: int) -> dict[str, list[Any]]:
-    """The columns `packed` stored, as lists of `count` values; ValueError if damaged."""
+def unpacked(stored: Any) -> dict[str, list[Any] | Repeated]:
+    """The columns `packed` stored, as lists (a column of one value as `Repeated`: only its
+    reader knows its length, `from_columns`); ValueError if damaged."""
     if not isinstance(stored, dict):
         raise ValueError("the body is not an object")
-    cols: dict[str, list[Any]] = {}
+    cols: dict[str, list[Any] | Repeated] = {}
     for name, col in stored.items():
         if isinstance(col, dict) and "same" in col and col["same"] in cols:
             col = cols[col["same"]]
         elif isinstance(col, dict) and "all" in col:
-            col = Column([col["all"]] * count, {type(col["all"])})
+            col = Repeated(col["all"])  # as long as its reader needs: a nested column is shorter
         elif isinstance(col, dict) and isinstance(col.get("palette"), list):
             codes = col.get("codes")
             if not isinstance(codes, list) or not set(map(type, codes)) <= {int}:
@@ -242,7 +243,7 @@ class RunIndex:
             cols = orjson.loads(body)
         except orjson.JSONDecodeError:
             cols = json.loads(bytes(body))  # NaN, huge integers: what only `json` reads
-        cols = unpacked(cols, count)
+        cols = unpacked(cols)
         rows = from_columns(RunRow, _split(cols, "row."), count)
         # Each tail's path is set where its file is found now (`take_fresh`).
         tails = from_columns(LogTail, _split(cols, "tail."), count, given={"path": [""] * count})

@@ -122,7 +122,7 @@ class RunSource(Protocol):
 
     where: str  # where the store is, whole (a directory's path; a DSN without its password
     # and the schema), for messages
-    label: str  # how a title names it (a directory: its path, home as ~, shortened)
+    label: str  # how a title names it (a directory: its path; the TUI shortens it)
     error: str | None  # why nothing can be listed (gone, unreadable), else None
 
     def scan(self) -> None:

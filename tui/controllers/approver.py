@@ -29,18 +29,18 @@ from textual.message import Message
 from agentor import ApprovalError, Decision, RunLockedError, RunNotFoundError, Tool
 from agentor import approve as approve_call
 from agentor import reject as reject_call
+from agentor.agents import AgentSet
 from agentor.engine.approval.pending import pending_calls
+from agentor.engine.argschema import check_schema
 from agentor.engine.statuses import AWAITING_APPROVAL
 from agentor.engine.store.api import Store
 from agentor.engine.store.holding import load_run
 from agentor.errors import ToolArgumentsError
 from agentor.sources.gated import GatedCall, waiting_calls
 from agentor.sources.source import Changes, RunSource
-from tui.controllers.agents import AgentSet
 from tui.controllers.controller import Controller
 from tui.controllers.resumer import Resumer
 from tui.text import notices
-from tui.text.arg_edit import check_schema
 from tui.text.formatting import short_id
 
 # What a decision can run into besides the engine's refusals (`ApprovalError`).
@@ -121,10 +121,11 @@ class Approver(Controller):
         approve: bool,
         args: dict[str, Any] | None = None,
         note: str | None = None,
+        result: Any = None,
     ) -> None:
         """Record a decision (`call_id` None: on every call that waits); `note` is a
-        rejection's reason."""
-        self._decide(run_id, call_id, approve, args, note)
+        rejection's reason; `result`, the result an interrupted call had."""
+        self._decide(run_id, call_id, approve, args, note, result)
 
     @work(group="decide", exit_on_error=False)
     async def _decide(
@@ -134,9 +135,12 @@ class Approver(Controller):
         approve: bool,
         args: dict[str, Any] | None,
         note: str | None,
+        result: Any = None,
     ) -> None:
         try:
-            made, left = await asyncio.to_thread(self._record, run_id, call_id, approve, args, note)
+            made, left = await asyncio.to_thread(
+                self._record, run_id, call_id, approve, args, note, result
+            )
         except REFUSALS as exc:
             self.report(self.Decided(run_id))
             self.say(notices.not_recorded(exc))
@@ -155,12 +159,20 @@ class Approver(Controller):
         approve: bool,
         args: dict[str, Any] | None,
         note: str | None,
+        result: Any = None,
     ) -> tuple[list[Decision], int]:
         """In a thread: the decisions recorded, and how many calls of the run still wait."""
         if approve:
             tools = self.tools_for(run_id)
             made = approve_call(
-                self.store, run_id, call_id, args=args, by=self.by, note=note, tools=tools
+                self.store,
+                run_id,
+                call_id,
+                args=args,
+                by=self.by,
+                note=note,
+                tools=tools,
+                result=result,
             )
         else:
             made = reject_call(self.store, run_id, call_id, reason=note or "", by=self.by)

@@ -19,10 +19,10 @@ from textual.message import Message
 from textual.worker import Worker
 
 from agentor import Agentor, RunResult
+from agentor.agents import AgentSet
 from agentor.engine.events import FORK, GENERATION, RUN_START, TOOL_RESULT, Event
 from agentor.engine.store.api import Store
 from agentor.sources.source import RunSource
-from tui.controllers.agents import AgentSet
 from tui.controllers.controller import Controller
 from tui.text import fork_text
 from tui.text.fork_text import ForkRequest

@@ -25,13 +25,13 @@ from textual.message import Message
 from textual.worker import Worker
 
 from agentor import Agentor, NothingToResumeError, RunLockedError, RunResult
+from agentor.agents import AgentSet
 from agentor.engine.events import TOOL_RESULT, TOOL_WAIT, Event
 from agentor.engine.statuses import AWAITING_APPROVAL
 from agentor.engine.store.api import Store
 from agentor.sources.gated import waiting_calls
 from agentor.sources.runrow import RunRow
 from agentor.sources.source import RunSource
-from tui.controllers.agents import AgentSet
 from tui.controllers.controller import Controller
 from tui.text import notices
 

@@ -25,6 +25,7 @@ from textual.worker import Worker
 from agentor.sources.source import Changes, RunSource
 from tui.controllers.controller import Controller
 from tui.text import notices
+from tui.text.shortpath import source_title
 
 FILL_BATCH = 64
 FILL_REDRAW_S = 0.25
@@ -170,7 +171,9 @@ class Watcher(Controller):
         self._tell_error()  # it answers again
         changed = len(changes.updated | changes.appended.keys())
         self.say(
-            notices.reloaded(self.source.label, len(changes.added), changed, len(changes.removed))
+            notices.reloaded(
+                source_title(self.source), len(changes.added), changed, len(changes.removed)
+            )
         )
 
     # -- gone and back -------------------------------------------------------------------------

@@ -50,5 +50,17 @@ SECTION = (
             ),
             Bind(REASON_SCREEN, "escape", "cancel", "Cancel"),
         ),
+        Key(
+            "g",
+            "a call interrupted while running: give the result it had (it is not run again)",
+            Bind(
+                APPROVALS,
+                "g",
+                "give_result",
+                "Give result",
+                show=False,
+                palette=("Give the result it had", "Record an interrupted call's result"),
+            ),
+        ),
     ),
 )

@@ -13,7 +13,7 @@ from tui.keys.model import (
     Key,
 )
 
-# Two lines of help (the help fits a 160x45 screen without scrolling); the README's keys
+# Two lines of help (the help fits a 160x45 screen without scrolling); the manual's keys
 # table says more.
 SECTION = (
     "Store",

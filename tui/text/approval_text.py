@@ -11,7 +11,7 @@ from typing import Any
 
 from rich.text import Text
 
-from agentor.engine.approval.pending import TIMEOUT_BY, Decision
+from agentor.engine.approval.pending import TIMEOUT_BY, Decision, PendingCall
 from agentor.engine.events import Event
 from agentor.literal import literal_line
 from agentor.sources.gated import GatedCall
@@ -25,9 +25,16 @@ from tui.text.timeline_line import (
     call_line,
     decision_mark,
     time_of_day,
+    value_line,
 )
 
 WAITING_MARK = "●"
+# A call a crash interrupted while it ran: what it did is for a person to say.
+INTERRUPTED_MARK = "⚠"
+INTERRUPTED_HINT = "a run again · g give its result · n it failed"
+RESULT_TITLE = "Give the result it had"
+RESULT_PLACEHOLDER = "the result it returned (recorded as such; it is not run again)"
+NO_RESULT = "a result is needed: the model gets it as the tool's answer"
 
 
 def deadline_words(call_deadline: float | None, now: float) -> str:
@@ -45,6 +52,8 @@ def asked_words(requested_at: float | None, now: float) -> str:
 def decision_words(decided: Decision) -> str:
     """`approved by alice at 14:05:11, edited · "one is enough"`, `rejected by bob: too dear`."""
     words = f"{decided.decision} by {literal_line(decided.by, 60)} at {time_of_day(decided.at)}"
+    if decided.given:
+        words += f", gave the result it had: {value_line(decided.result, 80)}"
     if decided.approved:
         if decided.edited:
             words += ", edited"
@@ -64,6 +73,8 @@ def pane_row(gated: GatedCall, now: float) -> Text:
         out.append(mark + " ", style)
     elif call.expired(now):
         out.append(REJECTED_MARK + " ", ERROR_STYLE)
+    elif call.interrupted:
+        out.append(INTERRUPTED_MARK + " ", AWAITING_STYLE)
     else:
         out.append(WAITING_MARK + " ", AWAITING_STYLE)
     out.append(call_line(call.name, call.args, LINE_LIMIT), "bold")
@@ -73,10 +84,19 @@ def pane_row(gated: GatedCall, now: float) -> Text:
         out.append(f"  timed out at {time_of_day(call.deadline)}: counts as rejected", ERROR_STYLE)
     elif gated.answered:
         out.append("  answered", "dim")
+    elif call.interrupted:
+        out.append(f"  {literal_line(call.reason or '', 80)}", AWAITING_STYLE)
+        out.append(f" · {started_words(call, now)}", "dim")
     else:
         when = asked_words(call.requested_at, now)
         out.append(f"  waiting · asked {when} · {deadline_words(call.deadline, now)}", "dim")
     return out
+
+
+def started_words(call: PendingCall, now: float) -> str:
+    """`started 14:02:11 (3m ago) in process 4242 on build-7`: where an interrupted call ran."""
+    where = f"process {call.pid if call.pid is not None else '?'} on {call.host or '?'}"
+    return literal_line(f"started {asked_words(call.started_at, now)} in {where}", 200)
 
 
 def _decision_style(decided: Decision) -> str:
@@ -96,6 +116,14 @@ def call_detail(gated: GatedCall, now: float) -> DetailText:
         ("asked", asked_words(call.requested_at, now), ""),
         ("deadline", deadline_words(call.deadline, now).removeprefix("deadline "), ""),
     ]
+    if call.server:
+        rows.insert(1, ("server", literal_line(call.server, 80), ""))
+    if call.interrupted:
+        rows[1:1] = [
+            ("why", literal_line(call.reason or "", 80), AWAITING_STYLE),
+            ("ran", started_words(call, now).removeprefix("started "), ""),
+            ("choose", INTERRUPTED_HINT, "dim"),
+        ]
     if decided is not None:
         rows.append(("decision", decision_words(decided), _decision_style(decided)))
     out.fields(rows)

@@ -21,6 +21,7 @@ from typing import Any
 
 from rich.text import Text
 
+from agentor.durations import duration
 from agentor.engine.fork.compare import (
     ARGS,
     CALLS,
@@ -39,7 +40,7 @@ from agentor.engine.fork.compare import (
 )
 from agentor.literal import literal_line
 from agentor.sources.whole_run import WholeRun
-from tui.text.formatting import duration, token_count
+from tui.text.formatting import token_count
 from tui.text.styles import ERROR_STYLE, STATUS_STYLES
 from tui.text.timeline_line import LINE_LIMIT, call_line, content_text, value_line
 

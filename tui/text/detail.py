@@ -21,15 +21,35 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from agentor.engine.events import GENERATION, RUN_START, TOOL_CALL, TOOL_RESULT, Event
+from agentor.durations import duration
+from agentor.engine.events import (
+    APPROVAL_REQUEST,
+    FOLLOW_UP_TYPES,
+    GENERATION,
+    MESSAGE,
+    RUN_END,
+    RUN_START,
+    TOOL_CALL,
+    TOOL_RESULT,
+    TOOL_START,
+    Event,
+)
 from agentor.engine.history import RunSummary, call_parts, event_time
 from agentor.engine.log.format import BadLine
+from agentor.engine.mcp_record import record_notes
 from agentor.literal import literal, literal_line
 from agentor.ops.pricing import RunCost
 from tui.text.costs import cost_words, generation_cost
-from tui.text.formatting import clock_time, duration, offset
-from tui.text.styles import DECISION_STYLES, ERROR_STYLE, ROLE_STYLES, STATUS_STYLES, TYPE_STYLES
-from tui.text.timeline_line import call_line, content_text
+from tui.text.formatting import clock_time, offset
+from tui.text.styles import (
+    AWAITING_STYLE,
+    DECISION_STYLES,
+    ERROR_STYLE,
+    ROLE_STYLES,
+    STATUS_STYLES,
+    TYPE_STYLES,
+)
+from tui.text.timeline_line import call_line, content_text, value_line
 
 if TYPE_CHECKING:
     from agentor.sources.source import RunEvents
@@ -44,6 +64,8 @@ FIELDS = (
     "model",
     "name",
     "call_id",
+    "server",
+    "reason",
     "status",
     "pid",
     "host",
@@ -57,6 +79,8 @@ FIELDS = (
 )
 
 _json = JSONHighlighter()
+# A generation's field naming the tools withdrawn before it (engine/toolfailures.py).
+WITHDRAWN = "withdrawn"
 
 
 def cut(text: str, limit: int = DETAIL_LIMIT) -> tuple[str, str | None]:
@@ -196,7 +220,8 @@ def detail(
     """Everything about one event: fields, the request as a conversation, values as JSON.
 
     `setup` is the run_start of a generation's segment: the tools offered and the settings
-    it records are shown when the generation names them (its `config`). `run`, the whole
+    it records are shown when the generation names them (its `config`); of an answer's
+    (a message, a run_end): a structured output it records is shown as the object. `run`, the whole
     run's summary (when it was read whole), adds the run's active and wall times to a
     `run_start`. `lineage`, a fork's parent and fork point, comes first."""
     out = DetailText()
@@ -221,12 +246,38 @@ def detail(
         heading(out, "Error")
         out.long_block(e.error, style=ERROR_STYLE)
     _messages(out, e, request)
+    if e.type in (MESSAGE, RUN_END) and setup is not None and setup.output and e.text:
+        _structured(out, e.text, setup.output)
     if e.type == GENERATION:
         _response(out, e, setup)
     elif e.type == RUN_START and (e.tools is not None or e.settings is not None):
         _request_config(out, e.config, e)
+    if e.type == RUN_START and e.mcp is not None:
+        _mcp_servers(out, e.mcp)
     _values(out, e)
     return out
+
+
+def _mcp_servers(out: DetailText, record: list[dict[str, Any]]) -> None:
+    """A run_start's MCP servers: where each is (secrets were masked when recorded), what it
+    warns of, the tools it offered."""
+    heading(out, f"MCP servers ({len(record)})")
+    for note in record_notes(record):
+        out.block(Text(f"⚠ {literal_line(note, 400)}", AWAITING_STYLE))
+    for entry in record:
+        line = Text(literal_line(str(entry.get("server")), 80), "bold")
+        where = entry.get("url") or " ".join(str(a) for a in entry.get("command") or ())
+        line.append(f"  {literal_line(str(entry.get('transport')), 20)}", "dim")
+        line.append(f"  {literal_line(str(where), 300)}")
+        out.block(line)
+        for kind in ("headers", "env"):
+            names = entry.get(kind)
+            if names:
+                said = ", ".join(str(n) for n in names)
+                out.block(Text(f"{kind}: {literal_line(said, 200)} (values never recorded)"), 4)
+        tools = [t for t in entry.get("tools") or () if isinstance(t, dict)]
+        said = ", ".join(str(t.get("name")) for t in tools) or "none"
+        out.block(Text(f"tools: {literal_line(said, 400)}", "dim"), 4)
 
 
 def _unreadable(out: DetailText, item: BadLine, run_id: str) -> None:
@@ -249,6 +300,8 @@ def _messages(out: DetailText, e: Event, request: list[dict[str, Any]] | None) -
     messages = request if e.type == GENERATION else e.messages
     if messages is not None:
         label = "Request" if e.type == GENERATION else "Input"
+        if e.type in FOLLOW_UP_TYPES:
+            label = "Sent to the model"
         heading(out, f"{label} ({len(messages)} message{'s' if len(messages) != 1 else ''})")
         conversation(out, messages)
     elif e.type == GENERATION:
@@ -267,12 +320,21 @@ def _response(out: DetailText, e: Event, setup: Event | None) -> None:
         out.block(call)
         append_value(out, raw, 4)
     if e.config is not None:
-        _request_config(out, e.config, setup)
+        _request_config(out, e.config, setup, e)
+
+
+def _structured(out: DetailText, text: str, output: dict[str, Any]) -> None:
+    """A structured answer as the object it is: its fields, then the whole as pretty JSON."""
+    value = _maybe_json(text)
+    if not isinstance(value, dict):
+        return
+    heading(out, f"Output · {literal_line(str(output.get('type', '?')), 60)}")
+    out.fields([(literal_line(str(k), 40), value_line(v, 400), "") for k, v in value.items()])
 
 
 def _values(out: DetailText, e: Event) -> None:
     """A tool's arguments and result, an event's text, the fields this version does not know."""
-    if e.args is not None and e.type in (TOOL_CALL, TOOL_RESULT):
+    if e.args is not None and e.type in (TOOL_CALL, TOOL_RESULT, TOOL_START):
         heading(out, "Arguments")
         append_value(out, e.args)
     # A tool result shows its result even when it is None; other events only when they have one.
@@ -284,9 +346,10 @@ def _values(out: DetailText, e: Event) -> None:
     if e.text is not None and e.type != GENERATION:
         heading(out, "Text")
         append_value(out, e.text)
-    if e.extra:
+    other = {k: v for k, v in e.extra.items() if not (e.type == GENERATION and k == WITHDRAWN)}
+    if other:
         heading(out, "Other fields")
-        append_value(out, e.extra)
+        append_value(out, other)
 
 
 def segment_start(log: RunEvents, index: int) -> Event | None:
@@ -298,14 +361,32 @@ def segment_start(log: RunEvents, index: int) -> Event | None:
     return item if isinstance(item, Event) and item.type == RUN_START else None
 
 
-def _request_config(out: DetailText, config: str | None, setup: Event | None) -> None:
+def withdrawn_tools(generation: Event | None) -> list[Any]:
+    """The tools a generation was no longer offered (engine/toolfailures.py)."""
+    names = generation.extra.get(WITHDRAWN) if generation is not None else None
+    return names if isinstance(names, list) else []
+
+
+def _tool_name(schema: Any) -> Any:
+    fn = schema.get("function") if isinstance(schema, dict) else None
+    return fn.get("name") if isinstance(fn, dict) else None
+
+
+def _request_config(
+    out: DetailText, config: str | None, setup: Event | None, generation: Event | None = None
+) -> None:
     """The tools offered and the model's settings, as the segment's run_start records them."""
     if setup is None or setup.config != config:
         heading(out, "Tools offered")
         out.block(Text("(not found: this segment's run_start does not record them)", "dim"))
         return
     tools = setup.tools or []
+    withdrawn = withdrawn_tools(generation)
+    tools = [t for t in tools if _tool_name(t) not in withdrawn]
     heading(out, f"Tools offered ({len(tools)})")
+    if withdrawn:
+        names = ", ".join(literal_line(str(n), 60) for n in withdrawn)
+        out.block(Text(f"withdrawn after repeated failures: {names}", "bright_yellow"))
     if not tools:
         out.block(Text("none", "dim"))
     for schema in tools:
@@ -348,8 +429,14 @@ def _event_fields(
             text = str(value)
             styles = {"status": STATUS_STYLES, "decision": DECISION_STYLES}.get(name, {})
             rows.append((name, literal_line(text, 200), styles.get(text, "")))
+    if e.started_at is not None and e.ended_at is None and e.type == APPROVAL_REQUEST:
+        rows.append(("started", clock_time(e.started_at), ""))  # an interrupted call's start
     if e.deadline is not None:
         rows.append(("deadline", clock_time(e.deadline), ""))
+    if e.output is not None:
+        retries = e.output.get("retries")
+        said = f"{e.output.get('type', '?')} · {retries} retr{'y' if retries == 1 else 'ies'}"
+        rows.append(("output", literal_line(said, 100), ""))
     if e.usage is not None:
         u = e.usage
         usage = f"in {u.input_tokens:,} · out {u.output_tokens:,} · total {u.total_tokens:,}"

@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from itertools import compress
 from operator import not_
 
+from agentor.durations import duration  # one definition, shared with the agentor commands
+
 # A generated id: a uuid's 32 hex digits, or a uuid with its dashes (from a database, say).
 _UUID = re.compile(r"[0-9a-fA-F]{8}(?:-?[0-9a-fA-F]{4}){3}-?[0-9a-fA-F]{12}")
 ID_MAX = 20  # cells a run id may take in a list or a title
@@ -54,19 +56,6 @@ def _span(seconds: float) -> str:
     if seconds < 86400 * 365:
         return f"{int(seconds // 86400)}d"
     return f"{int(seconds // (86400 * 365))}y"
-
-
-def duration(seconds: float | None) -> str:
-    """`"850ms"`, `"4.2s"`, `"3m05s"`, `"2h03m"`."""
-    if seconds is None or not math.isfinite(seconds) or seconds < 0:
-        return "-"
-    if seconds < 1:
-        return f"{int(seconds * 1000)}ms"
-    if seconds < 60:
-        return f"{seconds:.1f}s"
-    if seconds < 3600:
-        return f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
-    return f"{int(seconds // 3600)}h{int(seconds % 3600 // 60):02d}m"
 
 
 def offset(seconds: float | None) -> str:

@@ -316,6 +316,8 @@ def decided(run_id: str, made: list[Decision], left: int, then: str) -> Note:
     text = f"{verb} {what} of run {short_id(run_id)} as {literal_line(first.by, 60)}"
     if first.edited:
         text += ", with the edited arguments"
+    if first.given:
+        text += ", with the result it had (it is not run again)"
     if first.note and not first.approved:
         text += f": {literal_line(first.note, 200)}"
     if left:
@@ -351,6 +353,17 @@ def deciding_failed(run_id: str, exc: BaseException) -> Note:
         f"{literal_line(str(exc), 400)}. The run's log shows what was recorded."
     )
     return Note(text, title="Decision failed", severity="error", timeout=10, kind=DECISION)
+
+
+def no_result_for(name: str, call_id: str) -> Note:
+    """`g` on a call that did not run: only a call a crash interrupted had a result."""
+    call = f"{literal_line(name, 60)} ({literal_line(call_id, 60)})"
+    return Note(
+        f"{call} cannot be given a result: it did not run (only a call interrupted while "
+        "running can be).",
+        severity="warning",
+        timeout=10,
+    )
 
 
 def not_waiting(name: str, call_id: str, why: str) -> Note:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from rich.cells import cell_len, set_cell_size
 from rich.text import Text
 
+from agentor.durations import duration
 from agentor.engine.statuses import (
     AWAITING_APPROVAL,
     COMPLETED,
@@ -19,7 +20,7 @@ from agentor.engine.statuses import (
 from agentor.literal import literal_line
 from agentor.ops.pricing import format_cost
 from agentor.sources.runrow import RunRow
-from tui.text.formatting import count, duration, relative_time, short_id, token_count
+from tui.text.formatting import count, relative_time, short_id, token_count
 from tui.text.styles import FORK_MARK, FORK_STYLE, STATUS_STYLES
 
 Column = tuple[str, int, bool]  # title, width, right-aligned

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from agentor.engine.store.matching import Hit
 from agentor.literal import literal_line
-from agentor.ops.run_search import Hit
 from tui.text.formatting import short_id
 from tui.text.run_line import fit
 from tui.text.styles import MATCH_STYLE

@@ -8,11 +8,14 @@ from agentor.engine.events import (
     APPROVAL_REQUEST,
     FORK,
     GENERATION,
+    INVALID_OUTPUT,
     MESSAGE,
     RUN_END,
     RUN_START,
     TOOL_CALL,
+    TOOL_DISABLED,
     TOOL_RESULT,
+    TOOL_START,
 )
 from agentor.engine.statuses import (
     AWAITING_APPROVAL,
@@ -28,7 +31,8 @@ from agentor.engine.statuses import (
 # Status colours mean something (k9s / lazygit): cyan is alive, yellow wants a hand, pink
 # wants a person's decision, red broke, violet is on its way down. Textual draws ANSI `yellow`
 # as its theme's orange (#fd971f); `bright_yellow` is yellow on screen, as the help and the
-# README say. Pink is a colour of its own (ANSI magenta is drawn close to red or to violet).
+# manual (docs/tui.md) say. Pink is a colour of its own (ANSI magenta is drawn close to red or
+# to violet).
 AWAITING_STYLE = "bold #ff5fd7"
 STATUS_STYLES = {
     AWAITING_APPROVAL: AWAITING_STYLE,
@@ -45,12 +49,17 @@ TYPE_STYLES = {
     GENERATION: "blue",
     TOOL_CALL: "yellow",
     TOOL_RESULT: "green",
+    TOOL_START: "yellow",
     MESSAGE: "default",
     RUN_END: "bold",
     FORK: "magenta",
     APPROVAL_REQUEST: AWAITING_STYLE,
     APPROVAL: "#ff87d7",
+    INVALID_OUTPUT: "bold red",
+    TOOL_DISABLED: "bright_yellow",
 }
+# A generation answered by a fallback model (the primary failed).
+FALLBACK_STYLE = "bright_yellow"
 # A person's decision on a gated call.
 DECISION_STYLES = {APPROVED: "bold green", REJECTED: "bold red"}
 ROLE_STYLES = {

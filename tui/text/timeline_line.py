@@ -18,24 +18,34 @@ from agentor.engine.events import (
     APPROVAL_REQUEST,
     FORK,
     GENERATION,
+    INVALID_OUTPUT,
     MESSAGE,
     RUN_END,
     RUN_START,
     TOOL_CALL,
+    TOOL_DISABLED,
     TOOL_RESULT,
+    TOOL_START,
     Event,
 )
 from agentor.engine.history import call_parts, first_user_text
 from agentor.engine.log.format import BadLine
+from agentor.engine.mcp_record import record_notes
 from agentor.engine.statuses import FAILED
 from agentor.literal import literal_line
 from tui.text.arg_edit import args_diff
 from tui.text.formatting import clock_time, token_count
-from tui.text.styles import DECISION_STYLES, ERROR_STYLE, STATUS_STYLES
+from tui.text.styles import (
+    AWAITING_STYLE,
+    DECISION_STYLES,
+    ERROR_STYLE,
+    FALLBACK_STYLE,
+    STATUS_STYLES,
+)
 
 LINE_LIMIT = 160
 # How the timeline's type column (11 cells) writes a type whose name does not fit it.
-TYPE_LABELS = {APPROVAL_REQUEST: "approval?"}
+TYPE_LABELS = {APPROVAL_REQUEST: "approval?", INVALID_OUTPUT: "invalid", TOOL_DISABLED: "withdrawn"}
 # A decision's mark: approved, or any other (a rejection).
 DECISION_MARKS = {APPROVED: "✓"}
 REJECTED_MARK = "✗"
@@ -116,16 +126,35 @@ def _generation(out: Text, e: Event, cost: str) -> None:
         out.append(f"  {tokens}", "dim")
     if cost:
         out.append(f" · {cost}", "dim")
+    if e.note is not None and e.model:  # a fallback model answered (engine/fallback.py)
+        out.append(f" · by {literal_line(e.model, 40)} (fallback)", FALLBACK_STYLE)
 
 
 def request_line(e: Event) -> Text:
-    """The timeline line of an `approval_request`: the call, and its deadline if it has one."""
+    """The timeline line of an `approval_request`: the call, and its deadline if it has one;
+    for a call a crash interrupted, why it waits and when it started."""
     out = Text(no_wrap=True, overflow="ellipsis")
     out.append(call_line(e.name, e.args))
-    out.append(" · waits for a person", "dim")
+    _via(out, e)
+    if e.reason:
+        out.append(f" · {literal_line(e.reason, 80)}", AWAITING_STYLE)
+        out.append(f" · started {time_of_day(e.started_at)}", "dim")
+    else:
+        out.append(" · waits for a person", "dim")
     if e.deadline is not None:
         out.append(f" · deadline {time_of_day(e.deadline)}", "dim")
     return out
+
+
+def _via(out: Text, e: Event) -> None:
+    """` @files`: the MCP server a call's tool came from, if one did."""
+    if e.server:
+        out.append(f" @{literal_line(e.server, 40)}", "dim")
+
+
+def ran_where(e: Event) -> str:
+    """`process 4242 on build-7`: where a started call ran."""
+    return f"process {e.pid if e.pid is not None else '?'} on {literal_line(e.host or '?', 60)}"
 
 
 def approval_line(e: Event, request: Event | None) -> Text:
@@ -145,9 +174,55 @@ def approval_line(e: Event, request: Event | None) -> Text:
         shown = "; ".join(changes) if changes else call_line(decided.name, decided.args)
         out.append(" · edited: ", "dim")
         out.append(literal_line(shown, LINE_LIMIT))
+    if decided.given:
+        out.append(" · gave the result it had: ", "dim")
+        out.append(value_line(decided.result))
     if decided.note:
         out.append(f" · {literal_line(decided.note, LINE_LIMIT)}", "italic")
     return out
+
+
+def _run_start(out: Text, e: Event, segment: int) -> None:
+    """A segment's start: the agent and model and prompt (a resume: its number), and what
+    its MCP servers warn of."""
+    if segment > 1:
+        out.append(f"▶ resumed · segment {segment}", "bold green")
+    else:
+        out.append(literal_line(e.agent or "?", 40), "bold")
+        out.append(f" · {literal_line(e.model or '?', 40)}", "dim")
+    for note in record_notes(e.mcp):  # before the prompt: it must not be cut off
+        out.append(f" · ⚠ {literal_line(note, LINE_LIMIT)}", AWAITING_STYLE)
+    prompt = first_user_text(e.messages) if segment <= 1 else None
+    if prompt:
+        out.append(" · ")
+        out.append(literal_line(prompt, LINE_LIMIT))
+
+
+def _tool_result(out: Text, e: Event) -> None:
+    """A tool's result or error; answered from a record, or given by a person."""
+    out.append(literal_line(e.name or "?", 40))
+    _via(out, e)
+    if e.replayed_from:
+        out.append(" (recorded)", "dim")
+    if e.by:
+        out.append(f" (given by {literal_line(e.by, 60)}: not run)", "dim")
+    if e.error is not None:
+        out.append(" ✗ ", ERROR_STYLE)
+        out.append(literal_line(e.error, LINE_LIMIT), ERROR_STYLE)
+    else:
+        out.append(" → ", "dim")
+        out.append(value_line(e.result))
+
+
+def follow_up_line(e: Event) -> Text:
+    """An invalid structured answer (its error, in red) or a tool withdrawn (its name)."""
+    if e.type == INVALID_OUTPUT:
+        error = literal_line(e.error or "invalid answer", LINE_LIMIT)
+        return Text.assemble(("✗ ", ERROR_STYLE), (error, ERROR_STYLE))
+    return Text.assemble(
+        (literal_line(e.name or "?", 40), "bold"),
+        (f" {literal_line(e.note or 'withdrawn', 80)}", FALLBACK_STYLE),
+    )
 
 
 def timeline_line(
@@ -161,29 +236,16 @@ def timeline_line(
     e = item
     out = Text(no_wrap=True, overflow="ellipsis")
     if e.type == RUN_START:
-        if segment > 1:
-            out.append(f"▶ resumed · segment {segment}", "bold green")
-        else:
-            out.append(literal_line(e.agent or "?", 40), "bold")
-            out.append(f" · {literal_line(e.model or '?', 40)}", "dim")
-            prompt = first_user_text(e.messages)
-            if prompt:
-                out.append(" · ")
-                out.append(literal_line(prompt, LINE_LIMIT))
+        _run_start(out, e, segment)
     elif e.type == GENERATION:
         _generation(out, e, cost)
-    elif e.type == TOOL_CALL:
+    elif e.type in (TOOL_CALL, TOOL_START):
         out.append(call_line(e.name, e.args))
+        _via(out, e)
+        if e.type == TOOL_START:
+            out.append(f" · started in {ran_where(e)}", "dim")
     elif e.type == TOOL_RESULT:
-        out.append(literal_line(e.name or "?", 40))
-        if e.replayed_from:
-            out.append(" (recorded)", "dim")
-        if e.error is not None:
-            out.append(" ✗ ", ERROR_STYLE)
-            out.append(literal_line(e.error, LINE_LIMIT), ERROR_STYLE)
-        else:
-            out.append(" → ", "dim")
-            out.append(value_line(e.result))
+        _tool_result(out, e)
     elif e.type == MESSAGE:
         out.append(value_line(e.text or ""), "italic")
     elif e.type == RUN_END:
@@ -201,6 +263,8 @@ def timeline_line(
         out.append_text(approval_line(e, request))
     elif e.type == FORK:
         out.append(f"forked from {literal_line(e.forked_from or '?', 64)}", "magenta")
+    elif e.type in (INVALID_OUTPUT, TOOL_DISABLED):
+        out.append_text(follow_up_line(e))
     else:
         keys = ", ".join(e.extra) or "no fields"
         out.append(f"({literal_line(keys, 80)})", "dim")

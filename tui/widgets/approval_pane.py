@@ -1,8 +1,8 @@
 """`ApprovalPane`: the gated calls of the selected run while it awaits approval, under the run
 list: one line a call (`ApprovalList`: waiting, or who decided what), and the highlighted call's
 arguments as pretty JSON beside them. Its keys (`a` approve, `A` approve all, `e` edit then
-approve, `n` reject with a reason) work while the list has the focus: in the timeline `e` and
-`n` keep their meaning.
+approve, `n` reject with a reason; `g` gives a call a crash interrupted the result it had) work
+while the list has the focus: in the timeline `e` and `n` keep their meaning.
 
 The app gives it what it cannot know (attributes down): `decide` records a decision (the
 `Approver`'s), `validator` checks an edit, `tell` shows a notice, `clock` is "now".
@@ -29,13 +29,18 @@ from agentor.sources.source import RunEvents
 from tui.keys import bindings
 from tui.keys.model import APPROVALS
 from tui.text import notices
-from tui.text.approval_text import call_detail, decision_words, pane_row
+from tui.text.approval_text import (
+    INTERRUPTED_HINT,
+    call_detail,
+    decision_words,
+    pane_row,
+)
 from tui.text.formatting import short_id
 from tui.widgets.args_editor import ArgsEditor
 from tui.widgets.cursor_list import CursorList
-from tui.widgets.reason_screen import ReasonScreen
+from tui.widgets.reason_screen import GivenResultScreen, ReasonScreen
 
-Decide = Callable[[str, str | None, bool, dict[str, Any] | None, str | None], None]
+Decide = Callable[..., None]  # (run_id, call_id, approve, args, note, result=None)
 Validator = Callable[[str, GatedCall], Callable[[dict[str, Any]], str | None]]
 HINT = "a approve · A all · e edit · n reject"
 
@@ -95,6 +100,20 @@ class ApprovalList(CursorList):
                 self.pane.decide(run_id, gated.call.call_id, False, None, reason)
 
         self.app.push_screen(ReasonScreen(run_id, gated), given)
+
+    def action_give_result(self) -> None:
+        if (gated := self.pane.waiting_call()) is None:
+            return
+        if not gated.call.interrupted:
+            self.pane.tell(notices.no_result_for(gated.call.name, gated.call.call_id))
+            return
+        run_id = self.pane.run_id or ""
+
+        def given(result: str | None) -> None:
+            if result is not None:
+                self.pane.decide(run_id, gated.call.call_id, True, None, None, result=result)
+
+        self.app.push_screen(GivenResultScreen(run_id, gated), given)
 
 
 class ApprovalPane(Horizontal):
@@ -171,7 +190,8 @@ class ApprovalPane(Horizontal):
             title = f"Approval · run {run} · no call waits: r resumes it"
         # The screen's focus, not `has_focus`: that is set after our focus handler has run.
         focused = self.is_mounted and self.screen.focused is self.call_list
-        hint = HINT if focused else f"enter, then {HINT}"
+        keys = INTERRUPTED_HINT if self.current and self.current.call.interrupted else HINT
+        hint = keys if focused else f"enter, then {keys}"
         self.call_list.set_titles(title, hint if waiting else None)
         args_box = self.query_one("#approval-args")
         gated = self.current

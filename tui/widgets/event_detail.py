@@ -11,7 +11,14 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
-from agentor.engine.events import APPROVAL, APPROVAL_REQUEST, GENERATION, RUN_START
+from agentor.engine.events import (
+    APPROVAL,
+    APPROVAL_REQUEST,
+    GENERATION,
+    MESSAGE,
+    RUN_END,
+    RUN_START,
+)
 from agentor.engine.history import RunSummary
 from agentor.literal import literal_line
 from agentor.sources.gated import decision_of, request_of
@@ -88,7 +95,7 @@ class EventDetail(VerticalScroll):
         item = log.item(index)
         kind = getattr(item, "type", None)
         request = log.request(index) if kind == GENERATION else None
-        setup = segment_start(log, index) if kind == GENERATION else None
+        setup = segment_start(log, index) if kind in (GENERATION, MESSAGE, RUN_END) else None
         totals = self.totals_of(run_id) if kind == RUN_START else None
         body = detail(
             item, index, run_id, log.start_time, request, setup, run, self.lineage, totals

@@ -26,8 +26,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from agentor.engine.store.matching import Hit
 from agentor.literal import literal_line
-from agentor.ops.run_search import Hit
 from tui.keys import bindings
 from tui.keys.model import RUNS_SEARCH
 from tui.text.search_text import hit_line, run_heading, search_status

@@ -14,92 +14,44 @@ on it, every reader shows it), but the later decider's decision is silently igno
 from __future__ import annotations
 
 import getpass
+import json
 import socket
 import time
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from agentor.engine.approval.pending import (
     APPROVED,
     REJECTED,
-    TIMEOUT_BY,
     Decision,
     GatedTurn,
     PendingCall,
     approval_history,
     gated_turn,
 )
-from agentor.engine.events import APPROVAL, TOOL_CALL, Event
+from agentor.engine.argschema import check_schema, tool_parameters
+from agentor.engine.events import APPROVAL, APPROVAL_REQUEST, RUN_START, TOOL_CALL, Event
 from agentor.engine.history import canonical_args
 from agentor.engine.store.api import BatchStore, Store
 from agentor.engine.store.holding import holding_briefly, load_run
 from agentor.engine.store.run_ids import validate_run_id
-from agentor.engine.tools import Tool
-from agentor.errors import ToolArgumentsError
+from agentor.errors import (
+    AlreadyDecidedError,
+    ApprovalError,
+    ApprovalTimedOutError,
+    InvalidArgsError,
+    InvalidResultError,
+    NotRequestedError,
+    ToolArgumentsError,
+)
 
 
-def _when(at: float | None) -> str:
-    if at is None:
-        return "at an unknown time"
-    return time.strftime("at %Y-%m-%d %H:%M:%S UTC", time.gmtime(at))
+class CheckingTool(Protocol):
+    """What a decision asks of a tool to check edited arguments (`engine.tools.Tool` is one)."""
 
+    name: str
 
-class ApprovalError(Exception):
-    """A decision that cannot be recorded; nothing was written. `call_id` is None when the
-    decision was for every pending call of the run."""
-
-    def __init__(self, run_id: str, call_id: str | None, message: str) -> None:
-        super().__init__(message)
-        self.run_id = run_id
-        self.call_id = call_id
-
-
-class AlreadyDecidedError(ApprovalError):
-    """The call was decided before: `decision` ("approved" / "rejected"), `by`, `at` (seconds
-    since the epoch), `note`, and the tool's `name`. The first decision on a call counts."""
-
-    def __init__(self, run_id: str, decided: Decision, message: str | None = None) -> None:
-        self.decision = decided.decision
-        self.by = decided.by
-        self.at = decided.at
-        self.note = decided.note
-        self.name = decided.name
-        if message is None:
-            note = f" ({decided.note})" if decided.note else ""
-            message = (
-                f"call {decided.call_id} ({decided.name}) of run {run_id} was already "
-                f"{decided.decision} by {decided.by} {_when(decided.at)}{note}"
-            )
-        super().__init__(run_id, decided.call_id, message)
-
-
-class ApprovalTimedOutError(AlreadyDecidedError):
-    """The call's deadline passed before anyone decided: it counts as rejected (`by` is
-    "timeout", `at` the deadline)."""
-
-    def __init__(self, run_id: str, call: PendingCall) -> None:
-        expired = Decision(
-            call.call_id, call.name, call.turn, REJECTED, TIMEOUT_BY, "timed out", at=call.deadline
-        )
-        message = (
-            f"call {call.call_id} ({call.name}) of run {run_id} timed out "
-            f"{_when(call.deadline)}, undecided: it counts as rejected"
-        )
-        super().__init__(run_id, expired, message)
-
-
-class NotRequestedError(ApprovalError, LookupError):
-    """The call never asked for approval (no such call, or its tool is not gated), or the run
-    has no call waiting for one (`call_id` None)."""
-
-
-class InvalidArgsError(ApprovalError, ValueError):
-    """Edited arguments that are not a JSON object, or do not fit the tool's parameters;
-    `reason` says what is wrong."""
-
-    def __init__(self, run_id: str, call_id: str | None, reason: str) -> None:
-        super().__init__(run_id, call_id, f"edited arguments for call {call_id}: {reason}")
-        self.reason = reason
+    def parse_args(self, args: Any) -> Any: ...
 
 
 def default_by() -> str:
@@ -119,20 +71,29 @@ def approve(
     args: Mapping[str, Any] | None = None,
     by: str | None = None,
     note: str | None = None,
-    tools: Iterable[Tool] = (),
+    tools: Iterable[CheckingTool] = (),
+    result: Any = None,
 ) -> list[Decision]:
     """Approve a pending call of the run (`call_id` None: every pending call); the decisions
     recorded. `args` replaces the call's arguments (one call: name it, unless only one is
-    pending); it is checked against the tool's parameters when `tools` holds the tool, else a
-    bad edit reaches the model as the tool's error. `by` defaults to `user@host`.
+    pending); it is checked against the tool's parameters when `tools` holds the tool, else
+    against the parameters the run recorded as offered to the model (`check_schema`). `by`
+    defaults to `user@host`.
+
+    `result` (any JSON value but null) is for a call a crash interrupted while it ran
+    (`PendingCall.interrupted`): the result it had, recorded as the tool's result when the run
+    is resumed; the tool is not run again.
 
     Raises `RunNotFoundError`, `RunLockedError` (a live process holds the run),
-    `NotRequestedError`, `AlreadyDecidedError` (`ApprovalTimedOutError`), `InvalidArgsError`.
+    `NotRequestedError`, `AlreadyDecidedError` (`ApprovalTimedOutError`), `InvalidArgsError`,
+    `InvalidResultError`.
     """
     if args is not None and not isinstance(args, Mapping):
         raise InvalidArgsError(run_id, call_id, f"a JSON object is needed, not {_kind(args)}")
+    if result is not None:
+        _check_result(run_id, call_id, result, args)
     edit = None if args is None else dict(args)
-    return _decide(store, run_id, call_id, APPROVED, by, note, edit, tools)
+    return _decide(store, run_id, call_id, APPROVED, by, note, edit, tools, result)
 
 
 def reject(
@@ -150,6 +111,17 @@ def _kind(value: object) -> str:
     return "null" if value is None else type(value).__name__
 
 
+def _check_result(run_id: str, call_id: str | None, result: Any, args: object) -> None:
+    if args is not None:
+        raise InvalidResultError(
+            run_id, call_id, "give either args (run it again so) or result (it ran), not both"
+        )
+    try:
+        json.dumps(result, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise InvalidResultError(run_id, call_id, f"a JSON value is needed: {exc}") from None
+
+
 def _decide(
     store: Store,
     run_id: str,
@@ -158,7 +130,8 @@ def _decide(
     by: str | None,
     note: str | None,
     args: dict[str, Any] | None,
-    tools: Iterable[Tool],
+    tools: Iterable[CheckingTool],
+    result: Any = None,
 ) -> list[Decision]:
     validate_run_id(run_id)
     by = default_by() if by is None else by
@@ -175,7 +148,9 @@ def _decide(
         if args is not None:
             if len(targets) != 1:
                 raise InvalidArgsError(run_id, call_id, "name the one call the edit is for")
-            edit = _checked_edit(run_id, targets[0], args, tools)
+            edit = _checked_edit(run_id, targets[0], args, tools, events)
+        if result is not None:
+            _check_given(run_id, targets)
         made = [
             Event(
                 APPROVAL,
@@ -186,6 +161,7 @@ def _decide(
                 by=by,
                 note=note,
                 args=edit,
+                result=result,
                 ts=now,
             )
             for t in targets
@@ -207,6 +183,8 @@ def _targets(
         if turn is not None and turn.pending(now):
             return turn.pending(now)
         raise _nothing_pending(run_id, turn, now)
+    if turn is not None and call_id in turn.started:
+        raise _interrupted_unasked(run_id, call_id)
     if turn is not None and call_id in turn.requests:
         decided = turn.decisions.get(call_id)
         if decided is not None:
@@ -224,9 +202,36 @@ def _targets(
     raise NotRequestedError(run_id, call_id, _never_asked(run_id, events, call_id))
 
 
+def _check_given(run_id: str, targets: list[PendingCall]) -> None:
+    """A result is given for one call, which ran: one a crash interrupted."""
+    if len(targets) != 1:
+        raise InvalidResultError(run_id, None, "name the one call the result is for")
+    call = targets[0]
+    if not call.interrupted:
+        raise InvalidResultError(
+            run_id,
+            call.call_id,
+            f"{call.name} did not run: only a call interrupted while running can be given "
+            "the result it had",
+        )
+
+
+def _interrupted_unasked(run_id: str, call_id: str) -> NotRequestedError:
+    """A call a crash interrupted, not asked about yet: a resume records the question."""
+    return NotRequestedError(
+        run_id,
+        call_id,
+        f"call {call_id} of run {run_id} was interrupted while running: resume the run, "
+        "then decide what it did",
+    )
+
+
 def _nothing_pending(run_id: str, turn: GatedTurn | None, now: float) -> ApprovalError:
-    """Why no call is pending: decided already, timed out, or nothing was ever asked."""
+    """Why no call is pending: decided already, timed out, interrupted and not asked about
+    yet, or nothing was ever asked."""
     if turn is not None:
+        for call_id in turn.started:
+            return _interrupted_unasked(run_id, call_id)
         for call_id in turn.requests:
             if call_id in turn.decisions:
                 return AlreadyDecidedError(run_id, turn.decisions[call_id])
@@ -243,16 +248,40 @@ def _never_asked(run_id: str, events: list[Event], call_id: str) -> str:
 
 
 def _checked_edit(
-    run_id: str, call: PendingCall, args: dict[str, Any], tools: Iterable[Tool]
+    run_id: str,
+    call: PendingCall,
+    args: dict[str, Any],
+    tools: Iterable[CheckingTool],
+    events: list[Event],
 ) -> dict[str, Any] | None:
-    """The edit to record: checked against the tool when it is known; None when it changes
-    nothing (an approval as requested)."""
+    """The edit to record: checked against the tool when it is known, else against the
+    parameters the run recorded as offered to the model (as the TUI's editor checks it); None
+    when it changes nothing (an approval as requested)."""
     tool = next((t for t in tools if t.name == call.name), None)
     if tool is not None:
         try:
             tool.parse_args(args)
         except ToolArgumentsError as exc:
             raise InvalidArgsError(run_id, call.call_id, str(exc)) from None
+    else:
+        why = check_schema(args, _recorded_parameters(events, call))
+        if why is not None:
+            raise InvalidArgsError(run_id, call.call_id, why)
     if canonical_args(args) == canonical_args(call.args):
         return None
     return args
+
+
+def _recorded_parameters(events: list[Event], call: PendingCall) -> dict[str, Any] | None:
+    """The parameters of the call's tool as the segment that asked for approval offered them
+    (its `run_start`'s `tools`), or None when the run recorded none."""
+    asked = max(
+        (
+            i
+            for i, e in enumerate(events)
+            if e.type == APPROVAL_REQUEST and e.call_id == call.call_id
+        ),
+        default=len(events),
+    )
+    start = next((e for e in reversed(events[:asked]) if e.type == RUN_START), None)
+    return tool_parameters(start, call.name) if start is not None else None

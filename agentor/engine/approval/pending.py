@@ -4,8 +4,12 @@ No I/O: the engine resumes from `gated_turn`, and a UI (or a script) reads the s
 from the events it shows. A gated call leaves three kinds of events in a log:
 
     approval_request  {call_id, name, args, turn, deadline?}   saved with the generation
-    approval          {call_id, name, turn, decision, by, note, args?}   a person's decision
+    approval          {call_id, name, turn, decision, by, note, args?, result?}   a decision
     tool_result       the call's answer: run (approved) or an error (rejected)
+
+A call a crash interrupted while it ran (engine/interrupted.py) is asked about the same way:
+its request carries `reason`, `started_at`, `host` and `pid`; an approval may then give the
+`result` it had instead of running it again.
 
 A decision belongs to the latest request for its call id (call ids repeat across turns: many
 servers number calls per request) and the first decision after that request is the one that
@@ -20,8 +24,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentor.engine.events import APPROVAL, APPROVAL_REQUEST, GENERATION, TOOL_RESULT, Event
+from agentor.engine.events import (
+    APPROVAL,
+    APPROVAL_REQUEST,
+    GENERATION,
+    TOOL_RESULT,
+    TOOL_START,
+    Event,
+)
 from agentor.engine.history import ResumePoint, call_parts, resume_point
+from agentor.engine.interrupted import OUTCOME_UNKNOWN
 
 APPROVED = "approved"
 REJECTED = "rejected"
@@ -33,7 +45,9 @@ TIMEOUT_BY = "timeout"
 @dataclass(frozen=True)
 class PendingCall:
     """A gated call waiting for a decision. `requested_at` and `deadline` are seconds since
-    the epoch (`deadline` None: it waits for good)."""
+    the epoch (`deadline` None: it waits for good). For a call a crash interrupted while it
+    ran, `reason` says so and `started_at`, `host`, `pid` say when and where it ran; `server`
+    names the MCP server of its tool."""
 
     call_id: str
     name: str
@@ -41,12 +55,28 @@ class PendingCall:
     turn: int | None
     requested_at: float | None
     deadline: float | None = None
+    reason: str | None = None
+    started_at: float | None = None
+    host: str | None = None
+    pid: int | None = None
+    server: str | None = None
+
+    @property
+    def interrupted(self) -> bool:
+        """Whether it ran, and a crash hid what it did (it may be given its result)."""
+        return self.reason == OUTCOME_UNKNOWN
 
     def expired(self, now: float | None = None) -> bool:
         """Whether its deadline has passed: it counts as rejected ("timed out")."""
         if self.deadline is None:
             return False
         return (time.time() if now is None else now) >= self.deadline
+
+    def timed_out(self) -> Decision:
+        """The decision its passed deadline stands for: rejected by "timeout" at the deadline."""
+        return Decision(
+            self.call_id, self.name, self.turn, REJECTED, TIMEOUT_BY, "timed out", at=self.deadline
+        )
 
     @classmethod
     def of(cls, request: Event) -> PendingCall:
@@ -57,13 +87,19 @@ class PendingCall:
             turn=request.turn,
             requested_at=request.ts,
             deadline=request.deadline,
+            reason=request.reason,
+            started_at=request.started_at,
+            host=request.host,
+            pid=request.pid,
+            server=request.server,
         )
 
 
 @dataclass(frozen=True)
 class Decision:
     """A decision on a requested call. `args` holds the approver's edit (None: as requested);
-    `at` is when it was recorded."""
+    `result`, the result an interrupted call had, given instead of running it again (None:
+    none given); `at` is when it was recorded."""
 
     call_id: str
     name: str
@@ -73,6 +109,7 @@ class Decision:
     note: str | None = None
     args: Any = None
     at: float | None = None
+    result: Any = None
 
     @property
     def approved(self) -> bool:
@@ -81,6 +118,11 @@ class Decision:
     @property
     def edited(self) -> bool:
         return self.args is not None
+
+    @property
+    def given(self) -> bool:
+        """Whether it gives the call's result (recorded as such, the tool not run)."""
+        return self.approved and self.result is not None
 
     def rejection(self) -> str:
         """The tool error a rejected call answers the model with."""
@@ -100,30 +142,36 @@ class Decision:
             note=event.note,
             args=event.args,
             at=event.ts,
+            result=event.result,
         )
 
 
 @dataclass
 class GatedTurn:
     """The run's latest generation, when some of its calls asked for approval and not all of
-    its calls are answered: a resume finishes this turn (it never asks the model it again).
-    Each map is keyed by call id; `decisions` holds the first decision after each request."""
+    its calls are answered, or when a call started there has no result (a crash interrupted
+    it): a resume finishes this turn (it never asks the model it again). Each map is keyed by
+    call id; `requests` holds the latest request for each call, `decisions` the first decision
+    after it, `started` the `tool_start` of each call interrupted since."""
 
     index: int
     generation: Event
     requests: dict[str, Event] = field(default_factory=dict)
     decisions: dict[str, Decision] = field(default_factory=dict)
     results: dict[str, Event] = field(default_factory=dict)
+    started: dict[str, Event] = field(default_factory=dict)
 
     def call_ids(self) -> list[str]:
         return [call_parts(c)[0] for c in self.generation.calls or []]
 
     def pending(self, now: float | None = None) -> list[PendingCall]:
         """Requested calls with neither a decision nor a result, in the order asked; with
-        `now`, those whose deadline has passed are left out (they count as rejected)."""
+        `now`, those whose deadline has passed are left out (they count as rejected). A call
+        interrupted since its request waits for a resume to ask about it again, not yet for
+        a decision."""
         out = []
         for call_id, request in self.requests.items():
-            if call_id in self.decisions or call_id in self.results:
+            if call_id in self.decisions or call_id in self.results or call_id in self.started:
                 continue
             call = PendingCall.of(request)
             if now is None or not call.expired(now):
@@ -154,15 +202,21 @@ def gated_turn(events: Sequence[Event]) -> GatedTurn | None:
             break
         if not e.call_id:
             continue
-        if e.type == APPROVAL_REQUEST:
+        if e.type == APPROVAL_REQUEST:  # a call asked about again starts afresh
             turn.requests[e.call_id] = e
+            turn.decisions.pop(e.call_id, None)
+            turn.started.pop(e.call_id, None)
         elif e.type == APPROVAL and e.call_id in turn.requests:
             decision = Decision.of(e)
             if decision is not None:
                 turn.decisions.setdefault(e.call_id, decision)
+        elif e.type == TOOL_START:
+            turn.started[e.call_id] = e
         elif e.type == TOOL_RESULT:
             turn.results[e.call_id] = e
-    if not turn.requests or all(cid in turn.results for cid in turn.call_ids()):
+            turn.started.pop(e.call_id, None)
+    waits = turn.requests or turn.started
+    if not waits or all(cid in turn.results for cid in turn.call_ids()):
         return None
     return turn
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from itertools import compress, count
+from operator import is_not
 from typing import Any
 
 import orjson
@@ -52,6 +54,14 @@ class BadLine:
 
     def __str__(self) -> str:
         return f"line {self.lineno} (byte {self.offset}): {self.reason}"
+
+
+def skipped_lines(bad: list[BadLine]) -> str:
+    """The bad lines a read skipped, in one line: a file of random bytes has hundreds, and a
+    command says so once, not once a line."""
+    if len(bad) == 1:
+        return f"skipped {bad[0]}"
+    return f"skipped {len(bad)} bad lines; the first: {bad[0]}"
 
 
 class LogEncoder:
@@ -98,8 +108,12 @@ class LogEncoder:
 
 
 def _shared_prefix(a: list[Any], b: list[Any]) -> int:
+    """How many leading messages `b` shares with `a`. Run on every generation: the engine
+    hands each request the very message objects of the one before, so the shared part is
+    found by identity in one C loop (~5 ns a message, ~5 us at 1,000); only from the first
+    message that is another object are messages compared by value, in Python."""
     n = min(len(a), len(b))
-    i = 0
+    i = next(compress(count(), map(is_not, a, b)), n)
     while i < n and a[i] == b[i]:
         i += 1
     return i

@@ -15,43 +15,6 @@ from typing import Protocol, runtime_checkable
 from agentor.engine.events import Event
 
 
-class RunLockedError(RuntimeError):
-    """Another process (or task) is already running or resuming this run."""
-
-    def __init__(self, run_id: str, pid: int | None, host: str | None = None) -> None:
-        self.run_id = run_id
-        self.pid = pid
-        self.host = host  # named when the holder may be on another machine (a database store)
-        holder = f"process {pid}" if pid else "another process"
-        if host:
-            holder += f" on {host}"
-        super().__init__(f"run {run_id} is locked by {holder}: it is being run or resumed there")
-
-
-class RunLostError(RuntimeError):
-    """A writer that held a run lost it (its database session ended, or another process took
-    the run since): the write was refused and nothing of it was written. Whoever holds the run
-    now goes on from what is in the store."""
-
-    def __init__(self, run_id: str, why: str) -> None:
-        self.run_id = run_id
-        super().__init__(f"run {run_id} was lost by this process ({why}): nothing was written")
-
-
-class RunNotFoundError(KeyError):
-    """The store holds no run with this id. A `KeyError`, so `except KeyError` still works;
-    its message names the id and the store."""
-
-    def __init__(self, run_id: str, store: object = None) -> None:
-        super().__init__(run_id)
-        self.run_id = run_id
-        self.store = store
-
-    def __str__(self) -> str:  # KeyError's own would print only the quoted id
-        where = f" in {self.store!r}" if self.store is not None else ""
-        return f"no run {self.run_id!r}{where}"
-
-
 @runtime_checkable
 class Store(Protocol):
     def append(self, run_id: str, event: Event) -> None:
@@ -65,6 +28,13 @@ class Store(Protocol):
     def list_runs(self) -> list[str]:
         """Return every known run id."""
         ...
+
+
+def saves_in_memory(store: object) -> bool:
+    """Whether the store's appends return at once, with no I/O to wait for: its class says so
+    with `saves_in_memory = True` (MemoryStore). The loop then saves inline instead of in a
+    thread: a thread's round trip costs more than such a save (bench/README.md)."""
+    return getattr(type(store), "saves_in_memory", False) is True
 
 
 @runtime_checkable

@@ -4,7 +4,9 @@ Ids and events are kept: the destination loads what the source loads. A run bein
 the source (someone holds it) is skipped, so no half-written step is copied; a run held in the
 destination is skipped too. Copying again is safe: a run already there is left alone, one whose
 copy is a beginning of the source's (the source went on, or an earlier copy was cut short) gets
-the rest, and one that differs is skipped and said so, never overwritten.
+the rest, and one that differs is skipped and said so, never overwritten. An entry of the
+source that is no readable log (a directory or a symlink named like a run, a file of no event
+at all) is skipped and said so, and nothing is written for it; the rest is copied.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from dataclasses import dataclass, field
 from agentor.engine.events import Event
 from agentor.engine.log.format import LogEncoder
 from agentor.engine.store.api import BatchStore, LockingStore, Store
+from agentor.engine.store.holding import readable_lines
 from agentor.engine.store.run_ids import validate_run_id
-from agentor.errors import RunLockedError
+from agentor.errors import RunLockedError, UnreadableRunError
 
 # Events written to the destination per append: a 100,000-event run is not one statement.
 BATCH = 2000
@@ -63,7 +66,11 @@ def copy_runs(src: Store, dst: Store, run_ids: Iterable[str] | None = None) -> C
 
 
 def _copy_one(src: Store, dst: Store, run_id: str, report: CopyReport) -> str | None:
-    events = src.load(run_id)
+    try:
+        lines = readable_lines(src, run_id)
+    except UnreadableRunError as exc:
+        return f"unreadable in the source ({exc.reason})"
+    events = [x for x in lines if isinstance(x, Event)]
     try:
         with _holding(dst, run_id):
             try:
@@ -84,6 +91,8 @@ def _copy_one(src: Store, dst: Store, run_id: str, report: CopyReport) -> str | 
             (report.extended if have else report.copied).append(run_id)
     except RunLockedError as exc:
         return f"being written in the destination ({_holder(exc)})"
+    except OSError as exc:  # a directory or a symlink there under the run's name
+        return f"cannot be written in the destination ({exc.strerror or exc})"
     return None
 
 

@@ -1,7 +1,6 @@
 """Where runs are saved: `FileStore`, one append-only JSONL file per run.
 
-The store interface (its protocols and errors) is `store_api`, run ids are `run_ids`, and
-`MemoryStore` is `memstore`; all are importable from here too, as they always were.
+The protocols it implements are in `store.api`; run ids and log names in `store.run_ids`.
 """
 
 from __future__ import annotations
@@ -27,30 +26,13 @@ from agentor.engine.log.file_io import (
     same_file,
     write_all,
 )
-from agentor.engine.log.format import BadLine, LogDecoder, LogEncoder, split_lines
-from agentor.engine.store import flock, pins
-from agentor.engine.store.api import BatchStore, DeletingStore, LockingStore, PinningStore, Store
-from agentor.engine.store.memory import MemoryStore
-from agentor.engine.store.run_ids import RUN_ID_RE, RUN_ID_RULE, SUFFIX, run_id_of, validate_run_id
-from agentor.errors import RunLockedError, RunLostError, RunNotFoundError
+from agentor.engine.log.format import BadLine, LogDecoder, LogEncoder, skipped_lines, split_lines
+from agentor.engine.store.flock import holder, take_exclusive
+from agentor.engine.store.pins import add_pin, pin_names, remove_pin
+from agentor.engine.store.run_ids import RUN_ID_RE, SUFFIX, run_id_of, validate_run_id
+from agentor.errors import RunLockedError, RunNotFoundError
 
-__all__ = [
-    "RUN_ID_RE",
-    "RUN_ID_RULE",
-    "SUFFIX",
-    "BatchStore",
-    "DeletingStore",
-    "FileStore",
-    "LockingStore",
-    "MemoryStore",
-    "PinningStore",
-    "RunLockedError",
-    "RunLostError",
-    "RunNotFoundError",
-    "Store",
-    "run_id_of",
-    "validate_run_id",
-]
+__all__ = ["FileStore"]
 
 log = logging.getLogger("agentor")
 
@@ -190,14 +172,15 @@ class FileStore:
     # -- reading -------------------------------------------------------------------------------
 
     def load(self, run_id: str) -> list[Event]:
-        """Every whole event of the run. Torn or corrupt lines are skipped with a warning.
+        """Every whole event of the run. Torn or corrupt lines are skipped with a warning (one
+        for the file).
 
         Raises `RunNotFoundError` (a KeyError) for an unknown run, OSError for a log that cannot
         be read (a symlink, a directory, a FIFO, no permission).
         """
         events, bad = self.load_with_errors(run_id)
-        for line in bad:
-            log.warning("run %s: skipped %s", run_id, line)
+        if bad:
+            log.warning("run %s: %s", run_id, skipped_lines(bad))
         return events
 
     def load_with_errors(self, run_id: str) -> tuple[list[Event], list[BadLine]]:
@@ -317,7 +300,7 @@ class FileStore:
                 st = os.stat(path.name, dir_fd=dir_fd, follow_symlinks=False)
         except OSError:
             return None
-        return flock.holder(st)
+        return holder(st)
 
     # -- deleting and pinning ------------------------------------------------------------------
 
@@ -344,33 +327,39 @@ class FileStore:
                 freed = remove_log(fd, dir_fd, path)
             finally:
                 os.close(fd)
-            pins.remove(dir_fd, run_id)
+            remove_pin(dir_fd, run_id)
         with self._mutex:
             self._forget(run_id)
         return freed
 
     def pin(self, run_id: str) -> bool:
+        """Pin the run (see `PinningStore`); OSError when its entry is no log (a directory or a
+        symlink named like a run): a pin names a run, as a read would find it."""
         path = self.path(run_id)
         with self._in_directory() as dir_fd:
             try:
-                os.stat(path.name, dir_fd=dir_fd, follow_symlinks=False)
+                fd = open_to_read(dir_fd, path)
             except FileNotFoundError:
                 raise RunNotFoundError(run_id, self) from None
-            return pins.add(dir_fd, run_id)
+            try:
+                require_regular(fd, path)
+            finally:
+                os.close(fd)
+            return add_pin(dir_fd, run_id)
 
     def unpin(self, run_id: str) -> bool:
         validate_run_id(run_id)
         with self._in_directory() as dir_fd:
-            return pins.remove(dir_fd, run_id)
+            return remove_pin(dir_fd, run_id)
 
     def pinned(self) -> set[str]:
         with self._in_directory() as dir_fd:
-            return {name for name in pins.names(dir_fd) if RUN_ID_RE.fullmatch(name)}
+            return {name for name in pin_names(dir_fd) if RUN_ID_RE.fullmatch(name)}
 
 
 def _flock_patiently(fd: int, run_id: str) -> None:
-    if not flock.take_exclusive(fd, LOCK_PATIENCE):
-        raise RunLockedError(run_id, flock.holder(os.fstat(fd)))
+    if not take_exclusive(fd, LOCK_PATIENCE):
+        raise RunLockedError(run_id, holder(os.fstat(fd)))
 
 
 def _held(dir_fd: int, name: str) -> bool:

@@ -14,23 +14,13 @@ import time
 from collections.abc import AsyncIterator, Iterator
 
 from agentor.engine.events import Event
-from agentor.engine.log.format import BadLine
+from agentor.engine.log.format import BadLine, skipped_lines
 from agentor.engine.store.api import LockingStore, Store
-from agentor.errors import RunLockedError, RunNotFoundError
+from agentor.errors import RunLockedError, RunNotFoundError, UnreadableRunError
 
 # How long a decision waits for a run held by someone else before it is refused: long enough
 # for other deciders (each holds the run for one read and one append), far shorter than a run.
 DECISION_PATIENCE = 2.0
-
-
-class NothingToResumeError(ValueError):
-    """The run's log records no prompt (no `run_start` with messages): there is nothing to send
-    the model, so nothing to resume."""
-
-    def __init__(self, run_id: str, reason: str) -> None:
-        self.run_id = run_id
-        self.reason = reason
-        super().__init__(f"run {run_id}: nothing to resume: no prompt recorded ({reason})")
 
 
 def load_run(store: Store, run_id: str) -> list[Event]:
@@ -128,3 +118,18 @@ def _merged(events: list[Event], bad: list[BadLine]) -> list[Event | BadLine]:
         out.append(line)
     out.extend(rest)
     return out
+
+
+def readable_lines(store: Store, run_id: str) -> list[Event | BadLine]:
+    """Whether an entry named like a run is one: a directory or a symlink in a runs directory, a
+    file of random bytes are none (a command that copies or pins runs refuses them). The run's
+    lines in order (`load_lines`); `UnreadableRunError` when the entry cannot be
+    opened as a log or holds lines and not one event; `RunNotFoundError` when there is none."""
+    try:
+        lines = load_lines(store, run_id)
+    except OSError as exc:
+        raise UnreadableRunError(run_id, exc.strerror or str(exc)) from None
+    if lines and not any(isinstance(x, Event) for x in lines):
+        bad = [x for x in lines if isinstance(x, BadLine)]
+        raise UnreadableRunError(run_id, f"no event; {skipped_lines(bad)}")
+    return lines

@@ -21,6 +21,8 @@ from agentor.errors import RunLockedError, RunNotFoundError
 class MemoryStore:
     """Runs kept in a dictionary for the life of the process. Locks are in-process."""
 
+    saves_in_memory = True  # appends return at once: the loop calls them inline (store_api)
+
     def __init__(self) -> None:
         self._runs: dict[str, list[Event]] = {}
         self._locked: set[str] = set()
@@ -110,5 +112,7 @@ class MemoryStore:
 def _as_read(event: Event) -> Event:
     """The event as it would be read back from its line: a new event (changing the caller's
     afterwards changes nothing here), its fields checked as `Event.from_dict` checks a log's.
-    Values are shared, not copied: a log may nest them deeper than a deep copy can follow."""
+    Values are shared, not copied: a log may nest them deeper than a deep copy can follow.
+    A generation's whole request is checked again here (`is_list_of_dicts`, a C loop: ~20 us
+    at 1,000 messages), the one step of a MemoryStore's save that grows with the history."""
     return Event.from_dict(event.to_dict())

@@ -36,7 +36,7 @@ def _open_pins(dir_fd: int, create: bool) -> int | None:
         raise
 
 
-def add(dir_fd: int, run_id: str) -> bool:
+def add_pin(dir_fd: int, run_id: str) -> bool:
     """Pin `run_id` (a valid id); False if it was pinned already."""
     pins = _open_pins(dir_fd, create=True)
     assert pins is not None
@@ -55,7 +55,7 @@ def add(dir_fd: int, run_id: str) -> bool:
     return True
 
 
-def remove(dir_fd: int, run_id: str) -> bool:
+def remove_pin(dir_fd: int, run_id: str) -> bool:
     """Unpin `run_id` (a valid id); False if it was not pinned."""
     pins = _open_pins(dir_fd, create=False)
     if pins is None:
@@ -69,7 +69,7 @@ def remove(dir_fd: int, run_id: str) -> bool:
     return True
 
 
-def names(dir_fd: int) -> set[str]:
+def pin_names(dir_fd: int) -> set[str]:
     """The names of every marker in `.pins` (the caller keeps those that are run ids)."""
     pins = _open_pins(dir_fd, create=False)
     if pins is None:

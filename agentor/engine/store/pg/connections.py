@@ -23,7 +23,7 @@ from agentor.engine.store.pg.dsn import (
     redact,
     scrub,
 )
-from agentor.errors import PostgresStoreError, StoreUnavailableError
+from agentor.errors import MalformedDsnError, PostgresStoreError, StoreUnavailableError
 
 T = TypeVar("T")
 POOL_TIMEOUT = 10.0  # seconds an operation waits for a pooled connection before failing
@@ -36,7 +36,7 @@ def parse(dsn: str) -> dict[str, Any]:
     try:
         return conninfo.conninfo_to_dict(dsn)
     except psycopg.Error as exc:
-        raise StoreUnavailableError(
+        raise MalformedDsnError(
             f"not a valid PostgreSQL DSN ({redact(dsn)}): {scrub(exc, dsn)}"
         ) from None
 

@@ -19,7 +19,7 @@ import orjson
 
 from agentor.engine.events import Event, Usage
 from agentor.engine.history import RunSummary
-from agentor.engine.statuses import INCOMPLETE, INTERRUPTED, RUNNING
+from agentor.engine.statuses import live_status
 
 # The event types of human approval (issue 11). Named here until the engine names them.
 APPROVAL_REQUEST = "approval_request"
@@ -201,10 +201,8 @@ class RunListing:
 
     @property
     def status(self) -> str:
-        """The status to show: an incomplete run is running while held, else interrupted."""
-        if self.summary.status == INCOMPLETE:
-            return RUNNING if self.held else INTERRUPTED
-        return self.summary.status
+        """The status to show (`statuses.live_status`: running while held, else interrupted)."""
+        return live_status(self.summary.status, self.held)
 
 
 # Selected after ROW_COLUMNS (or BRIEF_COLUMNS) by a listing query, in this order.
@@ -244,8 +242,14 @@ def listing_from_row(row: Sequence[Any]) -> RunListing:
 
 
 # Where a brief row (`RunListings.brief_rows`) holds whether the run is held, and its last seq.
-BRIEF_HELD = len(BRIEF_COLUMNS) + LISTING_EXTRA.index("held")
-BRIEF_LAST_SEQ = len(BRIEF_COLUMNS) + LISTING_EXTRA.index("last_seq")
+_BRIEF_HELD = len(BRIEF_COLUMNS) + LISTING_EXTRA.index("held")
+_BRIEF_LAST_SEQ = len(BRIEF_COLUMNS) + LISTING_EXTRA.index("last_seq")
+
+
+def brief_of(row: Sequence[Any]) -> tuple[RunSummary, bool, int]:
+    """What a live list needs of a brief row: the run's summary, whether it is held now, and
+    its newest event's seq."""
+    return brief_from_row(row), row[_BRIEF_HELD], row[_BRIEF_LAST_SEQ]
 
 
 def brief_listing_from_row(row: Sequence[Any]) -> RunListing:

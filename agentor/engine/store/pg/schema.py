@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentor.errors import SchemaVersionError
+from agentor.errors import SchemaNotFoundError, SchemaVersionError
 
 _V1 = """
 CREATE TABLE @s@.runs (
@@ -329,6 +329,20 @@ def schema_version(conn: Any, schema: str) -> int | None:
         return None
     row = conn.execute(f"SELECT max(version) FROM {quote_schema(schema)}.schema_version")
     return row.fetchone()[0] or 0
+
+
+def require_store(conn: Any, schema: str, where: str) -> None:
+    """`SchemaNotFoundError` unless `schema` holds a store (at any version): what a reader
+    checks before `ensure_schema`, which would make it."""
+    if schema_version(conn, schema) is not None:
+        return
+    exists = conn.execute(
+        "SELECT EXISTS (SELECT FROM pg_namespace WHERE nspname = %s)", (schema,)
+    ).fetchone()[0]
+    why = "holds no agentor store" if exists else "does not exist"
+    raise SchemaNotFoundError(
+        f'schema "{schema}" {why} in {where} (only a command that writes runs makes one)'
+    )
 
 
 def ensure_schema(conn: Any, schema: str, by: str) -> int:

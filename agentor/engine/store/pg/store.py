@@ -54,7 +54,7 @@ from agentor.engine.store.pg.rows import (
     summary_from_row,
     summary_params,
 )
-from agentor.engine.store.pg.schema import ensure_schema, quote_schema
+from agentor.engine.store.pg.schema import ensure_schema, quote_schema, require_store
 from agentor.engine.store.pg.upkeep import RunUpkeep
 from agentor.engine.store.run_ids import validate_run_id
 from agentor.errors import PostgresStoreError, RunLockedError, RunLostError, RunNotFoundError
@@ -100,7 +100,9 @@ class _NotSent(Exception):
 
 
 class PostgresStore(RunListings, RunUpkeep):
-    """Runs in the schema `schema` of a PostgreSQL database (made and migrated on first use).
+    """Runs in the schema `schema` of a PostgreSQL database (made and migrated on first use;
+    with `create=False`, one that holds no store yet is a `SchemaNotFoundError` and nothing is
+    made: how a reader opens it).
 
     `dsn` is a libpq connection string or URL; it is shown only without its password
     (`where`, `repr`). `pool_timeout`: how long an operation waits for a pooled connection
@@ -117,6 +119,7 @@ class PostgresStore(RunListings, RunUpkeep):
         schema: str = "agentor",
         pool_size: int = 4,
         pool_timeout: float = POOL_TIMEOUT,
+        create: bool = True,
     ) -> None:
         self.schema = validate_schema(schema)
         self._dsn = dsn
@@ -124,6 +127,8 @@ class PostgresStore(RunListings, RunUpkeep):
         conn = connect(dsn, f"setup {schema}")
         try:
             with failures(dsn, f'cannot use schema "{schema}" of'):
+                if not create:
+                    require_store(conn, schema, self.where)
                 ensure_schema(conn, schema, by=_version())
                 oids = conn.execute(
                     "SELECT %s::regnamespace::oid::bigint,"
@@ -397,6 +402,6 @@ def _plain(text: str) -> bool:
 
 
 def _version() -> str:
-    from agentor import __version__
+    from agentor._version import __version__
 
     return f"agentor-tui {__version__}"

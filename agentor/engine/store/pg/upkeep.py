@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
     from psycopg_pool import ConnectionPool
 
-    from agentor.ops.run_search import Hit, Matcher
+    from agentor.engine.store.matching import Hit, Matcher
 
 
 class RunUpkeep:
@@ -131,12 +131,12 @@ class RunUpkeep:
     ) -> Iterator[Hit]:
         """Every event whose text matches `query`, as agentor.ops.run_search finds them in a
         directory (see the module); a bad query is a `ValueError` at once."""
-        from agentor.ops.run_search import matcher_for
+        from agentor.engine.store.matching import matcher_for
 
         return self._search(matcher_for(query, regex, ignore_case))
 
     def _search(self, matcher: Matcher) -> Iterator[Hit]:
-        from agentor.ops.run_search import line_hit
+        from agentor.engine.store.matching import line_hit
 
         sql, params = self._search_sql(matcher)
         try:

@@ -1,10 +1,13 @@
-"""`short_path`: a directory as a title shows it. Never imports textual."""
+"""`short_path`: a directory as a title shows it; `source_title`: any source as one does."""
 
 from __future__ import annotations
 
 import os
 
 from rich.cells import cell_len
+
+from agentor.sources.directory import DirectorySource
+from agentor.sources.source import RunSource
 
 
 def short_path(path: str | os.PathLike[str], limit: int = 40) -> str:
@@ -23,3 +26,8 @@ def short_path(path: str | os.PathLike[str], limit: int = 40) -> str:
             break
         tail = f"{part}{os.sep}{tail}"
     return f"…{os.sep}{tail}"
+
+
+def source_title(source: RunSource) -> str:
+    """How a title names a source: a directory by its short path, a database as it says."""
+    return short_path(source.label) if isinstance(source, DirectorySource) else source.label
