@@ -48,7 +48,7 @@ def child(turns: int, url: str, directory: str) -> None:
     import openai.types.chat  # imports are not measured: loaded before the clock
 
     from agentor import Agentor, function_tool
-    from agentor.engine.store.file import FileStore
+    from agentor.engine.store import FileStore  # upstream's path: the child runs on both sides
 
     # The client's transport modules load when a first client is made: imports, not measured.
     openai.AsyncOpenAI(api_key="sk-bench", base_url=url)

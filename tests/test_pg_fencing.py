@@ -221,7 +221,6 @@ BLOCKED_AGENT = textwrap.dedent(
     import logging, os, time
     from agentor import Agentor, function_tool
     from agentor.engine.store.postgres import PostgresStore
-    from agentor.engine.store.file import RunLostError
     from agentor import RunLostError
 
     logging.basicConfig(level=logging.ERROR)
