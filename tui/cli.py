@@ -102,14 +102,19 @@ def fail(message: str, status: int = 2) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from agentor.engine.store.pg.dsn import is_dsn  # no driver: a DSN is told by its scheme
+    from agentor.errors import StoreSpecError
+    from agentor.sources.opening import DEFAULT_SCHEMA, check_schema
 
     database = is_dsn(args.dir)
     directory, run_id = Path(args.dir), None
     if database:
         if args.schema is None:
-            args.schema = "agentor"
+            args.schema = DEFAULT_SCHEMA
     elif args.schema is not None:
-        return fail(f"--schema is for a PostgreSQL store; {args.dir} is a directory")
+        try:
+            check_schema(args.dir, args.schema)
+        except StoreSpecError as exc:
+            return fail(str(exc))
     elif not directory.is_dir():
         if not directory.exists():
             return fail(f"no such directory: {args.dir}")
@@ -133,16 +138,9 @@ def main(argv: list[str] | None = None) -> int:
     except AgentSpecError as exc:
         return fail(str(exc))
 
-    source: RunSource | Path = directory
-    if database:
-        from agentor.errors import SchemaNotFoundError
-
-        try:
-            source = open_database(args.dir, args.schema)
-        except SchemaNotFoundError as exc:  # nothing to show, and none made: as agentor ls
-            return fail(str(exc), status=1)
-        except ValueError as exc:
-            return fail(str(exc))
+    source = source_of(args.dir if database else str(directory), args.schema)
+    if isinstance(source, int):
+        return source
 
     from tui.app import RunsApp  # textual loads only now
 
@@ -151,31 +149,26 @@ def main(argv: list[str] | None = None) -> int:
     return run_app(app)
 
 
-def open_database(dsn: str, schema: str) -> RunSource:
-    """The source of a `postgresql://` STORE; ValueError saying in one line why it cannot be
-    used (a bad DSN or schema name, no server, refused credentials, a newer schema, no
-    driver), never with the password; `SchemaNotFoundError` when the schema holds no store
-    (none is made)."""
-    from agentor.engine.store.pg.dsn import validate_schema
+def source_of(spec: str, schema: str | None) -> RunSource | int:
+    """The source of the store `spec` names (`agentor.sources.opening`), or the exit status
+    once it was said in one line why it cannot be used: 2 (a bad DSN or schema name, no
+    server, refused credentials, a newer schema, no driver; never with the password), 1 when
+    the schema holds no store (none is made)."""
+    from agentor.errors import PostgresStoreError, SchemaNotFoundError, StoreSpecError
+    from agentor.sources.opening import open_source
 
     try:
-        validate_schema(schema)
-    except ValueError as exc:
-        raise ValueError(f"--schema: {exc}") from None
-    try:
-        from agentor.sources.pgsource import PostgresSource
-    except ImportError as exc:
+        return open_source(spec, schema)
+    except SchemaNotFoundError as exc:  # nothing to show, and none made: as agentor ls
+        return fail(str(exc), status=1)
+    except ImportError as exc:  # a database, and no driver to reach it
         from agentor.engine.store.postgres import DRIVER_HINT
 
-        raise ValueError(f"{DRIVER_HINT} ({exc})") from None
-    from agentor.errors import PostgresStoreError, SchemaNotFoundError
-
-    try:
-        return PostgresSource(dsn, schema=schema)
-    except SchemaNotFoundError:
-        raise
-    except PostgresStoreError as exc:
-        raise ValueError(str(exc)) from None
+        return fail(f"{DRIVER_HINT} ({exc})")
+    except (StoreSpecError, PostgresStoreError) as exc:
+        return fail(str(exc))
+    except OSError as exc:  # the directory went since it was looked at
+        return fail(f"{exc.strerror}: {exc.filename}")
 
 
 def run_app(app: RunsApp) -> int:
