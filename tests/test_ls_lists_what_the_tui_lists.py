@@ -261,3 +261,13 @@ def long_run(directory: Path) -> None:
 
 def without_age(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in r.items() if k != "age"} for r in rows]
+
+
+def test_a_file_name_from_the_directory_is_printed_literally(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "\x1b[2J\x1b]52;c;aGk=\x07.jsonl").write_text("{}\n")  # listed: no run id
+    proc = agentor("ls", str(runs))
+    assert proc.returncode == 0, proc.stderr
+    assert "\x1b" not in proc.stdout and "\x07" not in proc.stdout
+    assert "␛[2J␛]52;c;aGk=␇.jsonl" in proc.stdout

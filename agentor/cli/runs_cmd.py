@@ -130,8 +130,8 @@ def _print_table(runs: list[Run], now: float) -> None:
         started = finite(s.started_at)
         rows.append(
             (
-                r.status,
-                r.run_id,
+                literal_line(r.status),  # a `run_end` may name any status
+                literal_line(r.run_id),  # a row of a log named with no run id: its file name
                 literal_line(s.agent or "-", 24),
                 literal_line(s.model or "-", 24),
                 "-" if started is None else span(now - started),
@@ -232,7 +232,7 @@ def _print_summary(run: Run, now: float) -> None:
         f"{s.usage.total_tokens} tokens",
     ]
     print(f"run      {run.run_id}")
-    print(f"status   {run.status.replace('_', ' ')}")
+    print(f"status   {literal_line(run.status.replace('_', ' '))}")
     print(f"agent    {literal_line(' · '.join(x for x in (s.agent, s.model) if x) or '-')}")
     print(f"started  {' · '.join(f for f in facts if f)}")
     if s.first_prompt:
