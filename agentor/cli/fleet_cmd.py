@@ -65,7 +65,7 @@ def worker(args: Namespace) -> int:
         )
     except ValueError as exc:  # two agents of one name
         raise UsageError(str(exc)) from None
-    names = ", ".join(sorted(fleet.agents))
+    names = ", ".join(sorted(fleet.agents.names))
     print(
         literal_line(
             f"worker {fleet.name} on {where(store)}: runs of {names}, up to "
