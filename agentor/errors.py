@@ -88,6 +88,11 @@ class DeleteRefusedError(AgentorError, RuntimeError):
         self.detail = detail
 
 
+class StoreSpecError(AgentorError, ValueError):
+    """A store named in a way that cannot be taken (the caller's usage error): a schema given
+    with a directory, a schema name PostgreSQL cannot take."""
+
+
 # -- the database store -------------------------------------------------------------------------
 
 

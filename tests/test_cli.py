@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 import agentor
+from agentor.sources.directory import DirectorySource
 from tui.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -116,7 +117,9 @@ def test_a_run_log_opens_its_directory_with_that_run(
     for arg, run_id in (("runs/job-42.jsonl", "job-42"), ("latest.jsonl", "job-42")):
         monkeypatch.chdir(tmp_path)
         assert main([arg, "--no-watch"]) == 0
-        assert started[-1]["source"] == runs.resolve() and started[-1]["run_id"] == run_id
+        source = started[-1]["source"]
+        assert isinstance(source, DirectorySource) and source.directory == runs.resolve()
+        assert started[-1]["run_id"] == run_id
     assert main([str(runs / "starting.jsonl")]) == 0
     assert started[-1]["run_id"] == "starting" and started[-1]["watch"] is True
     assert main([str(runs)]) == 0
@@ -183,7 +186,7 @@ def test_good_arguments_start_the_app_with_the_directory_and_agents(
     assert main([str(tmp_path), "--agent", spec, "--any-agent"]) == 0
     assert main([str(tmp_path), "--by", "alice"]) == 0
     first, second, third, fourth = started
-    assert first["source"] == tmp_path and first["watch"] is True
+    assert first["source"].directory == tmp_path and first["watch"] is True
     assert first["agents"].names == ["Mine"] and first["agents"].any_agent is False
     assert first["by"] is None  # decisions are recorded as user@host
     assert second["watch"] is False and len(second["agents"]) == 0

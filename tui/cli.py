@@ -166,8 +166,7 @@ def serve(argv: list[str]) -> int:
     serving = Serving.from_arguments(args, token, app_argv(argv))
     try:
         opened = open_app_arguments(args)
-        if not isinstance(opened.source, Path):
-            opened.source.close()  # it was opened to be checked; each tab opens its own
+        opened.source.close()  # it was opened to be checked; each tab opens its own
         serving.listen()
     except SchemaNotFoundError as exc:
         return fail(str(exc), status=1)
@@ -180,7 +179,7 @@ def serve(argv: list[str]) -> int:
 class AppArguments:
     """What the app's arguments name, checked and opened."""
 
-    source: RunSource | Path
+    source: RunSource
     agents: AgentSet
     run_id: str | None
 
@@ -189,14 +188,19 @@ def open_app_arguments(args: argparse.Namespace) -> AppArguments:
     """Check the app's arguments and open what they name: ValueError saying in one line what is
     wrong with them. Sets `args.schema` to its default for a database."""
     from agentor.engine.store.pg.dsn import is_dsn  # no driver: a DSN is told by its scheme
+    from agentor.errors import StoreSpecError
+    from agentor.sources.opening import DEFAULT_SCHEMA, check_schema
 
     database = is_dsn(args.dir)
     directory, run_id = Path(args.dir), None
     if database:
         if args.schema is None:
-            args.schema = "agentor"
+            args.schema = DEFAULT_SCHEMA
     elif args.schema is not None:
-        raise ValueError(f"--schema is for a PostgreSQL store; {args.dir} is a directory")
+        try:
+            check_schema(args.dir, args.schema)
+        except StoreSpecError as exc:
+            raise ValueError(str(exc)) from None
     elif not directory.is_dir():
         if not directory.exists():
             raise ValueError(f"no such directory: {args.dir}")
@@ -222,37 +226,30 @@ def open_app_arguments(args: argparse.Namespace) -> AppArguments:
     except AgentSpecError as exc:
         raise ValueError(str(exc)) from None
 
-    source: RunSource | Path = directory
-    if database:
-        source = open_database(args.dir, args.schema)
+    source = open_app_source(args.dir if database else str(directory), args.schema)
     return AppArguments(source, agents, run_id)
 
 
-def open_database(dsn: str, schema: str) -> RunSource:
-    """The source of a `postgresql://` STORE; ValueError saying in one line why it cannot be
-    used (a bad DSN or schema name, no server, refused credentials, a newer schema, no
-    driver), never with the password; `SchemaNotFoundError` when the schema holds no store
-    (none is made)."""
-    from agentor.engine.store.pg.dsn import validate_schema
+def open_app_source(spec: str, schema: str | None) -> RunSource:
+    """The source of the store `spec` names (`agentor.sources.opening`); ValueError saying in one
+    line why it cannot be used (a bad DSN or schema name, no server, refused credentials, a
+    newer schema, no driver; never with the password). `SchemaNotFoundError` when the schema
+    holds no store (none is made): the caller says so and exits 1, as `agentor ls` does."""
+    from agentor.errors import PostgresStoreError, SchemaNotFoundError, StoreSpecError
+    from agentor.sources.opening import open_source
 
     try:
-        validate_schema(schema)
-    except ValueError as exc:
-        raise ValueError(f"--schema: {exc}") from None
-    try:
-        from agentor.sources.pgsource import PostgresSource
-    except ImportError as exc:
+        return open_source(spec, schema)
+    except SchemaNotFoundError:
+        raise
+    except ImportError as exc:  # a database, and no driver to reach it
         from agentor.engine.store.postgres import DRIVER_HINT
 
         raise ValueError(f"{DRIVER_HINT} ({exc})") from None
-    from agentor.errors import PostgresStoreError, SchemaNotFoundError
-
-    try:
-        return PostgresSource(dsn, schema=schema)
-    except SchemaNotFoundError:
-        raise
-    except PostgresStoreError as exc:
+    except (StoreSpecError, PostgresStoreError) as exc:
         raise ValueError(str(exc)) from None
+    except OSError as exc:  # the directory went since it was looked at
+        raise ValueError(f"{exc.strerror}: {exc.filename}") from None
 
 
 def run_app(app: RunsApp) -> int:

@@ -1,8 +1,12 @@
 """`agentor ls [DIR|DSN] [--status S] [--json]` and `agentor show RUN [--store S] [--json]`.
 
-Both read logs and locks only: they write nothing, take no lock and never call a model. The
-JSON they print is documented in docs/cli.md ("JSON output"); fields are only ever
-added to it. A PostgreSQL store is listed from its runs table (one query), not run by run.
+Both read through the run sources (`agentor.sources`), as the TUI lists runs: the same rows,
+statuses (one rule, `statuses.live_status`) and reasons ("not a valid run id: ...", "is a
+directory", "empty file", "2 bad lines; first at byte 812: ..."); `show` prints the run's
+events as the engine's loader reads them. They write nothing (not even the run index, which
+the TUI saves while it watches and a listing reads), take no lock and never call a model.
+The JSON they print is documented in docs/cli.md ("JSON output"); fields are only ever
+added to it.
 """
 
 from __future__ import annotations
@@ -13,63 +17,51 @@ from argparse import Namespace
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentor.cli.lines import compact, event_line, finite, plural, print_json, span, stamp
-from agentor.cli.stores import load_with_errors, status_of, store_of, the_run, where
+from agentor.cli.lines import Refusal, compact, event_line, finite, plural, print_json, span, stamp
+from agentor.cli.stores import load_with_errors, run_in, run_named, source_of, where
 from agentor.durations import duration
-from agentor.engine.approval.pending import Decision, PendingCall, approval_history, pending_calls
+from agentor.engine.approval.pending import Decision, PendingCall, approval_history
 from agentor.engine.events import RUN_START, Event
-from agentor.engine.history import RunSummary, fold
+from agentor.engine.history import RunSummary
 from agentor.engine.log.format import BadLine
 from agentor.engine.mcp_record import record_notes
-from agentor.engine.statuses import INCOMPLETE, RUNNING, UNREADABLE
+from agentor.engine.statuses import RUNNING
 from agentor.engine.store.api import Store
 from agentor.literal import literal, literal_line
 from agentor.ops.pins import pinned
+from agentor.sources.listing import list_rows, read_row, waiting_by_run, waiting_of
+from agentor.sources.runrow import RunRow
+from agentor.sources.source import RunSource
 
 
 @dataclass
 class Run:
-    """One run as the commands show it: its log read whole, its status with liveness."""
+    """One run as the commands show it: its row (status and reasons as the TUI lists it), the
+    calls a person can decide now, and (`show`) its events and unreadable lines."""
 
-    run_id: str
-    status: str
-    summary: RunSummary
+    row: RunRow
+    pending: list[PendingCall] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     bad: list[BadLine] = field(default_factory=list)
-    pending: list[PendingCall] = field(default_factory=list)
-    error: str | None = None
-    waiting: int = 0  # calls waiting for a decision, when `pending` was not read (a listing)
     pinned: bool = False  # prune keeps it (agentor pin)
+    summary: RunSummary = field(init=False)  # the row's; an empty one for an unreadable entry
+
+    def __post_init__(self) -> None:
+        self.summary = self.row.summary or RunSummary(self.row.run_id, status=self.row.status)
 
     @property
-    def n_pending(self) -> int:
-        return len(self.pending) or self.waiting
+    def run_id(self) -> str:
+        return self.row.run_id
 
+    @property
+    def status(self) -> str:
+        return self.row.status
 
-def read_run(store: Store, run_id: str, now: float) -> Run:
-    summary = RunSummary(run_id=run_id, status=UNREADABLE)
-    try:
-        events, bad = load_with_errors(store, run_id)
-    except OSError as exc:
-        return Run(run_id, UNREADABLE, summary, error=f"cannot read: {exc.strerror or exc}")
-    if bad and not bad[-1].raw.endswith(b"\n") and _held(store, run_id):
-        bad = bad[:-1]  # the line its writer is writing now (no newline yet): not a bad line
-    if not events:
-        if _held(store, run_id):
-            return Run(run_id, RUNNING, summary, bad=bad)  # created by a run starting now
-        why = f"no events ({bad[0]})" if bad else "no events"
-        return Run(run_id, UNREADABLE, summary, bad=bad, error=why)
-    fold(summary, events)
-    summary.bad_lines = len(bad)
-    error = summary.error
-    if bad and error is None:
-        error = f"{plural(len(bad), 'bad line')}; first: {bad[0]}"
-    status = status_of(store, run_id, summary.status)
-    return Run(run_id, status, summary, events, bad, pending_calls(events, now), error)
-
-
-def _held(store: Store, run_id: str) -> bool:
-    return status_of(store, run_id, INCOMPLETE) == RUNNING
+    @property
+    def error(self) -> str | None:
+        """What went wrong: the run's own error (a failed run's), else why its entry cannot
+        be read or what of it cannot (the row's reason)."""
+        return self.summary.error or self.row.error
 
 
 def run_json(run: Run, now: float) -> dict[str, Any]:
@@ -84,7 +76,7 @@ def run_json(run: Run, now: float) -> dict[str, Any]:
         "started_at": started,
         "last_event_at": finite(s.last_event_at),
         "age": None if started is None else round(now - started, 3),
-        "pending": run.n_pending,
+        "pending": len(run.pending),
         "turns": s.turns,
         "tool_calls": s.tool_calls,
         "total_tokens": s.usage.total_tokens,
@@ -95,42 +87,38 @@ def run_json(run: Run, now: float) -> dict[str, Any]:
 
 
 def ls(args: Namespace) -> int:
-    store = store_of(args)
+    source = source_of(args)
     now = time.time()
-    runs = _listed(store, now)
-    pins = pins_of(store)
-    for r in runs:
-        r.pinned = r.run_id in pins
-    runs.sort(key=lambda r: (finite(r.summary.started_at) or 0.0, r.run_id), reverse=True)
+    rows = list_rows(source)  # newest first, as the TUI lists them
+    if source.error is not None:
+        raise Refusal(source.error)
     if args.status:
-        runs = [r for r in runs if r.status == args.status]
+        rows = [r for r in rows if r.status == args.status]
+    pins = pins_of(source.store)
+    waiting = waiting_by_run(source, rows, now)
+    runs = [
+        Run(r, [g.call for g in waiting.get(r.run_id, ())], pinned=r.run_id in pins) for r in rows
+    ]
     if args.json:
         print_json([run_json(r, now) for r in runs])
         return 0
     if not runs:
         which = f" {args.status}" if args.status else ""
-        print(f"no{which} runs in {literal_line(where(store))}")
+        print(f"no{which} runs in {literal_line(where_of(source))}")
         return 0
     _print_table(runs, now)
     return 0
 
 
-def _listed(store: Store, now: float) -> list[Run]:
-    listing = getattr(store, "list_summaries", None)
-    if listing is None:
-        return [read_run(store, run_id, now) for run_id in store.list_runs()]
-    runs = []
-    for row in listing():
-        s = row.summary
-        error = s.error or (f"{plural(s.bad_lines, 'bad line')}" if s.bad_lines else None)
-        runs.append(Run(row.run_id, row.status, s, error=error, waiting=row.pending_approvals))
-    return runs
+def where_of(source: RunSource) -> str:
+    """The store as a command names it (`stores.where`: a directory's real path)."""
+    return where(source.store) if source.store is not None else source.where
 
 
-def pins_of(store: Store) -> set[str]:
+def pins_of(store: Store | None) -> set[str]:
     """The pinned runs; none when the store keeps none or its pins cannot be read."""
     try:
-        return pinned(store)
+        return pinned(store) if store is not None else set()
     except OSError:
         return set()
 
@@ -143,12 +131,12 @@ def _print_table(runs: list[Run], now: float) -> None:
         started = finite(s.started_at)
         rows.append(
             (
-                r.status,
-                r.run_id,
+                literal_line(r.status),  # a `run_end` may name any status
+                literal_line(r.run_id),  # a row of a log named with no run id: its file name
                 literal_line(s.agent or "-", 24),
                 literal_line(s.model or "-", 24),
                 "-" if started is None else span(now - started),
-                str(r.n_pending) if r.n_pending else "-",
+                str(len(r.pending)) if r.pending else "-",
                 "yes" if r.pinned else "-",
                 literal_line(s.first_prompt or r.error or "", 60),
             )
@@ -160,10 +148,19 @@ def _print_table(runs: list[Run], now: float) -> None:
 
 
 def show(args: Namespace) -> int:
-    store, run_id = the_run(args)
+    given = run_named(args)
+    source = source_of(args)
+    store = source.store
+    if store is None:  # a directory that cannot be opened
+        raise Refusal(source.error or f"cannot read {source.where}")
+    run_id = run_in(store, given)
     now = time.time()
-    run = read_run(store, run_id, now)
-    run.pinned = run_id in pins_of(store)
+    row = read_row(source, run_id)
+    if row is None:
+        raise Refusal(f"no run {run_id} in {where(store)}")  # deleted meanwhile
+    waiting = [gated.call for gated in waiting_of(source, row, now)]
+    run = Run(row, waiting, pinned=run_id in pins_of(store))
+    run.events, run.bad = _events(store, row)
     if args.json:
         print_json(show_json(run, now))
         return 0
@@ -171,6 +168,20 @@ def show(args: Namespace) -> int:
     _print_timeline(run)
     _print_pending(run, now)
     return 0
+
+
+def _events(store: Store, row: RunRow) -> tuple[list[Event], list[BadLine]]:
+    """The run's events and unreadable lines as the engine's loader reads them; none when its
+    entry cannot be read (the row says why)."""
+    try:
+        events, bad = load_with_errors(store, row.run_id)
+    except KeyError:  # `RunNotFoundError`: deleted since its row was read
+        raise Refusal(f"no run {row.run_id} in {where(store)}") from None
+    except OSError:
+        return [], []
+    if bad and not bad[-1].raw.endswith(b"\n") and row.status == RUNNING:
+        bad = bad[:-1]  # the line its writer is writing now (no newline yet): not a bad line
+    return events, bad
 
 
 def show_json(run: Run, now: float) -> dict[str, Any]:
@@ -249,7 +260,7 @@ def _print_summary(run: Run, now: float) -> None:
         f"{s.usage.total_tokens} tokens",
     ]
     print(f"run      {run.run_id}")
-    print(f"status   {run.status.replace('_', ' ')}")
+    print(f"status   {literal_line(run.status.replace('_', ' '))}")
     print(f"agent    {literal_line(' · '.join(x for x in (s.agent, s.model) if x) or '-')}")
     print(f"started  {' · '.join(f for f in facts if f)}")
     if s.first_prompt:

@@ -19,21 +19,23 @@ from __future__ import annotations
 import os
 from argparse import Namespace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentor.cli.lines import Refusal, UsageError
 from agentor.engine.events import Event
 from agentor.engine.log.format import BadLine
-from agentor.engine.statuses import live_status
-from agentor.engine.store.api import LockingStore, Store
+from agentor.engine.store.api import Store
 from agentor.engine.store.file import FileStore
 from agentor.engine.store.holding import load_lines
 from agentor.engine.store.pg.dsn import is_dsn
 from agentor.engine.store.run_ids import RUN_ID_RE, RUN_ID_RULE, SUFFIX
 
+if TYPE_CHECKING:
+    from agentor.sources.source import RunSource
+
 DEFAULT_STORE = "runs"
 DEFAULT_SCHEMA = "agentor"
-_opened: list[Any] = []  # stores with connections, closed when the command ends (`close_all`)
+_opened: list[Any] = []  # stores and sources with connections, closed when the command ends
 
 
 def store_spec(args: Namespace) -> str:
@@ -77,12 +79,46 @@ def store_of(args: Namespace, *, pool_size: int | None = None, make_schema: bool
     return open_store(store_spec(args), schema, pool_size=pool_size, make_schema=make_schema)
 
 
+def source_of(args: Namespace) -> RunSource:
+    """The read side of the store the arguments name (`agentor.sources.opening`), for the
+    commands that show runs as the TUI lists them (`ls`, `show`); refused as `open_store`
+    refuses, and nothing is made."""
+    from agentor.errors import MalformedDsnError, PostgresStoreError, StoreSpecError
+    from agentor.sources.opening import open_source
+
+    spec, schema = store_spec(args), getattr(args, "schema", None)
+    if schema == "" and is_dsn(spec):
+        schema = None  # as `open_store` takes it: the default schema
+    try:
+        source = open_source(spec, schema)
+    except StoreSpecError as exc:
+        raise UsageError(str(exc)) from None
+    except (FileNotFoundError, NotADirectoryError) as exc:
+        raise Refusal(_not_there(spec, exc.strerror)) from None
+    except ImportError:
+        from agentor.engine.store.postgres import DRIVER_HINT
+
+        raise Refusal(DRIVER_HINT) from None
+    except MalformedDsnError as exc:
+        raise UsageError(str(exc)) from None
+    except PostgresStoreError as exc:
+        raise Refusal(str(exc)) from None
+    _opened.append(source)
+    return source
+
+
+def _not_there(directory: str, why: str) -> str:
+    """Why a directory cannot be used: "no such directory: runs (in /home/me)"."""
+    where = "" if Path(directory).is_absolute() else f" (in {Path.cwd()})"
+    return f"{why}: {directory}{where}"
+
+
 def _open_directory(directory: str, create: bool) -> FileStore:
     path = Path(directory)
     if not create and not path.is_dir():
-        why = "not a directory" if path.exists() else "no such directory"
-        where = "" if path.is_absolute() else f" (in {Path.cwd()})"
-        raise Refusal(f"{why}: {directory}{where}")
+        raise Refusal(
+            _not_there(directory, "not a directory" if path.exists() else "no such directory")
+        )
     try:
         return FileStore(path)
     except OSError as exc:
@@ -116,7 +152,7 @@ def _open_database(dsn: str, schema: str, pool_size: int | None, create: bool) -
 
 
 def close_all() -> None:
-    """Let go of the connections of every store a command opened."""
+    """Let go of the connections of every store and source a command opened."""
     while _opened:
         _opened.pop().close()
 
@@ -132,6 +168,14 @@ def where(store: Store) -> str:
 
 def the_run(args: Namespace) -> tuple[Store, str]:
     """The store and run id that `RUN` and the store arguments name (see the module)."""
+    given = run_named(args)
+    store = store_of(args)
+    return store, run_in(store, given)
+
+
+def run_named(args: Namespace) -> str:
+    """What `RUN` names: a run id or a prefix of one; the path of a log names its directory
+    as the store too (`args` say so from now on)."""
     given: str = args.run_id
     if os.sep in given:  # the path of a log
         path = Path(given)
@@ -139,15 +183,19 @@ def the_run(args: Namespace) -> tuple[Store, str]:
         if spec is not None and (is_dsn(spec) or Path(spec).resolve() != path.parent.resolve()):
             raise UsageError(f"{given} is not in the store {spec}")
         args.dir, args.store, given = str(path.parent), None, path.name
-    given = given.removesuffix(SUFFIX)
-    store = store_of(args)
+    return given.removesuffix(SUFFIX)
+
+
+def run_in(store: Store, given: str) -> str:
+    """The run of `store` that `given` (`run_named`) names: that id, or the one run whose id
+    starts so."""
     if not RUN_ID_RE.fullmatch(given):
         raise UsageError(f"{given!r} is not a run id ({RUN_ID_RULE})")
     if _has(store, given):
-        return store, given
+        return given
     matches = [r for r in store.list_runs() if r.startswith(given)]
     if len(matches) == 1:
-        return store, matches[0]
+        return matches[0]
     if not matches:
         raise Refusal(f"no run {given} in {where(store)}")
     shown = ", ".join(matches[:5]) + (", ..." if len(matches) > 5 else "")
@@ -168,9 +216,3 @@ def load_with_errors(store: Store, run_id: str) -> tuple[list[Event], list[BadLi
     lines = load_lines(store, run_id)
     events = [x for x in lines if isinstance(x, Event)]
     return events, [x for x in lines if isinstance(x, BadLine)]
-
-
-def status_of(store: Store, run_id: str, log_status: str) -> str:
-    """A run's status with its liveness: an incomplete run is running or interrupted."""
-    held = isinstance(store, LockingStore) and store.is_locked(run_id)
-    return live_status(log_status, held)

@@ -27,9 +27,16 @@ STOPPING = "stopping"
 RESUMABLE_ENDS = frozenset({FAILED, MAX_TURNS})
 
 
-def live_status(status: str, held: bool) -> str:
+def live_status(status: str, held: bool, empty: bool = False) -> str:
     """A run's status as whoever can see its lock tells it: an incomplete run is *running*
-    while a live process holds it (`held`), else *interrupted*; any other status as it is."""
+    while a live process holds it (`held`), else *interrupted*; any other status as it is.
+
+    `empty`: the run has no event yet (its log holds no whole line, its row no summary
+    written): *running* while held (a run being created, before its first line lands), else
+    *unreadable* (nothing to show or resume). The one rule every reader (the run sources,
+    `agentor ls/show`, `agentor prune`) tells liveness by."""
+    if empty:
+        return RUNNING if held else UNREADABLE
     if status != INCOMPLETE:
         return status
     return RUNNING if held else INTERRUPTED

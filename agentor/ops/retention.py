@@ -36,6 +36,7 @@ from agentor.engine.statuses import (
     INTERRUPTED,
     MAX_TURNS,
     RUNNING,
+    live_status,
 )
 from agentor.engine.store.api import DeletingStore, LockingStore, Store
 from agentor.engine.store.run_ids import validate_run_id
@@ -147,9 +148,7 @@ def facts_of(store: Store, run_id: str, events: list[Event]) -> RunFacts:
     store's lock), its last activity, and the runs it names in `forked_from`."""
     held = isinstance(store, LockingStore) and store.is_locked(run_id)
     holder = store.lock_holder(run_id) if held and isinstance(store, LockingStore) else None
-    run_status = status(events)
-    if run_status == INCOMPLETE:
-        run_status = RUNNING if held else INTERRUPTED
+    run_status = live_status(status(events), held)
     parents = frozenset(
         e.forked_from
         for e in events
@@ -355,7 +354,7 @@ def _delete_one(
         run_status = status(events)
         if run_status == AWAITING_APPROVAL:
             raise _awaiting(f.run_id)
-        shown = INTERRUPTED if run_status == INCOMPLETE else run_status  # we hold it: nobody else
+        shown = live_status(run_status, held=False)  # we hold it: nobody else does
         if c.statuses is not None and shown not in c.statuses:
             raise DeleteRefusedError(f.run_id, CHANGED, f"it became {shown} meanwhile")
         last = last_active(events)

@@ -52,6 +52,15 @@ from agentor.sources.source import Changes
 SCAN_WHOLE_FILES = 300  # up to this many files, scan() reads each one under 64 KiB whole
 
 
+def _store_of(directory: Path) -> FileStore | None:
+    """A FileStore on the directory while it is there and usable (FileStore would make a
+    missing one), else None: `scan` says why."""
+    try:
+        return FileStore(directory) if directory.is_dir() else None
+    except OSError:  # it cannot be opened (permissions), or went meanwhile
+        return None
+
+
 class DirectorySource:
     """The run logs of one directory, kept up to date. Never raises on a bad file."""
 
@@ -62,7 +71,8 @@ class DirectorySource:
         self.where = str(self.directory)
         self.label = str(self.directory)
         self.error: str | None = None
-        self.store: FileStore | None = None
+        # At once, so that one run's row is read with its lock (`refresh` before any `scan`).
+        self.store: FileStore | None = _store_of(self.directory)
         self._reader = RowReader(self._locked, clock)
         self._rows: dict[str, RunRow] = {}
         self._tails: dict[str, LogTail] = {}
@@ -124,23 +134,23 @@ class DirectorySource:
             self.index_stale = True
             raise
 
-    def fill(self, max_rows: int | None = None) -> list[str]:
-        """Read whole the files of rows that are not complete or not priced yet (their cost,
-        `agentor.sources.rowcost`), newest first."""
+    def fill(self, max_rows: int | None = None, *, priced: bool = True) -> list[str]:
+        """Read whole the files of rows that are not complete, or (`priced`) not priced yet
+        (their cost, `agentor.sources.rowcost`), newest first."""
         done: list[str] = []
         with gc_paused():
             for row in self.rows():
                 if max_rows is not None and len(done) >= max_rows:
                     break
-                if row.complete and not needs_pricing(row):
+                if row.complete and not (priced and needs_pricing(row)):
                     continue  # read without the lock (cheap over 10,000 rows); checked again
                 with self._lock:
-                    if row.complete and not needs_pricing(row):
+                    if row.complete and not (priced and needs_pricing(row)):
                         continue
                     if self._rows.get(row.run_id) is not row:
                         continue
                     before = row.sort_key
-                    self._reload(row, whole_under=None, priced=True)
+                    self._reload(row, whole_under=None, priced=priced)
                     if row.sort_key != before:
                         self._sorted = None
                     done.append(row.run_id)

@@ -19,9 +19,11 @@ from typing import Any
 from agentor.engine.approval.pending import Decision, PendingCall, approval_history
 from agentor.engine.argschema import tool_parameters
 from agentor.engine.events import APPROVAL, APPROVAL_REQUEST, GENERATION, TOOL_RESULT, Event
+from agentor.sources.logfile import line_of_type
 from agentor.sources.source import RunEvents, RunSource
 
 LOOKBACK = 5_000  # lines read back from the end at most, or from a decision to its request
+_GENERATION_AT = line_of_type(GENERATION)
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,8 @@ def gated_calls(log: RunEvents) -> list[GatedCall]:
     tail: list[tuple[int, Event]] = []
     end = len(log)
     for i in range(end - 1, max(-1, end - 1 - LOOKBACK), -1):
+        if _GENERATION_AT.match(log.raw(i)):
+            break  # told by its first bytes: a generation (its request) may be long to decode
         item = log.item(i)
         if not isinstance(item, Event):
             continue  # an unreadable line

@@ -34,7 +34,7 @@ from typing import Any, TypeVar
 
 from agentor.engine.events import FORK
 from agentor.engine.history import RunSummary
-from agentor.engine.statuses import INCOMPLETE, INTERRUPTED, RUNNING, UNREADABLE, live_status
+from agentor.engine.statuses import INCOMPLETE, INTERRUPTED, RUNNING, live_status
 from agentor.engine.store.pg.feed import POLL_INTERVAL, ChangeFeed
 from agentor.engine.store.pg.rows import (
     RunListing,
@@ -65,11 +65,13 @@ def status_of(summary: RunSummary, held: bool) -> tuple[str, str | None]:
     """A row's status and error from the run's summary and whether a session holds it."""
     n = summary.bad_lines
     bad = f"{n} unreadable event{'s' if n != 1 else ''}" if n else None
-    if summary.events == 0:
-        if held:
-            return RUNNING, None  # taken by a starting run before its first event
-        return UNREADABLE, "no events" + (f": {bad}" if bad else "")
-    return live_status(summary.status, held), bad
+    empty = summary.events == 0
+    status = live_status(summary.status, held, empty=empty)
+    if not empty:
+        return status, bad
+    if status == RUNNING:
+        return status, None  # taken by a starting run before its first event
+    return status, "no events" + (f": {bad}" if bad else "")
 
 
 class PostgresSource(FeedReading):
@@ -155,13 +157,14 @@ class PostgresSource(FeedReading):
         with self._lock:
             return len(self._sketches)
 
-    def fill(self, max_rows: int | None = None) -> list[str]:
+    def fill(self, max_rows: int | None = None, *, priced: bool = True) -> list[str]:
         """Read the whole summaries of up to `max_rows` rows listed briefly (one query), in the
-        order they were listed (newest first), and their cost (`agentor.sources.pgcost`); or price
-        up to `max_rows` rows whose runs gained events since they were priced."""
+        order they were listed (newest first), and (`priced`) their cost
+        (`agentor.sources.pgcost`); or price up to `max_rows` rows whose runs gained events
+        since they were priced."""
         with self._lock:
             sketched = list(itertools.islice(self._sketches, max_rows))
-            ids = sketched or [r.run_id for r in self._rows.values() if needs_pricing(r)]
+            ids = sketched or [r.run_id for r in self._rows.values() if priced and needs_pricing(r)]
         ids = ids[:max_rows]
         if sketched:
             listings = self._ask(lambda: self.store.list_summaries(run_ids=sketched))
@@ -170,6 +173,8 @@ class PostgresSource(FeedReading):
             with self._lock, gc_paused():
                 self._take(listings, set(sketched), FILL)
             self._read_lineage(sketched)
+            if not priced:
+                return sketched
         costs = self._ask(lambda: run_costs(self.store, ids)) if ids else None
         with self._lock:
             for run_id, cost in (costs or {}).items():

@@ -187,10 +187,11 @@ def _settle(row: RunRow, tail: LogTail, locked: Callable[[str], bool]) -> None:
     if s.events == 0:
         if bad:
             row.status, row.error = UNREADABLE, "no events: " + bad
-        elif locked(row.run_id):
-            row.status, row.error = RUNNING, None  # created by a starting run
+            return
+        row.status = live_status(s.status, locked(row.run_id), empty=True)
+        if row.status == RUNNING:
+            row.error = None  # created by a starting run
         else:
-            row.status = UNREADABLE
             row.error = "empty file" if tail.size == 0 else "no complete line"
         return
     row.error = bad

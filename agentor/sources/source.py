@@ -140,12 +140,21 @@ class RunSource(Protocol):
         """How many rows are sketches still."""
         ...
 
-    def fill(self, max_rows: int | None = None) -> list[str]:
-        """Complete up to `max_rows` sketched rows, newest first; the run ids completed."""
+    @property
+    def store(self) -> Store | None:
+        """The store the runs are read from (None: a directory that is not there now)."""
+        ...
+
+    def fill(self, max_rows: int | None = None, *, priced: bool = True) -> list[str]:
+        """Complete up to `max_rows` sketched rows, newest first; the run ids completed.
+        `priced`: also give rows their cost (`RunRow.cost`), pricing complete rows that have
+        none yet; False: complete the sketches only (a listing that shows no cost)."""
         ...
 
     def refresh(self, run_ids: Iterable[str] | None = None) -> Changes:
-        """Read what changed in these runs (None: in every run, and which runs there are)."""
+        """Read what changed in these runs (None: in every run, and which runs there are).
+        On a source not scanned yet, `run_ids` are the only runs it lists: one run's row,
+        without listing the store (`agentor show`)."""
         ...
 
     def refresh_liveness(self, budget: int | None = None) -> list[str]:

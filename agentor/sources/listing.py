@@ -1,0 +1,78 @@
+"""A source's rows read whole, once: what a reader that does not stay (`agentor ls`,
+`agentor show`) shows. The same rows, statuses and reasons as the run list of the TUI, which
+keeps its source open and fills it lazily instead. Never imports textual.
+
+Cost model: `list_rows` is the source's scan (a directory's from its run index for every file
+unchanged since the index was saved; a database's one query), then one fill of the rows the
+scan sketched (their files read whole; one query), unpriced: a listing shows no cost.
+`read_row` reads one run's row without listing the store. Neither writes anything: the run
+index is the TUI's to save, while it watches (`tui.controllers.index_saver`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container
+
+from agentor.engine.events import APPROVAL_REQUEST
+from agentor.engine.statuses import AWAITING_APPROVAL, INCOMPLETE
+from agentor.errors import AgentorError
+from agentor.sources.gated import GatedCall, waiting_calls
+from agentor.sources.runrow import RunRow
+from agentor.sources.source import RunSource
+
+
+def list_rows(source: RunSource) -> list[RunRow]:
+    """Every run's row, complete (its counts read), newest first; [] and `source.error` when
+    the store cannot be listed."""
+    source.scan()
+    if source.incomplete:
+        source.fill(priced=False)  # every sketch at once (one gone meanwhile stays a sketch)
+    return source.rows()
+
+
+def read_row(source: RunSource, run_id: str) -> RunRow | None:
+    """One run's row, complete, read without listing the store (`source` not scanned); None
+    when the store holds no such run."""
+    source.refresh([run_id])
+    row = source.get(run_id)
+    if row is not None and not row.complete:
+        source.fill(priced=False)
+    return source.get(run_id)
+
+
+def waiting_by_run(source: RunSource, rows: list[RunRow], now: float) -> dict[str, list[GatedCall]]:
+    """The calls a person can decide now (`waiting_of`), of each of the rows' runs that has
+    any. A store that finds the events of a type for many runs in one query (a database)
+    first narrows the runs to read to those that asked for approval at all."""
+    candidates = [r.run_id for r in rows if may_wait(r)]
+    asked = _asked(source, candidates)
+    found = {}
+    for run_id in candidates:
+        if run_id in asked and (calls := waiting_calls(source, run_id, now)):
+            found[run_id] = calls
+    return found
+
+
+def _asked(source: RunSource, run_ids: list[str]) -> Container[str]:
+    """The runs among these whose log holds an approval request: every one, unless the store
+    says which in one query (`events_of_type`)."""
+    events_of_type = getattr(source.store, "events_of_type", None)
+    if events_of_type is None or not run_ids:
+        return set(run_ids)
+    try:
+        return set(events_of_type(run_ids, APPROVAL_REQUEST))
+    except AgentorError:  # the store went: each run is asked as it is read
+        return set(run_ids)
+
+
+def may_wait(row: RunRow) -> bool:
+    """Whether calls of the run may wait for a person: its last segment paused for approval,
+    or has not ended (a crash, or a live process, between asking and pausing)."""
+    s = row.summary
+    return s is not None and s.status in (AWAITING_APPROVAL, INCOMPLETE)
+
+
+def waiting_of(source: RunSource, row: RunRow, now: float) -> list[GatedCall]:
+    """The calls of the row's run that a person can still decide (`gated.waiting_calls`, as
+    the TUI's approval pane counts them); [] at once for a run that cannot have any."""
+    return waiting_calls(source, row.run_id, now) if may_wait(row) else []
