@@ -45,16 +45,15 @@ from agentor.engine.toolfailures import DEFAULT_LIMIT, check_limit
 from agentor.engine.tools import Tool
 from agentor.engine.toolset import SegmentTools, segment_tools
 from agentor.errors import NothingToResumeError
-from agentor.forking import ForkCalls
+from agentor.forking import fork_run, replay_run
 from agentor.result import RunResult, from_log, pending_now, settled, structured_result
 from agentor.running import in_own_loop, stream
 from agentor.telemetry.inprocess import check_tracing
 from agentor.tracing_setting import agent_tracing, attach
-from agentor.unsupported import check_engine, check_skills
-from agentor.upstream_calls import UpstreamCalls
+from agentor.unsupported import check_engine, check_skills, serve_refused
 
 
-class Agentor(ForkCalls, UpstreamCalls):
+class Agentor:
     """An LLM agent whose every step is saved to `store` (when given) as it happens.
 
     The arguments up to `engine` are upstream Agentor 0.1.1's, in its order: `output_type`
@@ -247,6 +246,94 @@ class Agentor(ForkCalls, UpstreamCalls):
         """Like `stream_chat`, for `aresume`. The first turn's text deltas may come before the
         new segment's run_start, which is recorded with the segment's first step."""
         return stream(lambda listener: self.aresume(run_id, listener, tracing=tracing))
+
+    # -- forks and replays (agentor/forking.py) -----------------------------------------------
+
+    def fork(self, run_id: str, input: Input | None = None, **options: Any) -> RunResult:
+        """`afork` (same arguments) in an event loop of its own."""
+        return in_own_loop(self.model, "fork", lambda: self.afork(run_id, input, **options))
+
+    async def afork(
+        self,
+        run_id: str,
+        input: Input | None = None,
+        *,
+        at: int | None = None,
+        result: Any = None,
+        model: str | Model | None = None,
+        fork_id: str | None = None,
+        max_turns: int | None = None,
+        listener: Listener | None = None,
+        tracing: Any = None,
+    ) -> RunResult:
+        """A new run (`fork_id`, default a fresh id) that copies run `run_id` up to a step and
+        goes on from there with this agent (`model=`, `max_turns=` changed when given). The
+        parent is never written to; tool calls recorded before the step never run again.
+
+        `at=N`, a line of the parent's log as the TUI numbers it: a `tool_result` with
+        `result=` (the value the model gets instead), a `generation` (asked again; `input=`
+        added as a user message) or the first `run_start` (from the start; `input=` replacing
+        the prompt). Without `at`, the whole run: continued with `input=` even if it completed,
+        else finished on the fork (copied as it is when it needs nothing). A `ValueError` says
+        what can be forked. `listener` is called with each event the fork records.
+        """
+        return await fork_run(
+            for_call(self, None, None, tracing),
+            run_id,
+            input,
+            at=at,
+            result=result,
+            model=model,
+            fork_id=fork_id,
+            max_turns=max_turns,
+            listener=listener,
+        )
+
+    def replay(self, run_id: str, **options: Any) -> RunResult:
+        """`areplay` (same arguments) in an event loop of its own."""
+        return in_own_loop(self.model, "replay", lambda: self.areplay(run_id, **options))
+
+    async def areplay(
+        self,
+        run_id: str,
+        *,
+        model: str | Model,
+        fork_id: str | None = None,
+        novel: str = "error",
+        listener: Listener | None = None,
+    ) -> RunResult:
+        """Ask `model` the recorded conversation of `run_id` again, from its prompt, in a fork:
+        a call equal to a recorded one (same tool, same arguments) gets the recorded result;
+        a novel call gets an error ("not in the recording"), or runs with `novel="run"`."""
+        return await replay_run(
+            self, run_id, model=model, fork_id=fork_id, novel=novel, listener=listener
+        )
+
+    # -- upstream Agentor's other calls ------------------------------------------------------
+
+    @classmethod
+    def from_md(cls, md_path: str | os.PathLike[str], **options: Any) -> Any:
+        """The agent a markdown file describes: frontmatter `name`, `model`, `temperature`
+        (`tools` names are ignored: pass `tools=`), the body as its instructions. `options`
+        are the constructor's (model, tools, output_type, store, ...) and win over the file
+        (agentor/markdown_agent.py)."""
+        from agentor.markdown_agent import agent_options
+
+        return cls(**agent_options(md_path, options))
+
+    async def chat(
+        self, input: Any, stream: bool = False, serialize: bool = True, tracing: Any = None
+    ) -> Any:
+        """Upstream's `chat`: `arun(input)`; with `stream=True`, `stream_chat(input)` (this
+        project's stream of the run's events; `serialize` is not used)."""
+        agent: Any = self
+        if stream:
+            return for_call(agent, None, None, tracing).stream_chat(input)
+        return await agent.arun(input, tracing=tracing)
+
+    def serve(self, *args: Any, **kwargs: Any) -> None:
+        """Upstream's HTTP and A2A server: not offered."""
+        raise serve_refused()
 
     # -- deciding gated calls ------------------------------------------------------------------
 

@@ -18,9 +18,8 @@ import json
 import time
 import uuid
 from collections.abc import Sequence
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
-from agentor.call_options import for_call
 from agentor.engine.events import RUN_START, Event
 from agentor.engine.fork.plan import ForkPlan, plan_fork
 from agentor.engine.fork.recording import recorded_results
@@ -32,7 +31,6 @@ from agentor.engine.store.api import BatchStore, Store
 from agentor.engine.store.holding import holding, load_if_any, load_lines
 from agentor.engine.store.run_ids import validate_run_id
 from agentor.result import RunResult, from_log, settled
-from agentor.running import in_own_loop
 
 
 class Agent(Protocol):
@@ -57,73 +55,6 @@ class Agent(Protocol):
         listener: Listener | None,
         opening: tuple[Sequence[Event], Sequence[Event]] = ((), ()),
     ) -> RunResult: ...
-
-
-class ForkCalls:
-    """`Agentor`'s fork and replay calls (it inherits them): each runs `fork_run` or
-    `replay_run` below with the agent."""
-
-    model: Model
-
-    def fork(self, run_id: str, input: Input | None = None, **options: Any) -> RunResult:
-        """`afork` (same arguments) in an event loop of its own."""
-        return in_own_loop(self.model, "fork", lambda: self.afork(run_id, input, **options))
-
-    async def afork(
-        self,
-        run_id: str,
-        input: Input | None = None,
-        *,
-        at: int | None = None,
-        result: Any = None,
-        model: str | Model | None = None,
-        fork_id: str | None = None,
-        max_turns: int | None = None,
-        listener: Listener | None = None,
-        tracing: Any = None,
-    ) -> RunResult:
-        """A new run (`fork_id`, default a fresh id) that copies run `run_id` up to a step and
-        goes on from there with this agent (`model=`, `max_turns=` changed when given). The
-        parent is never written to; tool calls recorded before the step never run again.
-
-        `at=N`, a line of the parent's log as the TUI numbers it: a `tool_result` with
-        `result=` (the value the model gets instead), a `generation` (asked again; `input=`
-        added as a user message) or the first `run_start` (from the start; `input=` replacing
-        the prompt). Without `at`, the whole run: continued with `input=` even if it completed,
-        else finished on the fork (copied as it is when it needs nothing). A `ValueError` says
-        what can be forked. `listener` is called with each event the fork records.
-        """
-        return await fork_run(
-            for_call(cast(Agent, self), None, None, tracing),
-            run_id,
-            input,
-            at=at,
-            result=result,
-            model=model,
-            fork_id=fork_id,
-            max_turns=max_turns,
-            listener=listener,
-        )
-
-    def replay(self, run_id: str, **options: Any) -> RunResult:
-        """`areplay` (same arguments) in an event loop of its own."""
-        return in_own_loop(self.model, "replay", lambda: self.areplay(run_id, **options))
-
-    async def areplay(
-        self,
-        run_id: str,
-        *,
-        model: str | Model,
-        fork_id: str | None = None,
-        novel: str = "error",
-        listener: Listener | None = None,
-    ) -> RunResult:
-        """Ask `model` the recorded conversation of `run_id` again, from its prompt, in a fork:
-        a call equal to a recorded one (same tool, same arguments) gets the recorded result;
-        a novel call gets an error ("not in the recording"), or runs with `novel="run"`."""
-        return await replay_run(
-            cast(Agent, self), run_id, model=model, fork_id=fork_id, novel=novel, listener=listener
-        )
 
 
 async def fork_run(
