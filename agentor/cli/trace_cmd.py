@@ -21,9 +21,8 @@ from argparse import Namespace
 from pathlib import Path
 
 from agentor.cli.lines import Refusal, UsageError, plural
-from agentor.cli.stores import status_of, store_of, store_spec, the_run, where
+from agentor.cli.stores import store_of, store_spec, the_run, where
 from agentor.engine.events import Event
-from agentor.engine.history import status
 from agentor.engine.store.api import Store
 from agentor.engine.store.holding import load_lines
 from agentor.engine.store.pg.dsn import is_dsn
@@ -89,7 +88,8 @@ def _runs(args: Namespace) -> tuple[Store, list[str]]:
     chosen = []
     for run_id in sorted(store.list_runs()):
         events = [x for x in load_lines(store, run_id) if isinstance(x, Event)]
-        if wanted is not None and not _matches(status_of(store, run_id, status(events)), wanted):
+        facts = retention.facts_of(store, run_id, events)  # its status with its liveness
+        if wanted is not None and not _matches(facts.status, wanted):
             continue
         if age is not None:
             last = retention.last_active(events)
