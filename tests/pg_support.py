@@ -102,14 +102,19 @@ def pg_stores(pg_dsn: str) -> Iterator[PgStores]:
 
 
 # A writer that dies between its append's commit and the notification after it (store.py):
-# its `announce` ends the process, as a SIGKILL at that moment would.
+# the write is sent alone, and the process ends once it committed, as a SIGKILL (or a network
+# cut) at that moment would.
 _DIE_BEFORE_NOTIFYING = """
 import os, sys
 from agentor.engine.events import Event
 from agentor.engine.store.pg import store
 from agentor.engine.store.postgres import PostgresStore
 
-store.announce = lambda *args: os._exit(9)
+def write_then_die(conn, sql, params, notify, about):
+    conn.execute(sql, params).fetchone()
+    os._exit(9)
+
+store.write_and_announce = write_then_die
 PostgresStore(sys.argv[1], schema=sys.argv[2]).append(sys.argv[3], Event("message", text="hi"))
 """
 

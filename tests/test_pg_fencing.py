@@ -5,14 +5,12 @@ writers never interleave. Real server, real processes, connections really cut
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +19,7 @@ import pytest
 
 from agentor import RunLockedError
 from agentor.engine.events import Event
+from agentor.engine.store.pg import store as pg_store
 from agentor.engine.store.pg.dsn import KEEPALIVE_COUNT, KEEPALIVE_IDLE, KEEPALIVE_INTERVAL
 from agentor.errors import RunLostError
 from tests.conftest import FULL_RUN, ROOT, Children, WeatherAgents, counted, wait_for
@@ -29,6 +28,8 @@ from tests.openai_server import FakeOpenAI
 from tests.pg_support import PgStores
 
 RUN = "fenced"
+
+real_write = pg_store.write_and_announce
 
 
 def texts(store: object) -> list[str | None]:
@@ -86,35 +87,20 @@ def test_an_append_committed_on_a_connection_that_dropped_before_answering_is_ke
     pg_stores: PgStores, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = pg_stores()
-    real = store._pool.connection
 
-    @contextlib.contextmanager
-    def answer_lost(*args: object, **kwargs: object) -> Iterator[object]:
-        with real(*args, **kwargs) as conn:
-            yield DropsAfterCommit(conn)
+    def answer_lost(conn: Any, *args: Any) -> Any:
+        """The append commits, then fails as a connection dropped before the server's answer
+        arrived would."""
+        real_write(conn, *args)
+        raise psycopg.OperationalError("server closed the connection unexpectedly")
 
     with store.lock(RUN):
         store.append(RUN, Event("message", text="one"))
-        monkeypatch.setattr(store._pool, "connection", answer_lost)
+        monkeypatch.setattr(pg_store, "write_and_announce", answer_lost)
         store.append(RUN, Event("message", text="two"))  # committed; the answer was lost
         monkeypatch.undo()
         store.append(RUN, Event("message", text="three"))
     assert texts(pg_stores()) == ["one", "two", "three"]
-
-
-class DropsAfterCommit:
-    """A connection whose append commits, then fails as a connection dropped before the
-    server's answer arrived would."""
-
-    def __init__(self, conn: Any) -> None:
-        self.conn = conn
-
-    def execute(self, query: str, params: Any = None, **kwargs: Any) -> Any:
-        cursor = self.conn.execute(query, params, **kwargs)
-        if ".append(" in query:
-            cursor.fetchone()
-            raise psycopg.OperationalError("server closed the connection unexpectedly")
-        return cursor
 
 
 def test_a_writer_that_does_not_hold_the_run_is_refused_while_another_holds_it(

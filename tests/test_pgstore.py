@@ -21,6 +21,7 @@ from agentor.engine.events import Event
 from agentor.engine.history import summarize
 from agentor.engine.store.copy import copy_runs
 from agentor.engine.store.file import FileStore
+from agentor.engine.store.pg.locks import write_and_announce
 from agentor.engine.store.pg.rows import BRIEF_COLUMNS, ROW_COLUMNS, USAGE_COLUMNS
 from agentor.engine.store.postgres import PostgresStore
 from agentor.errors import SchemaVersionError, StoreUnavailableError
@@ -217,6 +218,24 @@ def test_each_append_notifies_run_id_and_seq_only(pg_stores: PgStores) -> None:
         store.append_many("r", [Event("message"), Event("message")])
         payloads = [n.payload for n in listener.notifies(timeout=5, stop_after=2)]
     assert payloads == ["r:1", "r:3"]
+
+
+def test_a_notification_that_fails_neither_undoes_nor_fails_the_write_before_it(
+    pg_stores: PgStores, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The write and its notification go in one round trip but two transactions: a refused
+    notification (here a division by zero in its place) is logged, the write stays committed
+    and its result is returned. A refused write is raised, and nothing of it is saved."""
+    pg_stores.sql("CREATE TABLE IF NOT EXISTS {s}.probe (n integer PRIMARY KEY)")
+    pg_stores.sql("DELETE FROM {s}.probe")
+    insert = f'INSERT INTO "{SCHEMA}".probe VALUES (%s) RETURNING n'
+    with psycopg.connect(pg_stores.dsn, autocommit=True) as conn:
+        assert write_and_announce(conn, insert, (1,), "SELECT 1 / %s", (0,)) == 1
+        assert "a change notification was not sent: division by zero" in caplog.text
+        with pytest.raises(psycopg.errors.UniqueViolation):
+            write_and_announce(conn, insert, (1,), "SELECT %s", (1,))
+        assert write_and_announce(conn, insert, (2,), "SELECT %s", (1,)) == 2  # usable still
+    assert pg_stores.sql("SELECT n FROM {s}.probe ORDER BY n") == [(1,), (2,)]
 
 
 def test_the_feed_reports_changes_and_catches_up_after_its_connection_was_cut(

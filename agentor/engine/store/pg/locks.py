@@ -169,3 +169,33 @@ def announce(conn: psycopg.Connection[Any], sql: str, params: tuple[Any, ...]) -
         raise
     except psycopg.Error as exc:
         log.warning("a change notification was not sent: %s", exc)
+
+
+def write_and_announce(
+    conn: psycopg.Connection[Any],
+    sql: str,
+    params: tuple[Any, ...],
+    notify: str,
+    about: tuple[Any, ...],
+) -> Any:
+    """Run `sql` (one statement that writes and commits: `conn` is in autocommit) and then
+    `notify` in a transaction of its own, in one round trip: both are sent in pipeline mode with
+    a Sync between them, so the write commits on its own (its commit waits for no notification
+    lock, schema.py version 3) and the notification follows it. `notify` reads what it announces
+    from the table (the run's last seq), so it is right whatever the write did. Returns the
+    write's first column. The write's error is raised; the notification's only logged (the
+    change is saved, and the feed's polling reports it all the same), unless the connection
+    was lost."""
+    cur = conn.cursor()
+    try:
+        with conn.pipeline() as pipe:
+            cur.execute(sql, params)
+            pipe._enqueue_sync()  # psycopg's own Sync, sent without waiting for it
+            conn.execute(notify, about)
+    except psycopg.OperationalError:
+        raise
+    except psycopg.Error as exc:
+        if cur.pgresult is None or cur.pgresult.status != psycopg.pq.ExecStatus.TUPLES_OK:
+            raise
+        log.warning("a change notification was not sent: %s", exc)
+    return cur.fetchone()[0]

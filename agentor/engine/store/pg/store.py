@@ -5,15 +5,15 @@ plus what a run list, a live view and a worker fleet read: `list_summaries`, `he
 `changes`, `read_events`, `claimable` (listings.py); and what operating it needs: `delete`,
 `pin`, `unpin`, `pinned`, `search` (upkeep.py).
 
-Cost model. An append is one statement in autocommit, so one round trip and one commit: the
-append function (schema.py) checks the writer's hold, inserts the event rows and updates the
-run's summary row, in one transaction. Then a second statement on the same connection, in a
-transaction of its own, notifies listeners (`locks.announce`): PostgreSQL serializes the
-commits of notifying transactions (a database-wide lock held through the commit's WAL flush),
-so appends that notified in their own transaction could not commit together (group commit);
-a transaction that only notifies writes nothing and flushes nothing. A notification lost
-between the two (the process dies, the connection drops) is caught up by the change feed's
-polling (feed.py). What it needs from the run (its last seq, the encoder's last request, the
+Cost model. An append is one statement in autocommit, so one commit: the append function
+(schema.py) checks the writer's hold, inserts the event rows and updates the run's summary
+row, in one transaction. A second statement, in a transaction of its own, notifies listeners,
+sent in the same round trip (pipeline mode, a Sync between the two: `locks.write_and_announce`):
+PostgreSQL serializes the commits of notifying transactions (a database-wide lock held through
+the commit's WAL flush), so appends that notified in their own transaction could not commit
+together (group commit); a transaction that only notifies writes nothing and flushes nothing.
+A notification lost between the two (the process dies, the connection drops) is caught up by
+the change feed's polling (feed.py). What it needs from the run (its last seq, the encoder's last request, the
 summary to fold into) is cached per run after one read, and the function refuses a stale
 cache (another writer appended since): the cache is read again and the append retried. A
 listing is one query over `runs` (and one scan of `pg_locks` for liveness). A load is one
@@ -46,7 +46,7 @@ from agentor.engine.store.pg.connections import (
 )
 from agentor.engine.store.pg.dsn import redact, validate_schema
 from agentor.engine.store.pg.listings import RunListings
-from agentor.engine.store.pg.locks import Hold, Holds, announce
+from agentor.engine.store.pg.locks import Hold, Holds, write_and_announce
 from agentor.engine.store.pg.queries import Queries
 from agentor.engine.store.pg.rows import (
     fold_pending,
@@ -217,10 +217,9 @@ class PostgresStore(RunListings, RunUpkeep):
         else:
             query, params = self._q.append_many, (run_id, token, after, types, lines)
         try:
-            with self._pool.connection() as conn:
-                result = conn.execute(query, params + summary).fetchone()[0]
-                if result >= 0:  # committed: tell listeners, in a transaction of its own
-                    announce(conn, self._q.notify, (f"{run_id}:{result}",))
+            with self._pool.connection() as conn:  # committed, then listeners told
+                notify = self._q.notify_taken, (run_id, run_id)
+                result = write_and_announce(conn, query, params + summary, *notify)
         except psycopg.OperationalError as exc:
             self._pool.check()  # replace the dead idle connections before asking
             if not self._landed(run_id, after, lines):
