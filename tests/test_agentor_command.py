@@ -3,7 +3,10 @@ approve, reject, resume; exit status 0 done / 1 refused / 2 usage, each refusal 
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import logging
 import os
 import re
 import signal
@@ -46,10 +49,19 @@ LS_FIELDS = [
 ]
 
 
+# Commands that only read or maintain a store, run no agent and hold nothing for long: run in
+# this process (the console script's own `main`, its output and exit status captured as a
+# process's would be), which spares the suite an interpreter a call. Every other command, and
+# any call with an environment of its own, runs the console script in a fresh process.
+IN_PROCESS = {"ls", "show", "search", "export", "pin", "unpin", "prune", "diff", "copy"}
+
+
 def agentor(
     *args: str, env: dict[str, str] | None = None, cwd: Path = ROOT
 ) -> subprocess.CompletedProcess[str]:
-    """The installed `agentor` console script, in a fresh process."""
+    """The `agentor` command: its exit status, stdout and stderr."""
+    if args and args[0] in IN_PROCESS and env is None:
+        return in_process(list(args), cwd)
     return subprocess.run(
         [str(SCRIPT), *args],
         cwd=cwd,
@@ -57,6 +69,41 @@ def agentor(
         capture_output=True,
         text=True,
         timeout=60,
+    )
+
+
+def in_process(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`agentor.cli.main(argv)` in this process, in `cwd`, with the console script's
+    environment, its standard streams captured (UTF-8, as the child's are)."""
+    from agentor.cli import main
+
+    out, err = io.BytesIO(), io.BytesIO()
+    stdout = io.TextIOWrapper(out, encoding="utf-8", newline="", write_through=True)
+    stderr = io.TextIOWrapper(err, encoding="utf-8", newline="", write_through=True)
+    saved_env, here = dict(os.environ), os.getcwd()
+    # Logged warnings reach stderr as in a process of its own (logging's last resort), not
+    # pytest's capture.
+    root = logging.getLogger()
+    handlers, root.handlers = root.handlers, []
+    os.environ.clear()
+    os.environ.update(ENV)
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            try:
+                status = main(argv)
+            except SystemExit as exit_:  # argparse's refusals, --help
+                code = exit_.code
+                status = code if isinstance(code, int) else (0 if code is None else 1)
+                if not isinstance(code, int | None):
+                    print(code, file=sys.stderr)
+    finally:
+        root.handlers = handlers
+        os.chdir(here)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    return subprocess.CompletedProcess(
+        argv, status, out.getvalue().decode(), err.getvalue().decode()
     )
 
 
