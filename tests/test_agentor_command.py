@@ -49,19 +49,32 @@ LS_FIELDS = [
 ]
 
 
-# Commands that only read or maintain a store, run no agent and hold nothing for long: run in
-# this process (the console script's own `main`, its output and exit status captured as a
-# process's would be), which spares the suite an interpreter a call. Every other command, and
-# any call with an environment of its own, runs the console script in a fresh process.
-IN_PROCESS = {"ls", "show", "search", "export", "pin", "unpin", "prune", "diff", "copy"}
+# Commands that only read or maintain a store, and fork and replay (a run of an agent over HTTP,
+# in the same engine a child would run): run in this process (the console script's own
+# `main`, with the console script's environment plus `env`, its output and exit status captured
+# as a process's would be), which spares the suite an interpreter a call. Every other command
+# runs the console script in a fresh process.
+IN_PROCESS = {
+    "ls",
+    "show",
+    "search",
+    "export",
+    "pin",
+    "unpin",
+    "prune",
+    "diff",
+    "copy",
+    "fork",
+    "replay",
+}
 
 
 def agentor(
     *args: str, env: dict[str, str] | None = None, cwd: Path = ROOT
 ) -> subprocess.CompletedProcess[str]:
     """The `agentor` command: its exit status, stdout and stderr."""
-    if args and args[0] in IN_PROCESS and env is None:
-        return in_process(list(args), cwd)
+    if args and args[0] in IN_PROCESS:
+        return in_process(list(args), cwd, env or {})
     return subprocess.run(
         [str(SCRIPT), *args],
         cwd=cwd,
@@ -72,7 +85,7 @@ def agentor(
     )
 
 
-def in_process(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+def in_process(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """`agentor.cli.main(argv)` in this process, in `cwd`, with the console script's
     environment, its standard streams captured (UTF-8, as the child's are)."""
     from agentor.cli import main
@@ -86,7 +99,7 @@ def in_process(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     root = logging.getLogger()
     handlers, root.handlers = root.handlers, []
     os.environ.clear()
-    os.environ.update(ENV)
+    os.environ.update({**ENV, **env})
     os.chdir(cwd)
     try:
         with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
