@@ -268,15 +268,6 @@ def failed(run_id: str, exc: BaseException) -> Note:
     return Note(text, severity="error", timeout=8, kind=RESUME)
 
 
-# -- deleting ----------------------------------------------------------------------------------
-
-
-def not_deleted(run_id: str, why: str) -> Note:
-    """`d` on a run that is not deleted (`why`: "awaiting approval", "held by process 4242")."""
-    text = f"Run {run_id} is not deleted: {literal_line(why, 200)}."
-    return Note(text, severity="error", timeout=8)
-
-
 # -- the source --------------------------------------------------------------------------------
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agentor.literal import literal_line
 from tui.text.notices import Note
 
 
@@ -29,6 +30,12 @@ def not_pinned(run_id: str, was: bool, exc: BaseException) -> Note:
 
 
 # -- d: delete ---------------------------------------------------------------------------------
+
+
+def not_deleted(run_id: str, why: str) -> Note:
+    """`d` on a run that is not deleted (`why`: "awaiting approval", "held by process 4242")."""
+    text = f"Run {run_id} is not deleted: {literal_line(why, 200)}."
+    return Note(text, severity="error", timeout=8)
 
 
 def gone_already(run_id: str) -> Note:
