@@ -267,8 +267,10 @@ class RunsScreen(Screen[None]):
         self.watcher.reload()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "filter" and isinstance(self.focused, Input):
-            return False  # `/` is typed into the input (the timeline's search bar): not shown
+        # `/` is typed into the input that has the focus (the timeline's search bar, or one of
+        # a dialog above this screen, the palette's too): not shown.
+        if action == "filter" and isinstance(self.app.focused, Input):
+            return False
         # Watched, the list is always current: no reload (and none in the footer).
         return not (action == "reload" and self.watching)
 
