@@ -63,9 +63,6 @@ class StoreKeeper(Controller):
         """The source's store (both sources have one; a directory that is gone has none)."""
         return getattr(self.source, "store", None)
 
-    def _cannot(self, doing: str) -> None:
-        self.say(store_notes.cannot(doing, self.source.where))
-
     # -- p: pins -------------------------------------------------------------------------------
 
     def refresh_pins(self) -> None:
@@ -84,7 +81,7 @@ class StoreKeeper(Controller):
         """Pin the run, or unpin it (`was`: it is pinned), then say so."""
         store = self.store
         if not isinstance(store, PinningStore):
-            self._cannot("pin runs")
+            self.say(store_notes.cannot_pin(self.source.where))
             return
         self._pin(store, run_id, was)
 
@@ -105,7 +102,7 @@ class StoreKeeper(Controller):
         """A run that would be refused is said so at once; any other is `Deletable`."""
         store = self.store
         if not isinstance(store, DeletingStore):
-            self._cannot("delete runs")
+            self.say(store_notes.cannot_delete(self.source.where))
             return
         self._ask_to_delete(store, row, status)
 

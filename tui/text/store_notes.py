@@ -9,8 +9,17 @@ from agentor.literal import literal_line
 from tui.text.notices import Note
 
 
-def cannot(doing: str, where: str) -> Note:
-    """A store without pins or deletion (`doing`: "pin runs", "delete runs")."""
+def cannot_pin(where: str) -> Note:
+    """`p` on a store without pins."""
+    return _cannot("pin runs", where)
+
+
+def cannot_delete(where: str) -> Note:
+    """`d` on a store that cannot delete runs."""
+    return _cannot("delete runs", where)
+
+
+def _cannot(doing: str, where: str) -> Note:
     return Note(f"This store cannot {doing} ({where}).", severity="warning", timeout=6)
 
 
