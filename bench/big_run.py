@@ -94,7 +94,7 @@ def child(directory: str, lines: int, timeout: float = 120.0) -> None:
         the screen's loop was held meanwhile (gaps between 5 ms ticks)."""
         from tui.widgets.timeline_search import SEARCH
 
-        timeline, gaps, last = app.timeline, [0.0], [time.monotonic()]
+        timeline, gaps, last = app.runs_screen.timeline, [0.0], [time.monotonic()]
 
         def tick() -> None:
             now = time.monotonic()

@@ -83,7 +83,7 @@ def ours(directory: Path, stalls: list[float]) -> float:
     async def run() -> None:
         nonlocal took
         async with app.run_test(size=(160, 45)) as pilot:
-            assert app.run_list.select("fork")
+            assert app.runs_screen.run_list.select("fork")
             await pilot.pause()
             ticks: list[float] = []
             timer = app.set_interval(0.01, lambda: ticks.append(time.perf_counter()))

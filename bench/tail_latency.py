@@ -108,14 +108,14 @@ async def measure_app(
             deadline = time.monotonic() + timeout
             # The live run open, and the watcher (a worker started at mount) armed.
             while (
-                app.timeline.run_id != live_id
-                or app.timeline.run_log is None
+                app.runs_screen.timeline.run_id != live_id
+                or app.runs_screen.timeline.run_log is None
                 or not app.watcher.armed
             ):
                 if time.monotonic() > deadline:
                     raise TimeoutError("the live run never opened")
                 await asyncio.sleep(0.01)
-            first_new = len(app.timeline.run_log)
+            first_new = len(app.runs_screen.timeline.run_log)
             writer.stdin.write("go\n")
             writer.stdin.flush()
             deadline = time.monotonic() + timeout + count * 0.08

@@ -110,7 +110,7 @@ async def shoot(
         while app.source.incomplete:
             await pilot.pause(0.05)
         if run_id is not None:
-            app.run_list.select(run_id)
+            app.runs_screen.run_list.select(run_id)
             await pilot.pause()
         await pilot.press(*keys)
         if before is not None:
@@ -158,7 +158,7 @@ async def main(source: Path, out: Path) -> None:
         if len(weather) >= 2:
             # Two runs side by side: `M` marks one, `M` on the other compares them.
             async def compared(app: RunsApp, pilot: Any) -> None:
-                app.run_list.select(weather[1])
+                app.runs_screen.run_list.select(weather[1])
                 await pilot.press("M")
                 for _ in range(200):
                     if type(app.screen).__name__ == "CompareScreen":

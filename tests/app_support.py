@@ -219,7 +219,7 @@ def told(app: RunsApp) -> list[str]:
 
 
 def row_statuses(app: RunsApp) -> dict[str, str]:
-    return {r.run_id: r.status for r in app.run_list.rows}
+    return {r.run_id: r.status for r in app.runs_screen.run_list.rows}
 
 
 def toasts(app: RunsApp) -> list[str]:

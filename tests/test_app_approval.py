@@ -72,10 +72,12 @@ def tui(runs: Path, travel: Travel | None = None, by: str = "alice", watch: bool
 
 async def open_approvals(pilot: Any, app: RunsApp, run_id: str) -> None:
     """Select the run in the list and go into its approvals pane (enter)."""
-    assert app.run_list.select(run_id)
+    assert app.runs_screen.run_list.select(run_id)
     await pilot.pause()
     await pilot.press("enter")
-    await wait_until(pilot, lambda: app.focused is app.approval_pane.call_list, what="focus")
+    await wait_until(
+        pilot, lambda: app.focused is app.runs_screen.approval_pane.call_list, what="focus"
+    )
 
 
 async def edit_to(pilot: Any, editor: ArgsEditor, text: str) -> str:
@@ -141,8 +143,8 @@ async def test_capital_a_approves_every_call_and_an_agent_resumes_the_run_live(
         assert "Booked 2 night(s) in Rome. | Booked 1 night(s) in Milan." in done[0]
         assert any("resuming the run here" in n for n in notifications(app))
         await wait_until(pilot, lambda: app.source.get(run_id).status == COMPLETED)
-        assert app.approval_pane.display is False  # no call waits: the pane is gone
-        assert app.focused is app.timeline  # where the resumed run's events came in
+        assert app.runs_screen.approval_pane.display is False  # no call waits: the pane is gone
+        assert app.focused is app.runs_screen.timeline  # where the resumed run's events came in
     assert [(e.call_id, e.by) for e in approvals_in(runs, run_id)] == [
         ("c1_0", "alice"),
         ("c1_1", "alice"),
@@ -192,13 +194,13 @@ async def test_e_shows_bad_edits_inline_never_saves_them_and_approves_a_good_one
         # The timeline's decision row shows the edit as a diff; its detail both argument sets.
         rows = screen_text(app)
         assert "✓ approved by alice · book_hotel · edited: nights: 2 → 3 · one mo" in rows
-        timeline = app.timeline
+        timeline = app.runs_screen.timeline
         line = next(
             i for i in range(len(timeline.run_log)) if timeline.run_log.item(i).type == APPROVAL
         )
         timeline.move_cursor(line)
         await pilot.pause()
-        detail = app.event_detail.text
+        detail = app.runs_screen.event_detail.text
         assert "Requested arguments" in detail and "Approved arguments (edited)" in detail
         assert '"nights": 2' in detail and '"nights": 3' in detail and "nights: 2 → 3" in detail
     assert travel.executed("book_hotel") == [("book_hotel", "Rome", 3)]
@@ -268,14 +270,14 @@ async def test_in_the_timeline_e_and_n_keep_their_meaning_and_r_says_the_run_wai
     asked = len(travel.model.requests)
     app = tui(runs, travel)
     async with app.run_test(size=SIZE) as pilot:
-        assert app.run_list.select(run_id)
+        assert app.runs_screen.run_list.select(run_id)
         await pilot.press("r")  # a resume would only pause again: refused, saying why
         told = await wait_until(
             pilot, lambda: [n for n in notifications(app) if "cannot go on" in n]
         )
         assert "book_hotel waits for approval" in told[0] and "enter: a approves" in told[0]
         await pilot.press("enter", "tab")  # the approvals, then the timeline
-        assert app.focused is app.timeline
+        assert app.focused is app.runs_screen.timeline
         await pilot.press("n", "e")
         await pilot.pause()
         assert not isinstance(app.screen, ArgsEditor | ReasonScreen)
@@ -313,7 +315,7 @@ async def test_agentor_approve_from_a_shell_shows_live_in_the_tui(tmp_path: Path
     travel, run_id = await awaiting_run(runs)
     app = tui(runs, travel, watch=True)
     async with app.run_test(size=SIZE) as pilot:
-        assert app.run_list.select(run_id)
+        assert app.runs_screen.run_list.select(run_id)
         await wait_until(pilot, lambda: app.watcher.armed, what="the watch")
         await wait_until(pilot, lambda: "1 of 1 waiting" in screen_text(app))
         done = await asyncio.to_thread(
@@ -394,9 +396,9 @@ async def test_after_approve_resume_and_fork_a_few_short_notes_show_the_newest_o
         assert not shown("1 call still waits") and first.time_left > 0
         await wait_until(pilot, lambda: shown(f"Run {run_id[:8]} completed"), what="the end")
 
-        app.open_run(run_id)
-        app.screen.set_focus(app.timeline)
-        app.timeline.move_cursor(1)  # the first generation: asked again, the fork waits
+        app.runs_screen.open_run(run_id)
+        app.screen.set_focus(app.runs_screen.timeline)
+        app.runs_screen.timeline.move_cursor(1)  # the first generation: asked again, the fork waits
         await pilot.press("F")
         await wait_until(pilot, lambda: app.screen is not app.screen_stack[0], what="the form")
         await pilot.press("ctrl+s")

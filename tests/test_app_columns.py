@@ -87,10 +87,10 @@ async def test_tools_counts_calls_and_took_is_the_active_time_not_the_idle_gaps(
         # 2 calls (not 8 tool_call events).
         assert " 8.0s      2      2 " in line, line
         # The wall span is in the detail of the run_start.
-        assert app.run_list.select("rewound")
+        assert app.runs_screen.run_list.select("rewound")
         await pilot.press("enter", "home")
         await pilot.pause()
-        detail = app.event_detail.text
+        detail = app.runs_screen.event_detail.text
         assert "active   8.0s over 4 segments (the whole run)" in detail
         assert "wall     21h00m from the first start to the last event" in detail
 
@@ -109,7 +109,7 @@ async def test_a_running_runs_took_ticks_with_the_clock(tmp_path: Path) -> None:
             line = line_of(app, "live")
             assert "running" in line and " 11.0s " in line, line
             now[0] += 5
-            app.run_list.clock_moved()  # what the app's 1 s timer does
+            app.runs_screen.run_list.clock_moved()  # what the app's 1 s timer does
             await pilot.pause()
             assert " 16.0s " in line_of(app, "live")
 
@@ -130,12 +130,12 @@ async def test_a_run_taken_before_its_resume_recorded_a_step_ticks_from_when_it_
         assert "interrupted" in line_of(app, "job7") and " 1.0s " in line_of(app, "job7")
         with FileStore(runs).lock("job7"):
             app.source.refresh_liveness()  # what the app's 1 s timer does
-            app.show_rows()
+            app.runs_screen.show_rows()
             await pilot.pause()
             line = line_of(app, "job7")
             assert "running" in line and " 1.0s " in line, line
             now[0] += 5
-            app.run_list.clock_moved()
+            app.runs_screen.run_list.clock_moved()
             await pilot.pause()
             assert " 6.0s " in line_of(app, "job7")
 
@@ -181,8 +181,8 @@ async def test_detail_labels_never_run_into_their_values(tmp_path: Path) -> None
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         await pilot.press("enter", "tab")  # into the detail, for its width
-        assert app.focused is app.event_detail
-        detail = app.event_detail.text
+        assert app.focused is app.runs_screen.event_detail
+        detail = app.runs_screen.event_detail.text
         for label, value in (
             ("call_id", "c1"),
             ("forked_from", "run-before"),
@@ -196,9 +196,9 @@ async def test_detail_labels_never_run_into_their_values(tmp_path: Path) -> None
         assert "replayed_fromcall_1_0" not in screen
         # A role as long as its column is parted from what follows it too.
         await pilot.press("escape", "escape")
-        assert app.run_list.select("odd")
+        assert app.runs_screen.run_list.select("odd")
         await pilot.pause()
-        assert "\nassistant (for call_9)" in app.event_detail.text
+        assert "\nassistant (for call_9)" in app.runs_screen.event_detail.text
 
 
 async def test_turns_of_a_thousand_and_more_are_never_cut(tmp_path: Path) -> None:
@@ -214,7 +214,7 @@ async def test_turns_of_a_thousand_and_more_are_never_cut(tmp_path: Path) -> Non
     app = RunsApp(runs, watch=False, clock=lambda: NOW)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        assert app.run_list.select("long")
+        assert app.runs_screen.run_list.select("long")
         await pilot.pause()
         rows = [x for x in screen_text(app).splitlines() if "generation" in x]
         for turn in (1000, 1005, 1011):
@@ -239,13 +239,13 @@ async def test_a_log_named_with_no_run_id_is_a_row_saying_why(tmp_path: Path) ->
     app = RunsApp(runs, watch=False, clock=lambda: NOW)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        ids = [r.run_id for r in app.run_list.rows]
+        ids = [r.run_id for r in app.runs_screen.run_list.rows]
         assert sorted(ids) == ["bad", "bad name!.jsonl"]
         line = line_of(app, "bad name!.jsonl")
         assert "unreadable" in line and "not a valid run id: 'bad name!'" in line
         assert "Runs 2 · 1 interrupted · 1 unreadable" in screen_text(app)
         # Its timeline and `r` say why, as for any unreadable file.
-        assert app.run_list.select("bad name!.jsonl")
+        assert app.runs_screen.run_list.select("bad name!.jsonl")
         await pilot.pause()
         assert "not a valid run id: 'bad name!'" in screen_text(app)
         await pilot.press("r")
@@ -258,7 +258,7 @@ async def test_a_log_named_with_no_run_id_is_a_row_saying_why(tmp_path: Path) ->
         other.write_text("{}\n")
         watcher_reports(app, [other, runs / "bad.jsonl.torn"])
         await pilot.pause()
-        assert sorted(r.run_id for r in app.run_list.rows) == [
+        assert sorted(r.run_id for r in app.runs_screen.run_list.rows) == [
             "bad",
             "bad name!.jsonl",
             "bad.jsonl.jsonl",
@@ -267,7 +267,7 @@ async def test_a_log_named_with_no_run_id_is_a_row_saying_why(tmp_path: Path) ->
         other.unlink()
         watcher_reports(app, [other])
         await pilot.pause()
-        assert "bad.jsonl.jsonl" not in [r.run_id for r in app.run_list.rows]
+        assert "bad.jsonl.jsonl" not in [r.run_id for r in app.runs_screen.run_list.rows]
 
 
 def test_the_timeline_and_the_run_list_quote_the_same_prompt() -> None:

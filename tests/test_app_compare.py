@@ -49,7 +49,7 @@ def runs(tmp_path: Path) -> Path:
 
 
 def row_texts(app: RunsApp) -> dict[str, str]:
-    run_list = app.run_list
+    run_list = app.runs_screen.run_list
     width = run_list.size.width
     return {r.run_id: run_list.render_row(i, width).plain for i, r in enumerate(run_list.rows)}
 
@@ -68,16 +68,16 @@ def rendered(screen: CompareScreen, index: int) -> str:
 async def test_m_marks_the_run_and_m_again_unmarks_it(runs: Path) -> None:
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
-        assert app.run_list.select("other-run")
+        assert app.runs_screen.run_list.select("other-run")
         await press(pilot, "M")
-        assert app.run_list.compare_mark == "other-run"
+        assert app.runs_screen.run_list.compare_mark == "other-run"
         marked = row_texts(app)
         assert COMPARE_MARK in marked["other-run"]
         assert not any(COMPARE_MARK in t for r, t in marked.items() if r != "other-run")
         assert COMPARE_MARK in screen_text(app)
         assert any("Marked other-run" in n for n in notifications(app))
         await press(pilot, "M")
-        assert app.run_list.compare_mark is None
+        assert app.runs_screen.run_list.compare_mark is None
         assert COMPARE_MARK not in screen_text(app)
         assert isinstance(app.screen, type(app.screen)) and not isinstance(
             app.screen, CompareScreen
@@ -87,9 +87,9 @@ async def test_m_marks_the_run_and_m_again_unmarks_it(runs: Path) -> None:
 async def test_m_on_another_run_compares_the_two_first_divergence_highlighted(runs: Path) -> None:
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
-        app.run_list.select("parent-run")
+        app.runs_screen.run_list.select("parent-run")
         await press(pilot, "M")
-        app.run_list.select("fork-run")
+        app.runs_screen.run_list.select("fork-run")
         await press(pilot, "M")
         await pilot.pause()
         screen = compare_screen(app)
@@ -128,15 +128,15 @@ async def test_m_on_another_run_compares_the_two_first_divergence_highlighted(ru
         # The mark stays, for comparing the same run with others.
         await pilot.press("escape")
         assert not isinstance(app.screen, CompareScreen)
-        assert app.run_list.compare_mark == "parent-run"
+        assert app.runs_screen.run_list.compare_mark == "parent-run"
 
 
 async def test_n_and_shift_n_go_from_difference_to_difference(runs: Path) -> None:
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
-        app.run_list.select("parent-run")
+        app.runs_screen.run_list.select("parent-run")
         await press(pilot, "M")
-        app.run_list.select("fork-run")
+        app.runs_screen.run_list.select("fork-run")
         await press(pilot, "M")
         await pilot.pause()
         screen = compare_screen(app)
@@ -160,13 +160,13 @@ async def test_n_and_shift_n_go_from_difference_to_difference(runs: Path) -> Non
 async def test_m_on_a_fork_with_nothing_marked_compares_it_with_its_parent(runs: Path) -> None:
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
-        app.run_list.select("fork-run")
+        app.runs_screen.run_list.select("fork-run")
         await press(pilot, "M")
         await pilot.pause()
         screen = compare_screen(app)
         assert [r.run_id for r in screen.runs] == ["parent-run", "fork-run"]
         assert "first divergence: turn 1, call 2 get_weather: another result" in screen_text(app)
-        assert app.run_list.compare_mark is None  # nothing was marked
+        assert app.runs_screen.run_list.compare_mark is None  # nothing was marked
 
 
 async def test_two_runs_that_did_the_same_say_so(runs: Path) -> None:
@@ -174,7 +174,7 @@ async def test_two_runs_that_did_the_same_say_so(runs: Path) -> None:
     await Weather(store).agent.afork("parent-run", fork_id="copy-run")  # a whole-run fork
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
-        app.run_list.select("copy-run")
+        app.runs_screen.run_list.select("copy-run")
         await press(pilot, "M")
         await pilot.pause()
         screen = compare_screen(app)
@@ -188,15 +188,15 @@ async def test_a_fork_whose_parent_is_gone_is_marked_and_says_why(runs: Path) ->
     (runs / "parent-run.jsonl").unlink()
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
-        app.run_list.select("fork-run")
+        app.runs_screen.run_list.select("fork-run")
         await press(pilot, "M")
         await pilot.pause()
         assert not isinstance(app.screen, CompareScreen)
-        assert app.run_list.compare_mark == "fork-run"
+        assert app.runs_screen.run_list.compare_mark == "fork-run"
         told = " ".join(notifications(app))
         assert "fork-run is a fork of parent-run, which is not in" in told
         # Its log is self-contained: compared with another run, it still reads whole.
-        app.run_list.select("other-run")
+        app.runs_screen.run_list.select("other-run")
         await press(pilot, "M")
         await pilot.pause()
         assert [r.run_id for r in compare_screen(app).runs] == ["fork-run", "other-run"]
@@ -205,15 +205,15 @@ async def test_a_fork_whose_parent_is_gone_is_marked_and_says_why(runs: Path) ->
 async def test_a_marked_run_deleted_before_the_compare_is_said(runs: Path) -> None:
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
-        app.run_list.select("other-run")
+        app.runs_screen.run_list.select("other-run")
         await press(pilot, "M")
         (runs / "other-run.jsonl").unlink()
-        app.run_list.select("parent-run")
+        app.runs_screen.run_list.select("parent-run")
         await press(pilot, "M")
         await pilot.pause()
         assert not isinstance(app.screen, CompareScreen)
         assert any("Run other-run cannot be read" in n for n in notifications(app))
-        assert app.run_list.compare_mark is None  # the mark went with its run
+        assert app.runs_screen.run_list.compare_mark is None  # the mark went with its run
 
 
 async def test_compare_reads_runs_from_a_postgresql_source(runs: Path, pg_stores: PgStores) -> None:
@@ -223,7 +223,7 @@ async def test_compare_reads_runs_from_a_postgresql_source(runs: Path, pg_stores
     source = PostgresSource(pg_stores.dsn, schema=pg_stores.schema, clock=fixed_clock)
     app = RunsApp(source, watch=False, clock=fixed_clock)
     async with app.run_test(size=SIZE) as pilot:
-        app.run_list.select("fork-run")
+        app.runs_screen.run_list.select("fork-run")
         await press(pilot, "M")
         await pilot.pause()
         screen = compare_screen(app)
@@ -253,9 +253,9 @@ async def test_a_late_first_divergence_is_scrolled_into_view(tmp_path: Path) -> 
     (runs / "long-copy.jsonl").write_text("".join(changed))
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
-        app.run_list.select(long_run)
+        app.runs_screen.run_list.select(long_run)
         await press(pilot, "M")
-        app.run_list.select("long-copy")
+        app.runs_screen.run_list.select("long-copy")
         await press(pilot, "M")
         await pilot.pause()
         screen = compare_screen(app)
@@ -273,13 +273,13 @@ async def test_an_unreadable_run_is_neither_compared_nor_played(runs: Path) -> N
     (runs / "broken.jsonl").write_bytes(b"not json at all\n")
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
-        assert app.run_list.select("broken")
+        assert app.runs_screen.run_list.select("broken")
         await press(pilot, "M")
         await press(pilot, "P")
         assert not isinstance(app.screen, (CompareScreen, PlaybackScreen))
         told = [n for n in notifications(app) if "Run broken is unreadable" in n]
         assert len(told) == 2, notifications(app)
-        assert app.run_list.compare_mark is None
+        assert app.runs_screen.run_list.compare_mark is None
 
 
 async def test_m_and_p_with_no_run_say_so(tmp_path: Path) -> None:

@@ -75,7 +75,7 @@ async def test_ctrl_r_reloads_an_unwatched_directory_and_keeps_the_selection(
     runs = copy_fixtures(tmp_path / "runs")
     app = app_for(runs, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        assert app.run_list.select(PRAGUE)
+        assert app.runs_screen.run_list.select(PRAGUE)
         await pilot.pause()
         assert "^r Reload" in screen_text(app).splitlines()[-1]
         write_log(runs, VIENNA, FINISH_VIENNA)
@@ -89,7 +89,10 @@ async def test_ctrl_r_reloads_an_unwatched_directory_and_keeps_the_selection(
         statuses = row_statuses(app)
         assert statuses[VIENNA] == "completed" and "fresh-run" in statuses
         assert IDS["failed"] not in statuses
-        assert app.run_list.current.run_id == PRAGUE and app.timeline.run_id == PRAGUE
+        assert (
+            app.runs_screen.run_list.current.run_id == PRAGUE
+            and app.runs_screen.timeline.run_id == PRAGUE
+        )
         assert notifications(app)[-1].endswith(": 1 new, 1 changed, 1 gone.")
 
 
@@ -99,7 +102,7 @@ async def test_ctrl_r_is_not_offered_while_watching(tmp_path: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         assert "Reload" not in screen_text(app).splitlines()[-1]
-        assert app.check_action("reload", ()) is False
+        assert app.runs_screen.check_action("reload", ()) is False
 
 
 # -- colours ---------------------------------------------------------------------------------
@@ -126,11 +129,11 @@ async def test_status_colours_on_screen_are_those_the_readme_names(tmp_path: Pat
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        app.run_list.show_status(VIENNA, "running")
-        app.run_list.show_status(PRAGUE, "stopping")
-        app.run_list.show_status(IDS["completed"], "interrupted")
-        app.run_list.show_status(IDS["failed"], "awaiting_approval")
-        app.run_list.show_status(IDS["max_turns"], "failed")
+        app.runs_screen.run_list.show_status(VIENNA, "running")
+        app.runs_screen.run_list.show_status(PRAGUE, "stopping")
+        app.runs_screen.run_list.show_status(IDS["completed"], "interrupted")
+        app.runs_screen.run_list.show_status(IDS["failed"], "awaiting_approval")
+        app.runs_screen.run_list.show_status(IDS["max_turns"], "failed")
         await pilot.pause()
         hues = drawn_hues(app.export_screenshot())
     manual = " ".join((ROOT / "docs" / "tui.md").read_text().split())

@@ -49,11 +49,11 @@ async def weather_runs(tmp_path: Path) -> tuple[Path, FileStore, Weather, str]:
 
 async def open_at(pilot, app, run_id: str, line: int) -> None:
     """Select the run, focus its timeline, the cursor on `line` (1-based)."""
-    assert app.run_list.select(run_id)
+    assert app.runs_screen.run_list.select(run_id)
     await pilot.pause()
-    app.open_run(run_id)
-    app.screen.set_focus(app.timeline)
-    app.timeline.move_cursor(line - 1)
+    app.runs_screen.open_run(run_id)
+    app.screen.set_focus(app.runs_screen.timeline)
+    app.runs_screen.timeline.move_cursor(line - 1)
     await pilot.pause()
 
 
@@ -95,12 +95,12 @@ async def test_F_at_a_tool_result_edits_the_result_and_the_fork_runs_and_opens(
         await pilot.press("ctrl+s")
         row = await fork_done(pilot, app, parent)
         # The fork is open, selected, and its lineage is on screen.
-        assert app.timeline.run_id == row.run_id
-        assert app.run_list.current.run_id == row.run_id
+        assert app.runs_screen.timeline.run_id == row.run_id
+        assert app.runs_screen.run_list.current.run_id == row.run_id
         assert row.fork_at == line and row.fork_edit == "result edited"
         assert "heard: Sunny in Vienna. | Snow in Paris." in screen_text(app)
         lineage = f"⑂ forked from {parent} at line {line}: result edited"
-        assert app.event_detail.text.startswith(lineage)
+        assert app.runs_screen.event_detail.text.startswith(lineage)
     # The model saw the edited result (and the other recorded one); no tool ran again.
     new = w.agent.model.requests[asked:]
     assert len(new) == 1
@@ -273,7 +273,9 @@ async def test_the_fork_opens_live_while_the_model_is_still_asked(tmp_path: Path
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: model.waiting.is_set(), what="the model request")
         [row] = await wait_until(pilot, lambda: fork_rows(app, parent), what="the fork's row")
-        await wait_until(pilot, lambda: app.timeline.run_id == row.run_id, what="the fork open")
+        await wait_until(
+            pilot, lambda: app.runs_screen.timeline.run_id == row.run_id, what="the fork open"
+        )
         await pilot.pause()
         # Written and opened before the model answered: running, its edit in the timeline.
         assert app.source.get(row.run_id).status == "running"
@@ -302,7 +304,7 @@ async def test_F_refuses_an_empty_prompt_and_an_unopened_timeline(tmp_path: Path
     (tmp_path / "empty").mkdir()
     empty = app_for(tmp_path / "empty", agents=OneAgent(w.agent))
     async with empty.run_test(size=SIZE) as pilot:
-        empty.timeline.action_fork()  # no run open
+        empty.runs_screen.timeline.action_fork()  # no run open
         await pilot.pause()
         assert "Open a run's timeline and pick a line to fork at." in notifications(empty)
     app = app_for(runs, agents=OneAgent(w.agent))

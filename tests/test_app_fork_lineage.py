@@ -52,7 +52,7 @@ def family(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, dict[
 
 
 def listed(app) -> list[str]:
-    return [r.run_id for r in app.run_list.rows]
+    return [r.run_id for r in app.runs_screen.run_list.rows]
 
 
 def test_rows_know_their_parent_fork_point_and_edit(family) -> None:
@@ -118,17 +118,19 @@ async def test_u_goes_to_the_parent_at_the_fork_point(family) -> None:
     runs, at = family
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
-        assert app.run_list.select(A)
+        assert app.runs_screen.run_list.select(A)
         await pilot.pause()
-        assert app.event_detail.text.startswith(
+        assert app.runs_screen.event_detail.text.startswith(
             f"⑂ forked from {ROOT} at line {at[A]}: result edited"
         )
         await pilot.press("u")
         await pilot.pause()
-        assert app.run_list.current.run_id == ROOT
-        assert app.timeline.run_id == ROOT and app.timeline.cursor == at[A] - 1
-        assert app.focused is app.timeline
-        assert "tool_result" in app.event_detail.text.splitlines()[0]
+        assert app.runs_screen.run_list.current.run_id == ROOT
+        assert (
+            app.runs_screen.timeline.run_id == ROOT and app.runs_screen.timeline.cursor == at[A] - 1
+        )
+        assert app.focused is app.runs_screen.timeline
+        assert "tool_result" in app.runs_screen.event_detail.text.splitlines()[0]
         # The root has no parent: u says so.
         await pilot.press("u")
         await pilot.pause()
@@ -141,14 +143,17 @@ async def test_u_shows_a_parent_the_filter_hid(family) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("slash", *"is:fork", "enter")
         await pilot.pause()
-        assert app.run_list.select(C)
+        assert app.runs_screen.run_list.select(C)
         await pilot.press("u")
         await wait_until(
             pilot,
-            lambda: app.run_list.current.run_id == A and app.timeline.run_id == A,
+            lambda: (
+                app.runs_screen.run_list.current.run_id == A
+                and app.runs_screen.timeline.run_id == A
+            ),
             what="the parent",
         )
-        assert app.timeline.cursor == 0
+        assert app.runs_screen.timeline.cursor == 0
 
 
 async def test_u_on_a_fork_whose_parent_is_gone_says_so(family) -> None:
@@ -156,18 +161,18 @@ async def test_u_on_a_fork_whose_parent_is_gone_says_so(family) -> None:
     (runs / f"{A}.jsonl").unlink()
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
-        assert app.run_list.select(C)
+        assert app.runs_screen.run_list.select(C)
         await pilot.press("u")
         await pilot.pause()
         assert f"The parent {A} is not in {runs}." in notifications(app)
-        assert app.run_list.current.run_id == C
+        assert app.runs_screen.run_list.current.run_id == C
 
 
 async def test_L_shows_the_tree_and_enter_opens_a_run(family) -> None:
     runs, _ = family
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
-        assert app.run_list.select(C)
+        assert app.runs_screen.run_list.select(C)
         await pilot.press("L")
         await pilot.pause()
         assert isinstance(app.screen, ForkTreeScreen)
@@ -183,7 +188,7 @@ async def test_L_shows_the_tree_and_enter_opens_a_run(family) -> None:
         await pilot.press("enter")
         await pilot.pause()
         assert not isinstance(app.screen, ForkTreeScreen)
-        assert app.run_list.current.run_id == A and app.timeline.run_id == A
+        assert app.runs_screen.run_list.current.run_id == A and app.runs_screen.timeline.run_id == A
 
 
 def test_fork_tree_snapshot(snap_compare, family) -> None:
@@ -191,7 +196,7 @@ def test_fork_tree_snapshot(snap_compare, family) -> None:
 
     async def open_tree(pilot) -> None:
         await priced(pilot)  # every row read whole (a loaded machine fills them late)
-        pilot.app.run_list.select(B)
+        pilot.app.runs_screen.run_list.select(B)
         await pilot.pause()
         await pilot.press("L")
         await wait_until(pilot, lambda: isinstance(pilot.app.screen, ForkTreeScreen))
@@ -218,10 +223,10 @@ def test_fork_form_snapshot(snap_compare, family) -> None:
 
     async def open_form(pilot) -> None:
         await priced(pilot)
-        pilot.app.run_list.select(ROOT)
+        pilot.app.runs_screen.run_list.select(ROOT)
         await pilot.pause()
-        pilot.app.screen.set_focus(pilot.app.timeline)
-        pilot.app.timeline.move_cursor(1)
+        pilot.app.screen.set_focus(pilot.app.runs_screen.timeline)
+        pilot.app.runs_screen.timeline.move_cursor(1)
         await pilot.pause()
         await pilot.press("F")
         await wait_until(pilot, lambda: isinstance(pilot.app.screen, ForkScreen))

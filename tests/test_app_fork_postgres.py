@@ -65,7 +65,7 @@ async def test_F_forks_a_run_of_the_database_into_it(pg_stores: PgStores) -> Non
         kids = lambda: [r for r in source.rows() if r.forked_from == parent]  # noqa: E731
         [row] = await wait_until(pilot, kids, what="the fork's row")
         await wait_until(pilot, lambda: source.get(row.run_id).status == "completed")
-        await wait_until(pilot, lambda: app.timeline.run_id == row.run_id)
+        await wait_until(pilot, lambda: app.runs_screen.timeline.run_id == row.run_id)
         await pilot.pause()
         assert "heard: Fog in Vienna. | Sunny in Paris." in screen_text(app)
     assert sorted(tool_messages(w.agent.model.requests[asked])) == [

@@ -88,19 +88,22 @@ async def test_the_timeline_shows_each_mcp_calls_server_and_the_detail_what_was_
     run_id = (await agent.arun("Add.")).run_id
     app = RunsApp(runs, agents=OneAgent(None), watch=False, clock=fixed_clock)
     async with app.run_test(size=SIZE) as pilot:
-        assert app.run_list.select(run_id)
+        assert app.runs_screen.run_list.select(run_id)
         await pilot.pause()
         rows = screen_text(app)
         assert "add(a=4, b=5) @local" in rows  # the tool_call row
         assert "add @local → 9" in rows  # the tool_result row
-        timeline = app.timeline
+        timeline = app.runs_screen.timeline
         types = [timeline.run_log.item(i).type for i in range(len(timeline.run_log))]
         timeline.move_cursor(types.index(TOOL_START))
         await pilot.pause()
-        assert "server" in app.event_detail.text and "local" in app.event_detail.text
+        assert (
+            "server" in app.runs_screen.event_detail.text
+            and "local" in app.runs_screen.event_detail.text
+        )
         timeline.move_cursor(types.index(RUN_START))
         await pilot.pause()
-        detail = app.event_detail.text
+        detail = app.runs_screen.event_detail.text
         assert "MCP servers (1)" in detail
         assert "env: MCP_TEST_TOKEN (values never recorded)" in detail
         assert "tools: add, echo, fail, weather, readme, send, whoami" in detail

@@ -23,7 +23,7 @@ PRAGUE = IDS["half_finished_crash"]
 
 
 def shown(app) -> list[str]:
-    return [r.run_id for r in app.run_list.rows]
+    return [r.run_id for r in app.runs_screen.run_list.rows]
 
 
 async def test_a_resumed_run_stays_in_view_under_needs_attention_until_the_user_moves_away(
@@ -34,12 +34,15 @@ async def test_a_resumed_run_stays_in_view_under_needs_attention_until_the_user_
     app = app_for(runs, agents=OneAgent(weather_agent(runs, model)))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("s")  # needs attention: interrupted, failed, max_turns
-        assert app.run_list.select(VIENNA)
+        assert app.runs_screen.run_list.select(VIENNA)
         await pilot.pause()
         await pilot.press("r")
         await wait_until(pilot, lambda: row_statuses(app)[VIENNA] == "running", what="running")
         # Running is no status that needs attention, yet the run and its timeline stay.
-        assert app.run_list.current.run_id == VIENNA and app.timeline.run_id == VIENNA
+        assert (
+            app.runs_screen.run_list.current.run_id == VIENNA
+            and app.runs_screen.timeline.run_id == VIENNA
+        )
         title = str(app.query_one("#runs-pane").border_title)
         assert "Runs 4 of 8 · 1 running · 1 interrupted · 2 failed" in title
 
@@ -50,14 +53,20 @@ async def test_a_resumed_run_stays_in_view_under_needs_attention_until_the_user_
             what="the resume to complete",
         )
         await pilot.pause()
-        assert app.run_list.current.run_id == VIENNA  # completed, and still selected
-        assert app.timeline.run_id == VIENNA and len(app.timeline.run_log) == 8
+        assert app.runs_screen.run_list.current.run_id == VIENNA  # completed, and still selected
+        assert (
+            app.runs_screen.timeline.run_id == VIENNA and len(app.runs_screen.timeline.run_log) == 8
+        )
 
         await pilot.press("down")  # moved away: the filter takes it
         await pilot.pause()
         assert VIENNA not in shown(app)
-        assert {r.status for r in app.run_list.rows} <= {"interrupted", "failed", "max_turns"}
-        assert app.timeline.run_id == app.run_list.current.run_id != VIENNA
+        assert {r.status for r in app.runs_screen.run_list.rows} <= {
+            "interrupted",
+            "failed",
+            "max_turns",
+        }
+        assert app.runs_screen.timeline.run_id == app.runs_screen.run_list.current.run_id != VIENNA
 
 
 async def test_a_filter_change_keeps_the_cursor_on_its_run_when_it_is_still_shown(
@@ -66,7 +75,7 @@ async def test_a_filter_change_keeps_the_cursor_on_its_run_when_it_is_still_show
     runs = copy_fixtures(tmp_path / "runs")
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
-        assert app.run_list.select(PRAGUE)
+        assert app.runs_screen.run_list.select(PRAGUE)
         await pilot.pause()
         assert shown(app).index(PRAGUE) > 0
 
@@ -74,27 +83,30 @@ async def test_a_filter_change_keeps_the_cursor_on_its_run_when_it_is_still_show
         # is typed matches it again.
         await pilot.press("slash", *"weather")
         await pilot.pause()
-        assert app.run_list.current.run_id == PRAGUE
+        assert app.runs_screen.run_list.current.run_id == PRAGUE
         await pilot.press(*"zz")
         await pilot.pause()
         assert shown(app) == []
         await pilot.press("backspace", "backspace")
         await pilot.pause()
-        assert app.run_list.current.run_id == PRAGUE
+        assert app.runs_screen.run_list.current.run_id == PRAGUE
         await pilot.press("enter")
         await pilot.pause()
-        assert app.run_list.current.run_id == PRAGUE and app.timeline.run_id == PRAGUE
+        assert (
+            app.runs_screen.run_list.current.run_id == PRAGUE
+            and app.runs_screen.timeline.run_id == PRAGUE
+        )
 
         # `s`: needs attention still shows it; failed does not (the first run then).
         await pilot.press("s")
         await pilot.pause()
-        assert app.run_list.current.run_id == PRAGUE
+        assert app.runs_screen.run_list.current.run_id == PRAGUE
         await pilot.press("s")
         await pilot.pause()
-        assert PRAGUE not in shown(app) and app.run_list.cursor == 0
+        assert PRAGUE not in shown(app) and app.runs_screen.run_list.cursor == 0
 
         # esc clears the text filter: the cursor stays where it is.
         await pilot.press("escape")
         await pilot.pause()
-        assert app.runs_pane.run_filter.text == ""
-        assert app.run_list.cursor == 0
+        assert app.runs_screen.runs_pane.run_filter.text == ""
+        assert app.runs_screen.run_list.cursor == 0

@@ -46,21 +46,21 @@ async def test_m_maximizes_the_focused_pane_and_m_or_esc_brings_all_back(tmp_pat
     run_id = IDS["crash_after_tool_result"]
     app = app_for(runs)
     async with app.run_test(size=(80, 24)) as pilot:
-        assert app.run_list.select(run_id)
+        assert app.runs_screen.run_list.select(run_id)
         await pilot.press("enter", "enter")  # into the timeline, then the detail
-        assert app.focused is app.event_detail
+        assert app.focused is app.runs_screen.event_detail
         # 30 columns wrap the id; maximized, it is whole on one line.
         assert f"run      {run_id}" not in screen_text(app)
         await pilot.press("m")
         await pilot.pause()
-        assert app.screen.maximized is app.event_detail
+        assert app.screen.maximized is app.runs_screen.event_detail
         screen = screen_text(app)
         assert f"run      {run_id}" in screen
         assert "Timeline ·" not in screen and "Runs 8" not in screen
         assert "? Help" in footer(app)
         await pilot.press("escape")  # esc restores first (the focus stays)
         await pilot.pause()
-        assert app.screen.maximized is None and app.focused is app.event_detail
+        assert app.screen.maximized is None and app.focused is app.runs_screen.event_detail
         assert "Timeline ·" in screen_text(app)
         # The timeline's pane and the run list's pane, with their titles; m brings all back.
         await pilot.press("escape", "m")
@@ -89,7 +89,7 @@ async def test_the_cursor_row_stays_in_view_when_the_screen_shrinks(tmp_path: Pa
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        runs_list = app.run_list
+        runs_list = app.runs_screen.run_list
         runs_list.move_cursor(runs_list.row_count() - 1)  # the last run, in view on a big screen
         last = runs_list.current
         assert last is not None
@@ -105,7 +105,7 @@ async def test_the_cursor_row_stays_in_view_when_the_screen_shrinks(tmp_path: Pa
         await pilot.press("enter")
         await pilot.resize_terminal(*SIZE)
         await pilot.pause()
-        timeline = app.timeline
+        timeline = app.runs_screen.timeline
         timeline.move_cursor(timeline.row_count() - 1)
         await pilot.pause()
         await pilot.resize_terminal(80, 24)

@@ -31,7 +31,7 @@ async def test_upstream_runs_are_listed_newest_first_with_their_statuses(tmp_pat
         await pilot.pause()
         statuses = row_statuses(app)
         assert statuses == {spec["run_id"]: spec["expect"] for spec in MANIFEST.values()}
-        started = [r.summary.started_at for r in app.run_list.rows]
+        started = [r.summary.started_at for r in app.runs_screen.run_list.rows]
         assert started == sorted(started, reverse=True)
         screen = screen_text(app)
         assert "Runs 8 · 2 interrupted · 2 failed" in screen
@@ -122,36 +122,36 @@ async def test_filter_narrows_as_you_type_enter_selects_first_match_esc_clears(
         assert app.focused is app.query_one("#filter")
         await pilot.press(*"prag")
         await pilot.pause()
-        shown = {r.run_id for r in app.run_list.rows}
+        shown = {r.run_id for r in app.runs_screen.run_list.rows}
         assert shown == {IDS["half_finished_crash"], IDS["resumed_two_segments"]}
         assert "Runs 2 of 8" in screen_text(app)
         await pilot.press("space", *"int")  # words narrow further: prompt and status
         await pilot.pause()
-        assert [r.run_id for r in app.run_list.rows] == [IDS["half_finished_crash"]]
+        assert [r.run_id for r in app.runs_screen.run_list.rows] == [IDS["half_finished_crash"]]
         await pilot.press("enter")
         await pilot.pause()
-        assert app.focused is app.run_list
-        assert app.run_list.current.run_id == IDS["half_finished_crash"]
-        assert app.timeline.run_id == IDS["half_finished_crash"]
+        assert app.focused is app.runs_screen.run_list
+        assert app.runs_screen.run_list.current.run_id == IDS["half_finished_crash"]
+        assert app.runs_screen.timeline.run_id == IDS["half_finished_crash"]
         assert "filter: prag int" in screen_text(app)
         await pilot.press("escape")  # in the list: drops the filter
         await pilot.pause()
-        assert len(app.run_list.rows) == 8
+        assert len(app.runs_screen.run_list.rows) == 8
 
         # By id, agent and model too; esc in the filter clears it.
         await pilot.press("slash", *IDS["failed"][:4])
         await pilot.pause()
-        assert [r.run_id for r in app.run_list.rows] == [IDS["failed"]]
+        assert [r.run_id for r in app.runs_screen.run_list.rows] == [IDS["failed"]]
         await pilot.press("escape")
         await pilot.pause()
-        assert len(app.run_list.rows) == 8 and app.focused is app.run_list
+        assert len(app.runs_screen.run_list.rows) == 8 and app.focused is app.runs_screen.run_list
         await pilot.press("slash", *"zzz")
         await pilot.pause()
-        assert app.run_list.rows == []
+        assert app.runs_screen.run_list.rows == []
         await pilot.press("escape")
         await pilot.press("slash", *"GPT")
         await pilot.pause()
-        assert len(app.run_list.rows) == 8
+        assert len(app.runs_screen.run_list.rows) == 8
 
 
 async def test_s_cycles_the_status_filter(tmp_path: Path) -> None:
@@ -163,7 +163,7 @@ async def test_s_cycles_the_status_filter(tmp_path: Path) -> None:
         for _ in range(4):
             await pilot.press("s")
             await pilot.pause()
-            seen.append(sorted({r.status for r in app.run_list.rows}))
+            seen.append(sorted({r.status for r in app.runs_screen.run_list.rows}))
         assert seen == [
             ["failed", "interrupted", "max_turns"],
             ["failed", "max_turns"],
@@ -181,20 +181,20 @@ async def test_enter_and_tab_move_into_timeline_and_detail_and_esc_comes_back(
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        assert app.focused is app.run_list
+        assert app.focused is app.runs_screen.run_list
         await pilot.press("down", "enter")
-        assert app.focused is app.timeline
-        assert app.timeline.run_id == app.run_list.rows[1].run_id
+        assert app.focused is app.runs_screen.timeline
+        assert app.runs_screen.timeline.run_id == app.runs_screen.run_list.rows[1].run_id
         await pilot.press("enter")
-        assert app.focused is app.event_detail
+        assert app.focused is app.runs_screen.event_detail
         await pilot.press("escape")
-        assert app.focused is app.timeline
+        assert app.focused is app.runs_screen.timeline
         await pilot.press("escape")
-        assert app.focused is app.run_list
+        assert app.focused is app.runs_screen.run_list
         await pilot.press("tab")
-        assert app.focused is app.timeline
+        assert app.focused is app.runs_screen.timeline
         await pilot.press("tab")
-        assert app.focused is app.event_detail
+        assert app.focused is app.runs_screen.event_detail
 
 
 async def test_a_click_selects_a_run(tmp_path: Path) -> None:
@@ -204,8 +204,8 @@ async def test_a_click_selects_a_run(tmp_path: Path) -> None:
         await pilot.pause()
         await pilot.click("#runs", offset=(5, 3))  # below the header line: the third run
         await pilot.pause()
-        assert app.run_list.cursor == 2
-        assert app.timeline.run_id == app.run_list.rows[2].run_id
+        assert app.runs_screen.run_list.cursor == 2
+        assert app.runs_screen.timeline.run_id == app.runs_screen.run_list.rows[2].run_id
 
 
 async def test_c_copies_the_run_id_and_the_notice_shows_it_whole(tmp_path: Path) -> None:
@@ -215,7 +215,7 @@ async def test_c_copies_the_run_id_and_the_notice_shows_it_whole(tmp_path: Path)
         await pilot.pause()
         await pilot.press("c")
         await pilot.pause()
-        first = app.run_list.rows[0].run_id
+        first = app.runs_screen.run_list.rows[0].run_id
         assert app.clipboard == first
         # Whole and on a line of its own, to copy by hand where OSC 52 is ignored.
         assert toasts(app) == [f"Copied run id\n{first}"]
@@ -274,7 +274,7 @@ async def test_a_missing_directory_is_a_message_not_a_crash(tmp_path: Path) -> N
     app = app_for(tmp_path / "nowhere")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        assert app.run_list.rows == []
+        assert app.runs_screen.run_list.rows == []
         assert "nowhere is gone" in screen_text(app)
 
 
@@ -328,7 +328,7 @@ async def test_runs_named_by_their_callers_show_their_whole_names(tmp_path: Path
         uuid_line = next(x for x in lines if SAMPLE_MANIFEST["long_run"]["run_id"][:8] in x)
         assert SAMPLE_MANIFEST["long_run"]["run_id"][:9] not in uuid_line
         assert header.index("agent") == named.index("Nightly") == uuid_line.index("Trip Planner")
-        app.run_list.select("nightly-report-2026-11-30-eu-west")
+        app.runs_screen.run_list.select("nightly-report-2026-11-30-eu-west")
         await pilot.pause()
         assert "Timeline · nightly-report-2026…" in screen_text(app)
 

@@ -99,12 +99,14 @@ async def test_list_timeline_and_detail_show_markup_and_escapes_literally(tmp_pa
         assert "Agent [bold red…" in list_line and "m␛[5m" in list_line
         assert MARKUP in list_line and "␛[2J ␛]0;title␇" in list_line
         # The prompt's end is past the screen's edge: the whole row, as drawn wider.
-        row = app.run_list.render_row(app.run_list.index_of("nasty"), 400).plain
+        row = app.runs_screen.run_list.render_row(
+            app.runs_screen.run_list.index_of("nasty"), 400
+        ).plain
         assert_literal(row, "run list")
         timeline = "\n".join(x.split("││")[0] for x in lines[17:])
         assert 'fetch(q="[bold red]x[/] ' in timeline  # the call, arguments as JSON
         assert "fetch → [bold red]x[/] ␛[2J ␛]0;title␇ ␛]52;c;Zm9v␇ \\x9b31m" in timeline
-        detail = app.event_detail.text
+        detail = app.runs_screen.event_detail.text
         assert_literal(detail, "detail")
         assert "\\x9b31m \\u202egnp.exe" in detail
         assert HYPERLINK_SHOWN in detail
@@ -112,7 +114,7 @@ async def test_list_timeline_and_detail_show_markup_and_escapes_literally(tmp_pa
         # The request conversation (run_start's input) too.
         await pilot.press("enter", "home")
         await pilot.pause()
-        assert f"prompt {MARKUP} ␛[2J" in app.event_detail.text
+        assert f"prompt {MARKUP} ␛[2J" in app.runs_screen.event_detail.text
         assert_no_raw(app)
 
 
@@ -180,7 +182,7 @@ async def test_an_api_key_quoted_by_a_failing_model_never_reaches_a_notification
         )
         app = app_for(runs, agents=OneAgent(agent))
         async with app.run_test(size=SIZE, notifications=True) as pilot:
-            assert app.run_list.select(IDS["crash_after_tool_result"])
+            assert app.runs_screen.run_list.select(IDS["crash_after_tool_result"])
             await pilot.pause()
             await pilot.press("r")
             await wait_until(

@@ -54,9 +54,9 @@ async def test_events_appended_by_another_writer_appear_in_list_and_timeline(
     run_id = IDS["crash_after_tool_result"]
     app = app_for(runs, watch=True)
     async with app.run_test(size=SIZE) as pilot:
-        assert app.run_list.select(run_id)
+        assert app.runs_screen.run_list.select(run_id)
         await pilot.pause()
-        assert len(app.timeline.run_log) == 4 and app.timeline.follow
+        assert len(app.runs_screen.timeline.run_log) == 4 and app.runs_screen.timeline.follow
         await settle(pilot)
         # A partial line first: nothing shows until its newline arrives.
         line = json.dumps(FINISH_VIENNA[0]).encode() + b"\n"
@@ -70,17 +70,17 @@ async def test_events_appended_by_another_writer_appear_in_list_and_timeline(
                 pilot, lambda: app.source.bytes_read >= read_before + 20, what="a read"
             )
             await pilot.pause()
-            assert len(app.timeline.run_log) == 4
+            assert len(app.runs_screen.timeline.run_log) == 4
             assert app.source.get(run_id).summary.events == 4
             f.write(line[20:])
             for event in FINISH_VIENNA[1:]:
                 f.write(json.dumps(event).encode() + b"\n")
         await wait_until(pilot, lambda: row_statuses(app)[run_id] == "completed", what="status")
-        await wait_until(pilot, lambda: len(app.timeline.run_log) == 7, what="timeline")
+        await wait_until(pilot, lambda: len(app.runs_screen.timeline.run_log) == 7, what="timeline")
         await pilot.pause()
         # Following: the cursor moved to the newest event, and the detail with it (the detail
         # follows live events a frame or so after their lines).
-        assert app.timeline.cursor == 6
+        assert app.runs_screen.timeline.cursor == 6
         await wait_until(
             pilot, lambda: "run_end · turn 2 · line 7" in screen_text(app), what="the detail"
         )
@@ -94,16 +94,16 @@ async def test_with_follow_off_new_events_do_not_move_the_cursor(tmp_path: Path)
     run_id = IDS["crash_after_tool_result"]
     app = app_for(runs, watch=True)
     async with app.run_test(size=SIZE) as pilot:
-        assert app.run_list.select(run_id)
+        assert app.runs_screen.run_list.select(run_id)
         await pilot.press("f")
-        assert not app.timeline.follow
+        assert not app.runs_screen.timeline.follow
         assert "follow off" in screen_text(app)
         await settle(pilot)
         write_log(runs, run_id, FINISH_VIENNA)
-        await wait_until(pilot, lambda: len(app.timeline.run_log) == 7, what="timeline")
-        assert app.timeline.cursor == 3
+        await wait_until(pilot, lambda: len(app.runs_screen.timeline.run_log) == 7, what="timeline")
+        assert app.runs_screen.timeline.cursor == 3
         await pilot.press("f")  # on again: jumps to the newest
-        assert app.timeline.follow and app.timeline.cursor == 6
+        assert app.runs_screen.timeline.follow and app.runs_screen.timeline.cursor == 6
 
 
 async def test_a_new_run_file_appears_and_a_deleted_one_leaves(tmp_path: Path) -> None:
@@ -126,22 +126,26 @@ async def test_a_new_run_file_appears_and_a_deleted_one_leaves(tmp_path: Path) -
             ],
         )
         await wait_until(pilot, lambda: "fresh-run" in row_statuses(app), what="new row")
-        assert app.run_list.rows[0].run_id == "fresh-run"  # the newest is on top
+        assert app.runs_screen.run_list.rows[0].run_id == "fresh-run"  # the newest is on top
         await pilot.pause()
         assert "Newcomer" in screen_text(app) and "Runs 9 · 3 interrupted" in screen_text(app)
 
         # The cursor stayed on the run it was on; open the new one, then it is deleted: it
         # leaves the list, the cursor moves on to the next run, nothing crashes.
-        assert app.run_list.current.run_id == IDS["crash_after_tool_result"]
-        assert app.run_list.select("fresh-run")
+        assert app.runs_screen.run_list.current.run_id == IDS["crash_after_tool_result"]
+        assert app.runs_screen.run_list.select("fresh-run")
         await pilot.pause()
-        assert app.timeline.run_id == "fresh-run"
+        assert app.runs_screen.timeline.run_id == "fresh-run"
         (runs / "fresh-run.jsonl").unlink()
         (runs / f"{IDS['failed']}.jsonl").unlink()
-        await wait_until(pilot, lambda: len(app.run_list.rows) == 7, what="rows to leave")
+        await wait_until(
+            pilot, lambda: len(app.runs_screen.run_list.rows) == 7, what="rows to leave"
+        )
         assert "fresh-run" not in row_statuses(app) and IDS["failed"] not in row_statuses(app)
         await pilot.pause()
-        assert app.timeline.run_id == app.run_list.current.run_id  # moved to the next run
+        assert (
+            app.runs_screen.timeline.run_id == app.runs_screen.run_list.current.run_id
+        )  # moved to the next run
 
 
 async def test_the_directory_deleted_leaves_a_clear_message(tmp_path: Path) -> None:
@@ -155,7 +159,7 @@ async def test_the_directory_deleted_leaves_a_clear_message(tmp_path: Path) -> N
         await pilot.pause()
         screen = screen_text(app)
         assert "was deleted" in screen
-        assert app.run_list.rows == []
+        assert app.runs_screen.run_list.rows == []
         await pilot.press("r", "down", "enter", "c")  # keys on an empty app do no harm
         assert app.is_running
 
@@ -198,4 +202,4 @@ async def test_a_run_written_before_the_watch_was_set_up_is_listed_once_it_is(
         await wait_until(pilot, lambda: "raced-run" in row_statuses(app), what="the raced run")
         # The probe that proved the watch is gone, and was never a row.
         await wait_until(pilot, lambda: not list(runs.glob(".*.probe")), what="the probe gone")
-        assert len(app.run_list.rows) == 9
+        assert len(app.runs_screen.run_list.rows) == 9

@@ -24,8 +24,8 @@ def runs(tmp_path: Path) -> Path:
 
 
 async def playing(pilot, app: RunsApp, clock: ManualClock | None = None) -> PlaybackScreen:
-    app.playback_clock = clock
-    assert app.run_list.select("paced")
+    app.runs_screen.playback_clock = clock
+    assert app.runs_screen.run_list.select("paced")
     await press(pilot, "P")
     await pilot.pause()
     screen = app.screen
@@ -165,7 +165,7 @@ async def test_textual_timers_play_a_run_to_its_end(tmp_path: Path) -> None:
     runs = copy_fixtures(tmp_path / "runs")
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
-        assert app.run_list.select(IDS["parallel_calls"])
+        assert app.runs_screen.run_list.select(IDS["parallel_calls"])
         await press(pilot, "P")
         await pilot.pause()
         screen = app.screen

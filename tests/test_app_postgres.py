@@ -92,7 +92,7 @@ async def everything_shown(app: RunsApp) -> dict[str, Any]:
         # Listed briefly at first (a database's rows too), then filled in.
         await wait_until(pilot, lambda: not app.source.incomplete, what="the rows filled")
         await priced(pilot)  # the cost column: every generation's usage and model, both alike
-        run_list, timeline = app.run_list, app.timeline
+        run_list, timeline = app.runs_screen.run_list, app.runs_screen.timeline
         width = run_list.size.width
         shown["list"] = [run_list.render_row(k, width).plain for k in range(len(run_list.rows))]
         shown["title"] = screen_text(app).splitlines()[0]
@@ -103,8 +103,8 @@ async def everything_shown(app: RunsApp) -> dict[str, Any]:
             assert log is not None and timeline.run_id == row.run_id
             lines = []
             for i in range(len(log)):
-                app.show_detail(i)  # what moving the cursor there shows, drawn at once
-                detail = app.event_detail.text
+                app.runs_screen.show_detail(i)  # what moving the cursor there shows, drawn at once
+                detail = app.runs_screen.event_detail.text
                 lines.append((timeline.render_row(i, timeline.size.width).plain, detail))
             marks = log.marks(0, log.indexed_to, 0, lambda: False)
             found = log.search("sunny", 0, log.indexed_to, 0, lambda: False)
@@ -185,13 +185,15 @@ async def test_events_appended_by_another_process_appear_live(
     copied(pg_stores, copy_fixtures(tmp_path / "runs"))
     app = pg_sources.app(watch=True)
     async with app.run_test(size=SIZE) as pilot:
-        assert app.run_list.select(VIENNA)
+        assert app.runs_screen.run_list.select(VIENNA)
         await pilot.pause()
-        assert len(app.timeline.run_log) == 4
+        assert len(app.runs_screen.timeline.run_log) == 4
         await wait_until(pilot, lambda: app.watcher.armed, what="the watch")
         dsn, schema = pg_stores.dsn, pg_stores.schema
         python(APPEND, dsn, schema, VIENNA, "Written elsewhere.").wait(timeout=30)
-        await wait_until(pilot, lambda: len(app.timeline.run_log) == 5, what="the new line")
+        await wait_until(
+            pilot, lambda: len(app.runs_screen.timeline.run_log) == 5, what="the new line"
+        )
         await wait_until(
             pilot, lambda: "message       2  Written elsewhere." in screen_text(app), what="it"
         )
@@ -242,7 +244,7 @@ async def test_r_resumes_a_run_into_the_database(
     executed: list[str] = []
     app = pg_sources.app(agents=OneAgent(weather_agent(runs, model, executed)))
     async with app.run_test(size=SIZE) as pilot:
-        assert app.run_list.select(VIENNA)
+        assert app.runs_screen.run_list.select(VIENNA)
         await pilot.pause()
         await pilot.press("r")
         await wait_until(pilot, lambda: model.waiting.is_set(), what="the model request")
@@ -256,7 +258,9 @@ async def test_r_resumes_a_run_into_the_database(
             lambda: row_statuses(app)[VIENNA] == "completed" and not app.resumer.running,
             what="the resume to complete",
         )
-        await wait_until(pilot, lambda: len(app.timeline.run_log) == 8, what="the timeline")
+        await wait_until(
+            pilot, lambda: len(app.runs_screen.timeline.run_log) == 8, what="the timeline"
+        )
         assert "Run 2dfade51 completed: Vienna is sunny, 22C." in notifications(app)
     # Written to the database, not to the directory the agent was built on.
     with pg_stores() as store:
@@ -342,7 +346,7 @@ async def test_four_processes_and_the_tuis_r_on_one_interrupted_run_only_one_pro
             assert worker.stdout is not None and worker.stdout.readline() == "ready\n"
         async with app.run_test(size=SIZE) as pilot:
             await wait_until(pilot, lambda: app.watcher.armed, what="the watch")
-            assert app.run_list.select(VIENNA)
+            assert app.runs_screen.run_list.select(VIENNA)
             await pilot.pause()
             if first == "tui":
                 await pilot.press("r")
@@ -456,7 +460,7 @@ async def test_a_database_that_stops_answering_keeps_the_list_and_catches_up_whe
     try:
         async with app.run_test(size=SIZE) as pilot:
             await wait_until(pilot, lambda: app.watcher.armed, what="the watch")
-            assert app.run_list.select(VIENNA)
+            assert app.runs_screen.run_list.select(VIENNA)
             proxy.cut()
             said = await wait_until(
                 pilot,
@@ -464,7 +468,10 @@ async def test_a_database_that_stops_answering_keeps_the_list_and_catches_up_whe
                 what="the notice",
             )
             assert "The list shows what was read until now" in said[0]
-            assert len(app.run_list.rows) == 8 and len(app.timeline.run_log) == 4  # kept
+            assert (
+                len(app.runs_screen.run_list.rows) == 8
+                and len(app.runs_screen.timeline.run_log) == 4
+            )  # kept
             with pg_stores() as store:  # written meanwhile, by a process that can reach it
                 store.append(VIENNA, Event("message", text="While it was away.", turn=2))
             proxy.restore()
@@ -473,7 +480,9 @@ async def test_a_database_that_stops_answering_keeps_the_list_and_catches_up_whe
                 lambda: any("answers again" in n for n in notifications(app)),
                 what="the second notice",
             )
-            await wait_until(pilot, lambda: len(app.timeline.run_log) == 5, what="catching up")
+            await wait_until(
+                pilot, lambda: len(app.runs_screen.timeline.run_log) == 5, what="catching up"
+            )
             assert "While it was away." in screen_text(app)
     finally:
         proxy.close()
@@ -494,7 +503,7 @@ async def test_unwatched_ctrl_r_says_the_database_does_not_answer_and_reads_it_o
             await pilot.press("ctrl+r")
             said = await wait_until(pilot, lambda: notifications(app), what="a notice")
             assert said[-1].startswith("Cannot read postgresql://") and len(said) == 1
-            assert len(app.run_list.rows) == 8
+            assert len(app.runs_screen.run_list.rows) == 8
             with pg_stores() as store:
                 store.append("fresh-run", Event("message", text="new"))
             [first] = app._notifications
@@ -530,10 +539,12 @@ async def test_calls_awaiting_approval_are_decided_and_the_run_goes_on_in_the_da
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: app.watcher.armed, what="the watch")
         assert row_statuses(app)[run_id] == AWAITING_APPROVAL
-        assert app.run_list.select(run_id)
+        assert app.runs_screen.run_list.select(run_id)
         await pilot.pause()
         await pilot.press("enter")
-        await wait_until(pilot, lambda: app.focused is app.approval_pane.call_list, what="focus")
+        await wait_until(
+            pilot, lambda: app.focused is app.runs_screen.approval_pane.call_list, what="focus"
+        )
         await pilot.press("a")  # recorded through the source's store, then resumed here
         await wait_until(pilot, lambda: row_statuses(app)[run_id] == COMPLETED, what="done")
     with pg_stores() as store:

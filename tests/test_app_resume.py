@@ -55,7 +55,7 @@ async def resume_completed(pilot, app, run_id: str) -> None:
 
 
 async def start_resume(pilot, app, run_id: str) -> None:
-    assert app.run_list.select(run_id)
+    assert app.runs_screen.run_list.select(run_id)
     await pilot.pause()
     await pilot.press("r")
 
@@ -79,13 +79,13 @@ async def test_resume_streams_its_events_into_the_timeline_and_completes(tmp_pat
         model.gate.set()
         await resume_completed(pilot, app, VIENNA)
         await pilot.pause()
-        assert len(app.timeline.run_log) == 8
-        assert app.timeline.cursor == 7
+        assert len(app.runs_screen.timeline.run_log) == 8
+        assert app.runs_screen.timeline.cursor == 7
         screen = screen_text(app)
         assert "▶ resumed · segment 2" in screen  # the new run_start is in the timeline
         assert "completed · Vienna is sunny, 22C." in screen
         assert "Run 2dfade51 completed: Vienna is sunny, 22C." in notifications(app)
-        assert not app.stream_line.display
+        assert not app.runs_screen.stream_line.display
     # The tool's saved result was enough: it did not run again; one model request was made.
     assert executed == [] and len(model.requests) == 1
     assert last_segment(runs / f"{VIENNA}.jsonl") == [
@@ -320,7 +320,7 @@ async def test_a_resume_whose_events_could_not_all_be_saved_says_so_and_marks_th
         # list, a filter that hides it and the filter cleared again.
         line = next(x for x in screen_text(app).splitlines() if "2dfade51" in x)
         assert "⚠ unsaved" in line
-        app.show_rows()
+        app.runs_screen.show_rows()
         await pilot.press("slash", *"prague", "enter")
         await pilot.pause()
         assert "2dfade51" not in screen_text(app)
@@ -343,7 +343,7 @@ async def test_a_resume_that_saved_everything_is_not_marked(tmp_path: Path) -> N
         await resume_completed(pilot, app, VIENNA)
         await pilot.pause()
         assert "⚠ unsaved" not in screen_text(app)
-        assert app.run_list.marks == {}
+        assert app.runs_screen.run_list.marks == {}
 
 
 async def test_two_apps_pressing_r_on_the_same_run_resume_it_once(tmp_path: Path) -> None:
@@ -410,9 +410,9 @@ async def test_r_pressed_twice_at_once_resumes_once_and_says_so(tmp_path: Path) 
     app = app_for(runs, agents=OneAgent(weather_agent(runs, model)))
     said = told(app)
     async with app.run_test(size=SIZE) as pilot:
-        assert app.run_list.select(VIENNA)
+        assert app.runs_screen.run_list.select(VIENNA)
         await pilot.pause()
-        row = app.run_list.current
+        row = app.runs_screen.run_list.current
         # Two presses handled back to back: the first worker has not begun when the second
         # one is handled.
         app.resumer.start(row)

@@ -75,7 +75,7 @@ def row_line(app: RunsApp, run_id: str) -> str:
 
 
 async def resume_until_the_tool_runs(pilot, app: RunsApp, tools: BlockingTools) -> None:
-    assert app.run_list.select(PRAGUE)
+    assert app.runs_screen.run_list.select(PRAGUE)
     await pilot.pause()
     await pilot.press("r")
     await wait_until(pilot, tools.started.is_set, what="the tool to start")
@@ -293,7 +293,7 @@ async def test_a_stop_with_no_tool_running_stops_at_once(tmp_path: Path) -> None
     model.generate = generate
     app = app_for(runs, agents=BlockingTools().agent(runs, model))
     async with app.run_test(size=SIZE) as pilot:
-        assert app.run_list.select(PRAGUE)
+        assert app.runs_screen.run_list.select(PRAGUE)
         await pilot.pause()
         await pilot.press("r")
         await wait_until(pilot, waiting.is_set, what="the model request")
@@ -315,7 +315,7 @@ async def test_r_on_another_run_while_one_resumes_says_only_one_runs_at_a_time(
     try:
         async with app.run_test(size=SIZE) as pilot:
             await resume_until_the_tool_runs(pilot, app, tools)
-            assert app.run_list.select(IDS["crash_after_tool_result"])
+            assert app.runs_screen.run_list.select(IDS["crash_after_tool_result"])
             await pilot.pause()
             await pilot.press("r")
             assert notifications(app)[-1] == (

@@ -82,7 +82,7 @@ def line_of(app, run_id: str) -> str:
 
 async def open_list(pilot, run_id: str) -> None:
     await priced(pilot)
-    assert pilot.app.run_list.select(run_id)
+    assert pilot.app.runs_screen.run_list.select(run_id)
     await pilot.pause()
 
 
@@ -99,15 +99,15 @@ async def test_the_cost_column_shows_known_unknown_and_partly_known_costs(runs: 
         assert "≥$0.00021  Half known" in line_of(app, "partial")
         assert "–  Book it [bold]now[/bold]" in line_of(app, "gated")  # no generation; literal
         # The list's total, under it: what is known, a lower bound as some is not.
-        assert str(app.runs_pane.border_subtitle) == "cost ≥$0.00042"
+        assert str(app.runs_screen.runs_pane.border_subtitle) == "cost ≥$0.00042"
         # A filter narrows the total to the runs shown.
         await pilot.press("slash", *"Paris", "enter")
         await pilot.pause()
         assert "Runs 1 of 4 ─" in screen_text(app).splitlines()[0]
-        assert str(app.runs_pane.border_subtitle) == "filter: Paris · cost $0.00021"
+        assert str(app.runs_screen.runs_pane.border_subtitle) == "filter: Paris · cost $0.00021"
         await pilot.press("escape", "slash", *"local", "enter")
         await pilot.pause()
-        assert str(app.runs_pane.border_subtitle) == "filter: local · cost –"
+        assert str(app.runs_screen.runs_pane.border_subtitle) == "filter: local · cost –"
 
 
 async def test_the_tokens_column_writes_every_count_of_a_thousand_and_more_alike(
@@ -138,11 +138,11 @@ async def test_the_timeline_prices_each_generation_and_the_detail_totals_the_run
         assert "turn 2 · –" in screen  # no usage recorded: unknown, not $0
         await pilot.press("enter", "home")
         await pilot.pause()
-        detail = app.event_detail.text
+        detail = app.runs_screen.event_detail.text
         assert "run cost ≥$0.00021 (1 of 2 generations priced; 1 not: unknown model" in detail
         await pilot.press("down")
         await pilot.pause()
-        assert "cost     $0.00021" in app.event_detail.text
+        assert "cost     $0.00021" in app.runs_screen.event_detail.text
 
 
 def test_a_row_read_whole_is_priced_and_appended_generations_add_to_it(runs: Path) -> None:
@@ -178,7 +178,7 @@ async def test_p_pins_the_run_marks_it_and_p_again_unpins(runs: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await open_list(pilot, "known")
         await pilot.press("p")
-        await wait_until(pilot, lambda: "known" in app.run_list.pinned, what="the pin")
+        await wait_until(pilot, lambda: "known" in app.runs_screen.run_list.pinned, what="the pin")
         await pilot.pause()
         assert (runs / ".pins" / "known").is_file()
         assert FileStore(runs).pinned() == {"known"}
@@ -187,9 +187,9 @@ async def test_p_pins_the_run_marks_it_and_p_again_unpins(runs: Path) -> None:
         assert any("Pinned run known: prune keeps it." in n for n in notifications(app))
         await pilot.press("enter", "home")
         await pilot.pause()
-        assert "pinned   yes: prune keeps it (p unpins)" in app.event_detail.text
+        assert "pinned   yes: prune keeps it (p unpins)" in app.runs_screen.event_detail.text
         await pilot.press("escape", "p")
-        await wait_until(pilot, lambda: not app.run_list.pinned, what="the pin gone")
+        await wait_until(pilot, lambda: not app.runs_screen.run_list.pinned, what="the pin gone")
         await pilot.pause()
         assert not (runs / ".pins" / "known").exists()
         assert line_of(app, "known").startswith("│    completed")
@@ -203,7 +203,7 @@ async def test_d_asks_naming_the_run_and_y_deletes_it(runs: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await open_list(pilot, "known")
         await pilot.press("p")
-        await wait_until(pilot, lambda: "known" in app.run_list.pinned, what="the pin")
+        await wait_until(pilot, lambda: "known" in app.runs_screen.run_list.pinned, what="the pin")
         await pilot.press("d")
         await pilot.pause()
         assert isinstance(app.screen, DeleteScreen)
@@ -212,12 +212,16 @@ async def test_d_asks_naming_the_run_and_y_deletes_it(runs: Path) -> None:
             assert part in screen
         await pilot.press("n")  # kept
         await pilot.pause()
-        assert (runs / "known.jsonl").exists() and app.run_list.index_of("known") is not None
+        assert (runs / "known.jsonl").exists() and app.runs_screen.run_list.index_of(
+            "known"
+        ) is not None
         await pilot.press("d", "y")
-        await wait_until(pilot, lambda: app.run_list.index_of("known") is None, what="gone")
+        await wait_until(
+            pilot, lambda: app.runs_screen.run_list.index_of("known") is None, what="gone"
+        )
         assert not (runs / "known.jsonl").exists()
         assert not (runs / ".pins" / "known").exists()  # its pin went with it
-        assert app.run_list.index_of("known") is None
+        assert app.runs_screen.run_list.index_of("known") is None
         assert "known" not in {r.run_id for r in app.source.rows()}
         assert any(n.startswith("Deleted run known (") for n in notifications(app))
 
@@ -235,7 +239,7 @@ async def test_d_names_the_forks_a_run_has_in_its_question(runs: Path) -> None:
         assert told in screen_text(app)
         await pilot.press("n")
         await pilot.pause()
-        app.run_list.select("unknown")  # no fork: no such line
+        app.runs_screen.run_list.select("unknown")  # no fork: no such line
         await pilot.press("d")
         await wait_until(pilot, lambda: isinstance(app.screen, DeleteScreen), what="the question")
         assert "run     unknown" in screen_text(app) and "forks   has" not in screen_text(app)
@@ -252,7 +256,9 @@ async def test_d_says_at_once_that_a_run_awaiting_approval_or_held_is_not_delete
         await wait_until(pilot, lambda: refused in notifications(app), what="the refusal")
         assert not isinstance(app.screen, DeleteScreen)  # nothing to confirm
         assert "Book it [bold]now[/bold]" in screen_text(app)  # the list, named literally
-        assert (runs / "gated.jsonl").exists() and app.run_list.index_of("gated") is not None
+        assert (runs / "gated.jsonl").exists() and app.runs_screen.run_list.index_of(
+            "gated"
+        ) is not None
 
         held, release = threading.Event(), threading.Event()
 
@@ -265,7 +271,9 @@ async def test_d_says_at_once_that_a_run_awaiting_approval_or_held_is_not_delete
         holder.start()
         try:
             assert held.wait(5)
-            app.run_list.select("unknown")  # not watched: its row does not know it is held
+            app.runs_screen.run_list.select(
+                "unknown"
+            )  # not watched: its row does not know it is held
             await pilot.press("d")
             await wait_until(
                 pilot, lambda: [n for n in notifications(app) if "unknown is not" in n]
@@ -389,9 +397,9 @@ async def test_ctrl_f_lists_matches_of_every_run_and_enter_opens_the_event(runs:
         await pilot.press("enter")  # the first match: known's run_start, line 1
         await pilot.pause()
         assert app.screen is app.screen_stack[0]
-        assert app.run_list.current.run_id == "known"
-        assert app.timeline.run_id == "known" and app.timeline.cursor == 0
-        assert app.focused is app.timeline
+        assert app.runs_screen.run_list.current.run_id == "known"
+        assert app.runs_screen.timeline.run_id == "known" and app.runs_screen.timeline.cursor == 0
+        assert app.focused is app.runs_screen.timeline
 
 
 async def test_ctrl_f_at_80_columns_cuts_each_snippet_around_its_match(runs: Path) -> None:
@@ -438,12 +446,15 @@ async def test_ctrl_f_goes_past_the_filter_to_a_run_it_hides(runs: Path) -> None
         await priced(pilot)
         await pilot.press("slash", *"unknown", "enter")
         await pilot.pause()
-        assert app.run_list.index_of("partial") is None
+        assert app.runs_screen.run_list.index_of("partial") is None
         await pilot.press("ctrl+f", *"Half", "enter")
         await wait_until(pilot, lambda: app.screen.state == "done", what="the search")
         await pilot.press("enter")
         await pilot.pause()
-        assert app.run_list.current.run_id == "partial" and app.timeline.run_id == "partial"
+        assert (
+            app.runs_screen.run_list.current.run_id == "partial"
+            and app.runs_screen.timeline.run_id == "partial"
+        )
 
 
 async def test_esc_stops_a_search_under_way_then_closes(runs: Path) -> None:
@@ -538,7 +549,9 @@ async def test_a_pin_made_elsewhere_is_marked_at_the_next_tick(runs: Path) -> No
         await priced(pilot)
         FileStore(runs).pin("unknown")  # `agentor pin` in a shell
         app.watcher.post_message(Watcher.Ticked(moved=False))  # a second goes by
-        await wait_until(pilot, lambda: "unknown" in app.run_list.pinned, what="the mark")
+        await wait_until(
+            pilot, lambda: "unknown" in app.runs_screen.run_list.pinned, what="the mark"
+        )
         await pilot.pause()
         assert line_of(app, "unknown").startswith("│ *  completed")
 

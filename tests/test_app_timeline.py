@@ -14,9 +14,9 @@ from tests.conftest import crash_after_tool_result
 
 
 async def select(pilot, app, run_id: str) -> None:
-    assert app.run_list.select(run_id)
+    assert app.runs_screen.run_list.select(run_id)
     await pilot.pause()
-    assert app.timeline.run_id == run_id
+    assert app.runs_screen.timeline.run_id == run_id
 
 
 async def test_timeline_has_one_line_per_event_with_offsets_and_summaries(tmp_path: Path) -> None:
@@ -40,7 +40,7 @@ async def test_timeline_has_one_line_per_event_with_offsets_and_summaries(tmp_pa
             for part in parts:
                 assert part in line, (part, line)
         # It opens at the end: the run_end is highlighted and the detail shows it.
-        assert app.timeline.cursor == 6
+        assert app.runs_screen.timeline.cursor == 6
         assert "Timeline · 32e80341 · 7 lines" in screen
         assert "run_end · turn 2 · line 7" in screen
         assert "following" in screen
@@ -56,7 +56,7 @@ async def test_detail_shows_the_request_as_a_conversation_and_values_as_json(
         await pilot.press("enter")  # into the timeline
         await pilot.press("up", "up")  # the second generation
         await pilot.pause()
-        detail = app.event_detail.text
+        detail = app.runs_screen.event_detail.text
         assert detail.startswith("generation · turn 2 · line 5")
         assert f"run      {IDS['completed']}" in detail  # the full id
         assert "usage    in 101 · out 12 · total 113" in detail
@@ -68,13 +68,15 @@ async def test_detail_shows_the_request_as_a_conversation_and_values_as_json(
         assert "Response\n  The weather in Lisbon is sunny and 22°C." in detail
         await pilot.press("up", "up")  # the tool call: its arguments as pretty JSON
         await pilot.pause()
-        assert 'Arguments\n  {\n    "city": "Lisbon"\n  }' in app.event_detail.text
+        assert 'Arguments\n  {\n    "city": "Lisbon"\n  }' in app.runs_screen.event_detail.text
         await pilot.press("down")
         await pilot.pause()
-        assert "Result\n  The weather in Lisbon is sunny and 22C." in app.event_detail.text
+        assert (
+            "Result\n  The weather in Lisbon is sunny and 22C." in app.runs_screen.event_detail.text
+        )
         # The detail scrolls: enter moves into it.
         await pilot.press("enter")
-        assert app.focused is app.event_detail
+        assert app.focused is app.runs_screen.event_detail
 
 
 async def test_resume_segments_are_marked(tmp_path: Path) -> None:
@@ -82,7 +84,7 @@ async def test_resume_segments_are_marked(tmp_path: Path) -> None:
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
         await select(pilot, app, IDS["resumed_two_segments"])
-        assert app.timeline.run_log.segment_starts == [0, 3]
+        assert app.runs_screen.timeline.run_log.segment_starts == [0, 3]
         screen = screen_text(app)
         assert "▶ resumed · segment 2" in screen
         assert screen.count("run_start") == 2
@@ -95,7 +97,7 @@ async def test_failed_run_shows_its_error_in_the_timeline_and_detail(tmp_path: P
         await select(pilot, app, IDS["failed"])
         screen = screen_text(app)
         assert "failed · InternalServerError: Error code: 500" in screen
-        assert "Error\n  InternalServerError: Error code: 500" in app.event_detail.text
+        assert "Error\n  InternalServerError: Error code: 500" in app.runs_screen.event_detail.text
 
 
 async def test_bad_lines_show_as_unreadable_lines_never_as_events(tmp_path: Path) -> None:
@@ -120,11 +122,11 @@ async def test_bad_lines_show_as_unreadable_lines_never_as_events(tmp_path: Path
         # The list row stays readable and says what is wrong with the file.
         assert "interrupted" in screen and "⚠ 1 bad line; first at byte" in screen
         assert "f → 1" in screen
-        assert len(app.timeline.run_log) == 4
+        assert len(app.runs_screen.timeline.run_log) == 4
         await pilot.press("enter", "up")
         await pilot.pause()
-        assert app.event_detail.text.startswith("unreadable line 3")
-        assert '{"type": "tool_result", "na' in app.event_detail.text
+        assert app.runs_screen.event_detail.text.startswith("unreadable line 3")
+        assert '{"type": "tool_result", "na' in app.runs_screen.event_detail.text
 
 
 async def test_huge_values_are_cut_with_a_note(tmp_path: Path) -> None:
@@ -142,7 +144,7 @@ async def test_huge_values_are_cut_with_a_note(tmp_path: Path) -> None:
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
         await select(pilot, app, "big")
-        detail = app.event_detail.text
+        detail = app.runs_screen.event_detail.text
         assert "… cut: 72,001 more characters, 1 more lines not shown" in detail
         assert len(detail) < 10_000
         assert "dump → xxxx" in screen_text(app)
@@ -160,9 +162,9 @@ async def test_a_run_of_100000_events_opens_at_its_end_decoding_only_what_shows(
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
         await select(pilot, app, "long")
-        log = app.timeline.run_log
+        log = app.runs_screen.timeline.run_log
         assert len(log) == 100_000
-        assert app.timeline.cursor == 99_999
+        assert app.runs_screen.timeline.cursor == 99_999
         screen = screen_text(app)
         assert "step → 99999" in screen and "+16m39s" in screen
         assert "Timeline · long · 100,000 lines" in screen
@@ -188,7 +190,7 @@ async def test_a_message_whose_tool_calls_are_not_a_list_is_shown_not_a_crash(
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
         await select(pilot, app, "odd")
-        detail = app.event_detail.text
+        detail = app.runs_screen.event_detail.text
         assert "Input (3 messages)" in detail and "ok" in detail
 
 
@@ -208,7 +210,7 @@ async def test_times_out_of_any_range_are_shown_not_a_crash(tmp_path: Path) -> N
         for key in ("up", "up"):
             await pilot.press("enter", key)
             await pilot.pause()
-            assert app.event_detail.text
+            assert app.runs_screen.event_detail.text
         screen = screen_text(app)
         assert "wild" in screen and "run_start" in screen
 
@@ -243,7 +245,7 @@ async def test_a_generations_detail_shows_the_tools_offered_and_the_settings_of_
         await select(pilot, app, first.run_id)
         await pilot.press("enter", "up", "up")  # segment 2's generation
         await pilot.pause()
-        detail = app.event_detail.text
+        detail = app.runs_screen.event_detail.text
         assert detail.startswith("generation · turn 2 · line 6")
         tools = detail[detail.index("Tools offered (1)\n") :]
         assert tools.startswith(
@@ -254,7 +256,7 @@ async def test_a_generations_detail_shows_the_tools_offered_and_the_settings_of_
         assert settings == "\nSettings\n  temperature  0.9\n  seed         7"
         await pilot.press("up", "up", "up", "up")  # segment 1's generation
         await pilot.pause()
-        detail = app.event_detail.text
+        detail = app.runs_screen.event_detail.text
         assert detail.startswith("generation · turn 1 · line 2")
         assert "Tools offered (1)\n  get_weather" in detail
         assert detail.endswith("\nSettings\n  temperature  0.2\n  seed         7")
@@ -267,6 +269,6 @@ async def test_an_upstream_generation_names_no_tools_and_shows_none(tmp_path: Pa
         await select(pilot, app, IDS["completed"])
         await pilot.press("enter", "up", "up")
         await pilot.pause()
-        detail = app.event_detail.text
+        detail = app.runs_screen.event_detail.text
         assert detail.startswith("generation · turn 2")
         assert "Tools offered" not in detail and "Settings" not in detail

@@ -31,14 +31,14 @@ from tui.widgets.timeline_search import SEARCH
 
 def subtitle(app) -> str:
     """The timeline's bottom border as on screen: its subtitle says what a search found."""
-    region = app.timeline.region
+    region = app.runs_screen.timeline.region
     row = screen_text(app).splitlines()[region.bottom - 1]
     return row[region.x : region.right]
 
 
 def highlighted(app, index: int) -> list[str]:
     """The parts of timeline row `index` drawn as search matches."""
-    row = app.timeline.render_row(index, 150)
+    row = app.runs_screen.timeline.render_row(index, 150)
     return [row.plain[s.start : s.end] for s in row.spans if str(s.style) == MATCH_STYLE]
 
 
@@ -48,15 +48,15 @@ async def test_slash_searches_the_timeline_and_n_and_N_go_from_match_to_match(
     runs = copy_fixtures(tmp_path / "runs")
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
-        assert app.run_list.select(IDS["parallel_calls"])
+        assert app.runs_screen.run_list.select(IDS["parallel_calls"])
         await pilot.press("enter", "home")
         await pilot.press("slash")
         search = app.query_one("#search")
-        assert app.focused is search and not app.runs_pane.filter_bar.display
+        assert app.focused is search and not app.runs_screen.runs_pane.filter_bar.display
         await pilot.press(*"PORTO")  # case does not matter
         await pilot.pause()
         # Matches show as you type; the cursor stays where it was.
-        timeline = app.timeline
+        timeline = app.runs_screen.timeline
         assert timeline.cursor == 0
         assert timeline.finder.found[SEARCH] == [0, 1, 3, 5, 6, 7, 8]
         assert "/PORTO: 1 of 7 (n/N)" in subtitle(app)
@@ -84,10 +84,13 @@ async def test_slash_searches_the_timeline_and_n_and_N_go_from_match_to_match(
         await pilot.press("slash", *"porto", "enter", "escape")
         assert app.focused is timeline and timeline.finder.query == ""
         await pilot.press("escape")
-        assert app.focused is app.run_list
+        assert app.focused is app.runs_screen.run_list
         # In the run list, `/` filters runs as before.
         await pilot.press("slash")
-        assert app.runs_pane.filter_bar.display and app.focused is app.runs_pane.filter_bar
+        assert (
+            app.runs_screen.runs_pane.filter_bar.display
+            and app.focused is app.runs_screen.runs_pane.filter_bar
+        )
         assert not search.display
 
 
@@ -97,9 +100,9 @@ async def test_enter_in_the_search_goes_to_the_first_match_wherever_the_cursor_i
     runs = copy_fixtures(tmp_path / "runs")
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
-        assert app.run_list.select(IDS["parallel_calls"])
+        assert app.runs_screen.run_list.select(IDS["parallel_calls"])
         await pilot.press("enter")
-        timeline = app.timeline
+        timeline = app.runs_screen.timeline
         timeline.move_cursor(4)  # between the matches of "porto": 0, 1, 3, then 5
         await pilot.press("slash", *"porto", "enter")
         await wait_until(pilot, lambda: timeline.finder.found[SEARCH], what="the matches")
@@ -114,14 +117,21 @@ async def test_the_detail_shows_the_match_a_search_entered_goes_to(tmp_path: Pat
     runs = copy_fixtures(tmp_path / "runs")
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
-        assert app.run_list.select(IDS["crash_after_tool_result"])
+        assert app.runs_screen.run_list.select(IDS["crash_after_tool_result"])
         await pilot.press("enter")  # the timeline, at its last line (4, a tool_result)
         await pilot.pause()
-        assert app.timeline.cursor == 3 and "tool_result · turn 1 · line 4" in app.event_detail.text
+        assert (
+            app.runs_screen.timeline.cursor == 3
+            and "tool_result · turn 1 · line 4" in app.runs_screen.event_detail.text
+        )
         await pilot.press("slash", *"run_start", "enter")
-        await wait_until(pilot, lambda: app.timeline.cursor == 0, what="the first match")
         await wait_until(
-            pilot, lambda: app.event_detail.text.startswith("run_start · line 1"), what="its detail"
+            pilot, lambda: app.runs_screen.timeline.cursor == 0, what="the first match"
+        )
+        await wait_until(
+            pilot,
+            lambda: app.runs_screen.event_detail.text.startswith("run_start · line 1"),
+            what="its detail",
         )
         assert "Detail · run_start · line 1" in screen_text(app)
 
@@ -142,14 +152,14 @@ async def test_a_search_finds_text_as_json_escapes_it(tmp_path: Path) -> None:
         await pilot.press("enter", "home", "slash")
         app.query_one("#search").value = '"22°c"'  # typed (or pasted)
         await pilot.press("enter")
-        assert app.timeline.finder.found[SEARCH] == [1]
-        assert app.timeline.cursor == 1
+        assert app.runs_screen.timeline.finder.found[SEARCH] == [1]
+        assert app.runs_screen.timeline.cursor == 1
         await pilot.press("slash")
         app.query_one("#search").value = "[b]no such\x1b[2J text"  # shown literally
         await pilot.press("enter")
         assert "/[b]no such␛[2J text: no match" in subtitle(app)
         assert "/[b]no such␛[2J text: no match" in screen_text(app)
-        assert app.timeline.cursor == 1
+        assert app.runs_screen.timeline.cursor == 1
 
 
 async def test_searching_100000_events_runs_off_the_screens_thread(tmp_path: Path) -> None:
@@ -161,7 +171,7 @@ async def test_searching_100000_events_runs_off_the_screens_thread(tmp_path: Pat
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")
-        timeline = app.timeline
+        timeline = app.runs_screen.timeline
         assert len(timeline.run_log) == 100_000
         timeline.search("C777")
         # The call came back before any result: the scan runs in a thread.
@@ -216,7 +226,7 @@ async def test_e_and_t_jump_to_errors_and_tool_calls_g_and_G_to_the_ends(tmp_pat
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter", "g")
-        timeline = app.timeline
+        timeline = app.runs_screen.timeline
         assert timeline.cursor == 0
         visited = []
         for _ in range(4):
@@ -239,7 +249,7 @@ async def test_e_and_t_jump_to_errors_and_tool_calls_g_and_G_to_the_ends(tmp_pat
         assert timeline.cursor == 10
         # From the command palette, from the run list: the timeline takes the focus.
         await pilot.press("escape")
-        assert app.focused is app.run_list
+        assert app.focused is app.runs_screen.run_list
         titles = {c.title: c for c in app.get_system_commands(app.screen)}
         titles["Previous error"].callback()
         await pilot.pause()
@@ -275,7 +285,9 @@ async def test_v_shows_the_line_as_json_and_a_compact_generation_decoded(tmp_pat
         assert '"content": "The weather in Oslo is sunny and 22C."' in decoded  # the full request
         assert f"Raw JSON · {run_id[:8]} · line 5" in screen_text(app)
         await pilot.press("escape")
-        assert not isinstance(app.screen, RawEventScreen) and app.focused is app.timeline
+        assert (
+            not isinstance(app.screen, RawEventScreen) and app.focused is app.runs_screen.timeline
+        )
         # An unreadable line, shown as it is, literally.
         await pilot.press("G", "v")
         await pilot.pause()
@@ -300,7 +312,7 @@ async def test_y_copies_the_events_value_and_says_what_it_copied(tmp_path: Path)
             2: ("event JSON", lines[2]),  # a tool call: the line as it is
         }
         for index, (what, value) in expected.items():
-            app.timeline.move_cursor(index)
+            app.runs_screen.timeline.move_cursor(index)
             await pilot.press("y")
             assert app.clipboard == value
             note = notifications(app)[-1]
@@ -343,10 +355,13 @@ async def test_a_run_named_on_the_command_line_opens_selected_and_focused(tmp_pa
     app = RunsApp(runs, watch=False, clock=fixed_clock, run_id=run_id)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        assert app.run_list.current is not None and app.run_list.current.run_id == run_id
-        assert app.timeline.run_id == run_id and app.focused is app.timeline
+        assert (
+            app.runs_screen.run_list.current is not None
+            and app.runs_screen.run_list.current.run_id == run_id
+        )
+        assert app.runs_screen.timeline.run_id == run_id and app.focused is app.runs_screen.timeline
         assert f"Timeline · {run_id[:8]} · 3 lines" in screen_text(app)
-        assert len(app.run_list.rows) == 8  # the whole directory is listed
+        assert len(app.runs_screen.run_list.rows) == 8  # the whole directory is listed
     gone = RunsApp(runs, watch=False, clock=fixed_clock, run_id="deleted-meanwhile")
     async with gone.run_test(size=SIZE) as pilot:
         await pilot.pause()
@@ -358,9 +373,9 @@ async def test_a_search_takes_in_the_lines_a_live_run_appends(tmp_path: Path) ->
     run_id = IDS["crash_after_tool_result"]
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
-        assert app.run_list.select(run_id)
+        assert app.runs_screen.run_list.select(run_id)
         await pilot.press("enter", "slash", *"vienna", "enter")
-        timeline = app.timeline
+        timeline = app.runs_screen.timeline
         before = list(timeline.finder.found[SEARCH])
         assert before and "vienna: " in subtitle(app)
         path = runs / f"{run_id}.jsonl"

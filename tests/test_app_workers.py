@@ -84,24 +84,26 @@ async def test_an_append_to_the_open_run_redraws_only_its_new_line_and_its_row(
     runs = copy_fixtures(tmp_path / "runs")
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
-        assert app.run_list.select(VIENNA)
+        assert app.runs_screen.run_list.select(VIENNA)
         await pilot.pause()
         await pilot.pause()
-        assert len(app.timeline.run_log) == 4 and app.timeline.cursor == 3
+        assert len(app.runs_screen.timeline.run_log) == 4 and app.runs_screen.timeline.cursor == 3
         drawn_lines: list[int] = []
         drawn_rows: list[int] = []
-        app.timeline.render_row = spy(drawn_lines, app.timeline.render_row)
-        app.run_list.render_row = spy(drawn_rows, app.run_list.render_row)
+        app.runs_screen.timeline.render_row = spy(drawn_lines, app.runs_screen.timeline.render_row)
+        app.runs_screen.run_list.render_row = spy(drawn_rows, app.runs_screen.run_list.render_row)
 
         write_log(runs, VIENNA, FINISH_VIENNA[:1])  # one line; the run is still unfinished
         app.watcher.refresh_run(VIENNA)
-        await wait_until(pilot, lambda: len(app.timeline.run_log) == 5, what="the new line")
+        await wait_until(
+            pilot, lambda: len(app.runs_screen.timeline.run_log) == 5, what="the new line"
+        )
         await pilot.pause()
         # The timeline drew the new line and the one the cursor left, nothing else; the list
         # redrew the run's row (its counts grew) and no other.
         assert sorted(set(drawn_lines)) == [3, 4]
-        assert set(drawn_rows) == {app.run_list.index_of(VIENNA)}
-        assert app.timeline.cursor == 4
+        assert set(drawn_rows) == {app.runs_screen.run_list.index_of(VIENNA)}
+        assert app.runs_screen.timeline.cursor == 4
         await wait_until(pilot, lambda: "line 5" in screen_text(app), what="the detail to follow")
         line = next(x for x in screen_text(app).splitlines() if VIENNA[:8] in x)
         assert "interrupted" in line and "  2      1 " in line  # 2 turns now
@@ -112,7 +114,7 @@ async def test_an_append_to_the_open_run_redraws_only_its_new_line_and_its_row(
         app.watcher.refresh_run(VIENNA)
         await wait_until(pilot, lambda: row_statuses(app)[VIENNA] == "completed", what="end")
         await pilot.pause()
-        assert len(set(drawn_rows)) == len(app.run_list.rows)
+        assert len(set(drawn_rows)) == len(app.runs_screen.run_list.rows)
         assert "Runs 8 · 1 interrupted · 2 failed" in screen_text(app)
 
 
@@ -120,7 +122,7 @@ async def test_a_burst_of_changes_is_read_once_and_its_detail_built_once(tmp_pat
     runs = copy_fixtures(tmp_path / "runs")
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
-        assert app.run_list.select(VIENNA)
+        assert app.runs_screen.run_list.select(VIENNA)
         await pilot.pause()
         refreshes: list[Any] = []
         app.source.refresh = spy(refreshes, app.source.refresh)
@@ -129,23 +131,25 @@ async def test_a_burst_of_changes_is_read_once_and_its_detail_built_once(tmp_pat
         write_log(runs, VIENNA, FINISH_VIENNA)
         for _ in FINISH_VIENNA:
             app.watcher.refresh_run(VIENNA)
-        await wait_until(pilot, lambda: len(app.timeline.run_log) == 7, what="the lines")
+        await wait_until(
+            pilot, lambda: len(app.runs_screen.timeline.run_log) == 7, what="the lines"
+        )
         await pilot.pause()
         assert len(refreshes) == 1
 
     runs = copy_fixtures(tmp_path / "again")
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
-        assert app.run_list.select(VIENNA)
+        assert app.runs_screen.run_list.select(VIENNA)
         await pilot.pause()
         details: list[int] = []
-        show_event = app.event_detail.show_event
+        show_event = app.runs_screen.event_detail.show_event
 
         def noting_show_event(log: Any, run_id: str, index: int, run: Any = None) -> None:
             details.append(index)
             show_event(log, run_id, index, run)
 
-        app.event_detail.show_event = noting_show_event
+        app.runs_screen.event_detail.show_event = noting_show_event
         # Three lines read one by one before the screen is drawn (the watcher's batches): the
         # detail follows to the newest, built once.
         for event in FINISH_VIENNA:
@@ -153,7 +157,9 @@ async def test_a_burst_of_changes_is_read_once_and_its_detail_built_once(tmp_pat
             watcher_reports(app, [runs / f"{VIENNA}.jsonl"])
         # Once the newest event's detail is shown and none is due, none can follow.
         await wait_until(
-            pilot, lambda: details and app.event_detail.due is None, what="the detail shown"
+            pilot,
+            lambda: details and app.runs_screen.event_detail.due is None,
+            what="the detail shown",
         )
         await pilot.pause()
         assert details == [6]
@@ -227,19 +233,19 @@ async def test_a_fill_batch_that_comes_back_while_the_app_closes_is_dropped_quie
         released.set()
         return [VIENNA]
 
-    show_rows = app.show_rows
-
-    def noting_show_rows() -> None:
-        shown_while_closing.append(app.return_code is not None or not app.is_running)
-        show_rows()
-
     async with app.run_test(size=SIZE) as pilot:
+        show_rows = app.runs_screen.show_rows
+
+        def noting_show_rows() -> None:
+            shown_while_closing.append(app.return_code is not None or not app.is_running)
+            show_rows()
+
         await pilot.pause()
         worker = app.watcher.fill_worker
         assert worker is not None
         await worker.wait()  # the first fill, for real
         app.source.fill = fill_until_closing
-        app.show_rows = noting_show_rows
+        app.runs_screen.show_rows = noting_show_rows
         app.watcher.fill()
         worker = app.watcher.fill_worker
         await wait_until(pilot, reading.is_set, what="the fill worker to read a batch")
@@ -269,14 +275,18 @@ async def test_a_deleted_directory_that_comes_back_is_listed_and_watched_again(
         await wait_until(pilot, lambda: app.watcher.gone, what="the deletion")
         await pilot.pause()
         assert "was deleted" in screen_text(app) and "directory gone" in screen_text(app)
-        assert app.run_list.rows == []
+        assert app.runs_screen.run_list.rows == []
 
         copy_fixtures(runs)  # the directory is back, with its runs
-        await wait_until(pilot, lambda: len(app.run_list.rows) == 8, what="the runs back")
+        await wait_until(
+            pilot, lambda: len(app.runs_screen.run_list.rows) == 8, what="the runs back"
+        )
         await pilot.pause()
         assert not app.watcher.gone
         assert "Runs 8 · 2 interrupted · 2 failed" in screen_text(app)
-        assert app.timeline.run_id == app.run_list.current.run_id  # a run is open again
+        assert (
+            app.runs_screen.timeline.run_id == app.runs_screen.run_list.current.run_id
+        )  # a run is open again
         # ... and watched again: a run written now appears.
         await settle(pilot)
         big_log(runs / "after-return.jsonl", "BIGPROMPT back", turns=25)
@@ -293,7 +303,7 @@ async def test_a_directory_missing_at_start_is_shown_once_it_is_made(tmp_path: P
         await pilot.pause()
         assert "later is gone" in screen_text(app)
         copy_fixtures(runs)
-        await wait_until(pilot, lambda: len(app.run_list.rows) == 8, what="the runs")
+        await wait_until(pilot, lambda: len(app.runs_screen.run_list.rows) == 8, what="the runs")
         await settle(pilot)
         write_log(runs, VIENNA, FINISH_VIENNA)
         await wait_until(
@@ -313,7 +323,9 @@ async def test_a_directory_deleted_and_made_again_at_once_is_watched_again(
         shutil.rmtree(runs)
         copy_fixtures(runs)
         (runs / f"{IDS['failed']}.jsonl").unlink()
-        await wait_until(pilot, lambda: len(app.run_list.rows) == 7, what="the new listing")
+        await wait_until(
+            pilot, lambda: len(app.runs_screen.run_list.rows) == 7, what="the new listing"
+        )
         await settle(pilot)
         # The new directory is the one watched: what is written to it shows.
         write_log(runs, VIENNA, FINISH_VIENNA)

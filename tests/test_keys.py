@@ -10,6 +10,7 @@ import re
 from tests.conftest import ROOT
 from tui.app import RunsApp
 from tui.keys import HELP, palette
+from tui.screens.runs import RunsScreen
 from tui.widgets.approval_pane import ApprovalList
 from tui.widgets.args_editor import ArgsEditor
 from tui.widgets.compare_screen import CompareScreen
@@ -54,7 +55,8 @@ TEXTUAL_COMMANDS = {"quit": "Quit", "clear_search": "Back"}
 # Every class that binds keys, and its bindings as Textual sees them (a subclass's include
 # its base's: Timeline's include CursorList's).
 BINDERS = (
-    *(RunsApp, CursorList, Timeline, ApprovalList, FilterBar, SearchBar, HelpScreen),
+    *(RunsApp, RunsScreen, CursorList, Timeline, ApprovalList, FilterBar, SearchBar),
+    HelpScreen,
     *(RawEventScreen, ArgsEditor, ReasonScreen, ForkScreen, ForkTreeScreen),
     *(CompareScreen, PlaybackScreen),
     *(DeleteScreen, ExportScreen, RunsSearchScreen, StatsScreen),
@@ -72,6 +74,7 @@ def keys_of(bindings) -> set[str]:
 
 BOUND = [
     *RunsApp.BINDINGS,
+    *RunsScreen.BINDINGS,
     *Timeline.BINDINGS,
     *CursorList.BINDINGS,
     *ApprovalList.BINDINGS,
@@ -106,7 +109,7 @@ def test_every_action_is_in_the_command_palette() -> None:
     actions = {b.action for b in BOUND} - NOT_IN_PALETTE - set(TEXTUAL_COMMANDS)
     assert actions - in_palette == set()
     # Each entry names its key.
-    assert ("Follow", "Keep the newest event in view (f)", "follow") in palette()
+    assert ("Follow", "Keep the newest event in view (f)", "screen.follow") in palette()
     assert ("Previous error", "The error before the cursor (E)", "timeline.previous_error") in (
         palette()
     )

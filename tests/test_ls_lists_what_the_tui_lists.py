@@ -110,7 +110,10 @@ async def tui_rows(app: RunsApp) -> list[tuple[str, str, str]]:
     """(run id, status, the line the run list draws) of every row the app lists, in order."""
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: not app.source.incomplete, what="the rows filled")
-        return [(r.run_id, r.status, run_line(r, fixed_clock()).plain) for r in app.run_list.rows]
+        return [
+            (r.run_id, r.status, run_line(r, fixed_clock()).plain)
+            for r in app.runs_screen.run_list.rows
+        ]
 
 
 def listed(*args: str) -> list[dict[str, Any]]:

@@ -70,16 +70,18 @@ async def test_the_keys_on_a_database(pg_stores: PgStores, tmp_path: Path) -> No
     app.export_dir = tmp_path
     async with app.run_test(size=SIZE) as pilot:
         await priced(pilot)
-        assert str(app.runs_pane.border_subtitle) == "cost $0.00042"
-        assert app.run_list.select("known")
+        assert str(app.runs_screen.runs_pane.border_subtitle) == "cost $0.00042"
+        assert app.runs_screen.run_list.select("known")
         await pilot.press("p")
         await pilot.pause()
         if isinstance(source.store, PinningStore):
-            await wait_until(pilot, lambda: "known" in app.run_list.pinned, what="the pin")
+            await wait_until(
+                pilot, lambda: "known" in app.runs_screen.run_list.pinned, what="the pin"
+            )
             assert source.store.pinned() == {"known"}
         else:  # said, and nothing else happens
             assert f"This store cannot pin runs ({source.where})." in notifications(app)
-            assert app.run_list.pinned == set()
+            assert app.runs_screen.run_list.pinned == set()
 
         await pilot.press("w", "enter")  # export reads through the store
         await wait_until(pilot, lambda: (tmp_path / "known.md").exists(), what="the export")
@@ -91,13 +93,13 @@ async def test_the_keys_on_a_database(pg_stores: PgStores, tmp_path: Path) -> No
         assert [h.run_id for h in app.screen.hits] == ["other"]
         await pilot.press("enter")
         await pilot.pause()
-        assert app.timeline.run_id == "other" and app.timeline.cursor == 0
+        assert app.runs_screen.timeline.run_id == "other" and app.runs_screen.timeline.cursor == 0
 
         await pilot.press("d")
         await pilot.pause()
         if isinstance(source.store, DeletingStore):
             await pilot.press("y")
-            await wait_until(pilot, lambda: app.run_list.index_of("other") is None)
+            await wait_until(pilot, lambda: app.runs_screen.run_list.index_of("other") is None)
         else:
             assert f"This store cannot delete runs ({source.where})." in notifications(app)
-            assert app.run_list.index_of("other") is not None
+            assert app.runs_screen.run_list.index_of("other") is not None

@@ -58,7 +58,7 @@ def test_main_screen(snap_compare, runs: Path) -> None:
 def test_timeline_with_detail(snap_compare, runs: Path) -> None:
     async def open_request(pilot) -> None:
         await priced(pilot)  # the cost column filled in, as it is a moment after start
-        pilot.app.run_list.select(IDS["parallel_calls"])
+        pilot.app.runs_screen.run_list.select(IDS["parallel_calls"])
         await pilot.pause()
 
     # Into the timeline, up to the second generation: its request as a conversation.
@@ -88,10 +88,10 @@ def test_resume_in_progress(snap_compare, runs: Path, monkeypatch: pytest.Monkey
 
     async def resume(pilot) -> None:
         await priced(pilot)  # the cost column filled in, as it is a moment after start
-        pilot.app.run_list.select(IDS["half_finished_crash"])
+        pilot.app.runs_screen.run_list.select(IDS["half_finished_crash"])
         await pilot.pause()
         await pilot.press("r")
-        stream = pilot.app.stream_line
+        stream = pilot.app.runs_screen.stream_line
         await wait_until(pilot, lambda: model.waiting.is_set() and "sunny, with" in stream.streamed)
         await pilot.pause()
 
@@ -101,7 +101,7 @@ def test_resume_in_progress(snap_compare, runs: Path, monkeypatch: pytest.Monkey
 def test_small_screen_80x24(snap_compare, runs: Path) -> None:
     async def open_run(pilot) -> None:
         await priced(pilot)  # the cost column filled in, as it is a moment after start
-        pilot.app.run_list.select(IDS["crash_after_tool_result"])
+        pilot.app.runs_screen.run_list.select(IDS["crash_after_tool_result"])
         await pilot.pause()
 
     # The timeline focused: the footer keeps help, quit and the palette.
@@ -111,7 +111,7 @@ def test_small_screen_80x24(snap_compare, runs: Path) -> None:
 def test_detail_at_100x30(snap_compare, runs: Path) -> None:
     async def open_run(pilot) -> None:
         await priced(pilot)  # the cost column filled in, as it is a moment after start
-        pilot.app.run_list.select(IDS["parallel_calls"])
+        pilot.app.runs_screen.run_list.select(IDS["parallel_calls"])
         await pilot.pause()
 
     assert snap_compare(
@@ -122,7 +122,7 @@ def test_detail_at_100x30(snap_compare, runs: Path) -> None:
 def test_maximized_detail_at_80x24(snap_compare, runs: Path) -> None:
     async def open_run(pilot) -> None:
         await priced(pilot)  # the cost column filled in, as it is a moment after start
-        pilot.app.run_list.select(IDS["parallel_calls"])
+        pilot.app.runs_screen.run_list.select(IDS["parallel_calls"])
         await pilot.pause()
 
     assert snap_compare(
@@ -133,7 +133,7 @@ def test_maximized_detail_at_80x24(snap_compare, runs: Path) -> None:
 def test_timeline_search(snap_compare, runs: Path) -> None:
     async def open_run(pilot) -> None:
         await priced(pilot)  # the cost column filled in, as it is a moment after start
-        pilot.app.run_list.select(IDS["parallel_calls"])
+        pilot.app.runs_screen.run_list.select(IDS["parallel_calls"])
         await pilot.pause()
 
     # Typing in the search bar: the matches marked and highlighted, their count in the title.
@@ -250,7 +250,7 @@ def test_approval_pane(snap_compare, runs: Path) -> None:
 
     async def open_run(pilot) -> None:
         await priced(pilot)  # the cost column filled in, as it is a moment after start
-        pilot.app.run_list.select(run_id)
+        pilot.app.runs_screen.run_list.select(run_id)
         await pilot.pause()
 
     # Into the approvals pane: the waiting call highlighted, its arguments beside it; the
@@ -263,7 +263,7 @@ def test_argument_editor_with_a_bad_edit(snap_compare, runs: Path) -> None:
 
     async def open_run(pilot) -> None:
         await priced(pilot)  # the cost column filled in, as it is a moment after start
-        pilot.app.run_list.select(run_id)
+        pilot.app.runs_screen.run_list.select(run_id)
         await pilot.pause()
 
     # `e`, then a stray character: what is wrong is shown under the editor.
@@ -280,8 +280,10 @@ def test_run_list_with_costs_and_a_pinned_run(snap_compare, runs: Path) -> None:
     async def open_run(pilot) -> None:
         await priced(pilot)
         pinned = IDS["half_finished_crash"]
-        await wait_until(pilot, lambda: pinned in pilot.app.run_list.pinned, what="the mark")
-        pilot.app.run_list.select(IDS["half_finished_crash"])
+        await wait_until(
+            pilot, lambda: pinned in pilot.app.runs_screen.run_list.pinned, what="the mark"
+        )
+        pilot.app.runs_screen.run_list.select(IDS["half_finished_crash"])
         await pilot.pause()
 
     # The run's start in the detail: the run's cost, priced generations, pinned.

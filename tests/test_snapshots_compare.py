@@ -45,10 +45,10 @@ def runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 async def _compare(pilot, first: str, second: str | None = None) -> None:
     app = pilot.app
-    app.run_list.select(first)
+    app.runs_screen.run_list.select(first)
     await press(pilot, "M")
     if second is not None:
-        app.run_list.select(second)
+        app.runs_screen.run_list.select(second)
         await press(pilot, "M")
     await pilot.pause()
 
@@ -75,7 +75,7 @@ def test_compare_a_model_fork_at_100x30(snap_compare, runs: Path) -> None:
 def test_a_marked_run_in_the_list(snap_compare, runs: Path) -> None:
     async def run_before(pilot) -> None:
         await priced(pilot)  # the cost column filled in, as it is a moment after start
-        pilot.app.run_list.select("parent-run")
+        pilot.app.runs_screen.run_list.select("parent-run")
         await press(pilot, "M")
         pilot.app.clear_notifications()
         await pilot.pause()
@@ -86,10 +86,10 @@ def test_a_marked_run_in_the_list(snap_compare, runs: Path) -> None:
 def test_playback_waiting_through_a_long_idle_gap(snap_compare, runs: Path) -> None:
     clock = ManualClock()
     app = app_for(runs)
-    app.playback_clock = clock
 
     async def run_before(pilot) -> None:
-        pilot.app.run_list.select("paced")
+        pilot.app.runs_screen.playback_clock = clock
+        pilot.app.runs_screen.run_list.select("paced")
         await press(pilot, "P")
         await pilot.pause()
         clock.advance(3.6)  # the tool result shown; the resume, 3 h later, waited for

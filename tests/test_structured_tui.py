@@ -69,9 +69,9 @@ async def test_a_structured_run_on_screen(tmp_path: Path) -> None:
     run_id = await structured_run(runs)
     app = app_for(runs)
     async with app.run_test(size=SIZE) as pilot:
-        assert app.run_list.select(run_id)
+        assert app.runs_screen.run_list.select(run_id)
         await pilot.pause()
-        rows = {kind: app.timeline.render_row(i, 200) for i, kind in enumerate(ROWS)}
+        rows = {kind: app.runs_screen.timeline.render_row(i, 200) for i, kind in enumerate(ROWS)}
         # The invalid answer: a red row with the validation error.
         invalid = rows["invalid_output"]
         assert "invalid" in invalid.plain
@@ -82,11 +82,11 @@ async def test_a_structured_run_on_screen(tmp_path: Path) -> None:
         )
         assert TYPE_STYLES["invalid_output"] == "bold red"
         assert "flaky withdrawn after 2 failed calls" in rows["tool_disabled"].plain
-        assert "by fallback-model (fallback)" in app.timeline.render_row(1, 200).plain
+        assert "by fallback-model (fallback)" in app.runs_screen.timeline.render_row(1, 200).plain
 
         await pilot.press("enter", "home", *["down"] * ROWS.index("invalid_output"))
         await pilot.pause()
-        detail = app.event_detail.text
+        detail = app.runs_screen.event_detail.text
         assert detail.startswith("invalid_output · turn 3")
         assert "Error\n  the answer does not match Answer: answer: Input should be" in detail
         assert "Sent to the model (1 message)" in detail
@@ -95,19 +95,19 @@ async def test_a_structured_run_on_screen(tmp_path: Path) -> None:
 
         await pilot.press("up")  # the generation that gave it: tools withdrawn
         await pilot.pause()
-        detail = app.event_detail.text
+        detail = app.runs_screen.event_detail.text
         assert "Tools offered (0)" in detail
         assert "withdrawn after repeated failures: flaky" in detail
 
         await pilot.press("end")  # run_end: the output as the object
         await pilot.pause()
-        detail = app.event_detail.text
+        detail = app.runs_screen.event_detail.text
         output = detail[detail.index("Output · Answer\n") :]
         assert output.startswith("Output · Answer\nanswer   42\nnote     null")
 
         await pilot.press("home")
         await pilot.pause()
-        assert "output   Answer · 1 retry" in app.event_detail.text
+        assert "output   Answer · 1 retry" in app.runs_screen.event_detail.text
 
 
 async def test_agentor_show_json_has_the_parsed_output(tmp_path: Path) -> None:

@@ -3,8 +3,8 @@ worker of its own, one at a time, writing a new run into the source on screen; t
 only read. Its events are reported as they are recorded, so the app shows the new run live
 (it is selected and its timeline opened as soon as its first write has landed).
 
-It reports by messages (`Started`, `Progress`, `Ended`, `Notice`); the app decides what the
-screen shows.
+It reports by messages (`Started`, `Progress`, `Ended`, `Notice`); the screen decides what it
+shows.
 """
 
 from __future__ import annotations
@@ -76,6 +76,25 @@ class Forker(Controller):
     def agent_for(self, agent_name: str | None) -> Agentor | None:
         return self.agents.for_run(agent_name)
 
+    def refusal(self, request: ForkRequest) -> str | None:
+        """Why the fork cannot run here (no agent for the run), with the command that would
+        run it from a shell; None when it can."""
+        name = self._agent_name(request.run_id)
+        if self.agent_for(name) is not None:
+            return None
+        hint = self.agents.missing_hint(name, "fork")
+        return fork_text.no_agent_text(request, hint, store_args(self.source))
+
+    def fork(self, request: ForkRequest) -> None:
+        """Fork as the form asks, with the run's agent (none: the form said why)."""
+        agent = self.agent_for(self._agent_name(request.run_id))
+        if agent is not None:
+            self.start(request, agent)
+
+    def _agent_name(self, run_id: str) -> str | None:
+        row = self.source.get(run_id)
+        return row.summary.agent if row is not None and row.summary is not None else None
+
     def start(self, request: ForkRequest, agent: Agentor) -> str | None:
         """Fork as `request` asks, with `agent`; the new run's id (None: refused, said)."""
         if self.running and self.fork_id is not None:
@@ -130,3 +149,12 @@ def fork_arguments(request: ForkRequest, agent: Agentor) -> dict[str, Any]:
     elif request.kind == RUN_START and request.input:
         args["input"] = request.input
     return args
+
+
+def store_args(source: RunSource) -> list[str]:
+    """The `agentor` options naming the source's store (a directory, a database's schema)."""
+    store = getattr(source, "store", None)
+    schema = getattr(store, "schema", None)
+    if schema is not None:
+        return ["--store", str(store.where), "--schema", str(schema)]
+    return ["--dir", str(source.where)]

@@ -10,7 +10,7 @@ quitting waits too; a second `q` abandons the resume (the app's caller ends the 
 the tool's result is lost: the next resume runs it again).
 
 It reports by messages (`Started`, `Held`, `Progress`, `Stopping`, `Ended`, `Notice`); the
-app draws the stream line, the row's status and its redraws.
+screen draws the stream line, the row's status and its redraws.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ away is back, and whether one that stopped answering (a database) answers again.
 
 It owns that state (the fill worker, the source watched, gone or back, the runs waiting to be
 read) and reports by messages (`Changed`, `Filled`, `Gone`, `Back`, `Ticked`, `Notice`); the
-app updates its widgets. Watching and the timer run only when the app is live (tests and
+screen updates its widgets. Watching and the timer run only when the app is live (tests and
 snapshots turn them off, as Posting does).
 """
 
@@ -147,9 +147,9 @@ class Watcher(Controller):
         """Read what one run's log gained (and, with `liveness`, who holds which run now).
 
         Calls made in a burst (a resume records several events at once) are read together,
-        once, after the messages already waiting for the app: one read, one redraw."""
+        once, after the messages already waiting for the screen: one read, one redraw."""
         if not self._stale_runs and not self._stale_liveness:
-            self.app.call_later(self._refresh_stale)
+            self.screen.call_later(self._refresh_stale)
         self._stale_runs.add(run_id)
         self._stale_liveness |= liveness
 

@@ -24,6 +24,7 @@ from tui.keys.model import (
     RAW_SCREEN,
     REASON_SCREEN,
     RUNS_SEARCH,
+    SCREEN,
     SEARCH_BAR,
     STATS_SCREEN,
     TIMELINE,
@@ -50,6 +51,7 @@ __all__ = [
     "RAW_SCREEN",
     "REASON_SCREEN",
     "RUNS_SEARCH",
+    "SCREEN",
     "SEARCH_BAR",
     "STATS_SCREEN",
     "TIMELINE",
@@ -144,10 +146,11 @@ def bindings(owner: str) -> list[Binding]:
 
 def palette() -> list[tuple[str, str, str]]:
     """The command palette's entries: title, what it does and its key, the action it runs
-    (the app's, or `id.action`: that of the widget with that id), in footer order."""
+    (the app's, `screen.action`: the runs screen's, or `id.action`: that of the widget with
+    that id), in footer order."""
     rank = {action: n for n, action in enumerate(FOOTER_ORDER)}
     entries = [b for b in _binds() if b.palette is not None]
-    entries.sort(key=lambda b: (b.owner != APP, rank.get(b.action, len(rank))))
+    entries.sort(key=lambda b: (b.owner not in (APP, SCREEN), rank.get(b.action, len(rank))))
     out = []
     for b in entries:
         assert b.palette is not None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tui.keys.model import APP, HELP_SCREEN, Bind, Key
+from tui.keys.model import APP, HELP_SCREEN, SCREEN, Bind, Key
 
 SECTION = (
     "App",
@@ -11,7 +11,7 @@ SECTION = (
             "m",
             "maximize the focused pane, or bring all back (esc too)",
             Bind(
-                APP,
+                SCREEN,
                 "m",
                 "toggle_maximize",
                 "Maximize",

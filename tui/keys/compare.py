@@ -3,7 +3,7 @@ it (the app's `M` and `P`, and the keys of the two screens they open)."""
 
 from __future__ import annotations
 
-from tui.keys.model import APP, COMPARE_SCREEN, PLAYBACK_SCREEN, Bind, Key
+from tui.keys.model import COMPARE_SCREEN, PLAYBACK_SCREEN, SCREEN, Bind, Key
 
 SECTION = (
     "Compare and playback",
@@ -13,7 +13,7 @@ SECTION = (
             "mark a run; M on another compares the two; a fork, none marked: with its "
             "parent; n N: differences",
             Bind(
-                APP,
+                SCREEN,
                 "M,shift+m",
                 "mark_compare",
                 "Compare",
@@ -32,7 +32,7 @@ SECTION = (
             "P",
             "play the run back at its recorded pace (esc: back)",
             Bind(
-                APP,
+                SCREEN,
                 "P,shift+p",
                 "playback",
                 "Playback",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tui.keys.model import APP, RAW_SCREEN, Bind, Key
+from tui.keys.model import RAW_SCREEN, SCREEN, Bind, Key
 
 SECTION = (
     "Event",
@@ -11,7 +11,7 @@ SECTION = (
             "v",
             "the highlighted event's line as JSON (a compact generation decoded too)",
             Bind(
-                APP,
+                SCREEN,
                 "v",
                 "view_raw",
                 "Raw JSON",
@@ -23,7 +23,7 @@ SECTION = (
             "y",
             "copy its value: a tool result, a generation's or the final text, else its JSON",
             Bind(
-                APP,
+                SCREEN,
                 "y",
                 "copy_value",
                 "Copy value",

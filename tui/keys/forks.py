@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tui.keys.model import APP, FORK_SCREEN, FORK_TREE, TIMELINE, Bind, Key
+from tui.keys.model import FORK_SCREEN, FORK_TREE, SCREEN, TIMELINE, Bind, Key
 
 SECTION = (
     "Forks",
@@ -20,7 +20,7 @@ SECTION = (
             Bind(FORK_SCREEN, "ctrl+s", "submit", "Fork"),
             Bind(FORK_SCREEN, "escape", "cancel", "Cancel"),
             Bind(
-                APP,
+                SCREEN,
                 "u",
                 "fork_parent",
                 "Parent",
@@ -28,7 +28,7 @@ SECTION = (
                 palette=("Go to parent", "Select the fork's parent, at the fork point"),
             ),
             Bind(
-                APP,
+                SCREEN,
                 "L,shift+l",
                 "fork_tree",
                 "Fork tree",

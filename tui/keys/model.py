@@ -6,8 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # Whose bindings a key is (the owner of `timeline` is the widget with that id: the palette
-# runs its actions as `timeline.<action>`).
+# runs its actions as `timeline.<action>`). The app's are quit and help, which work the same
+# whatever the screen; the screen's (`RunsScreen`, the run list and its panes) all the others.
 APP = "app"
+SCREEN = "screen"
 LIST = "list"  # every cursor list: the run list and the timeline
 TIMELINE = "timeline"
 FILTER_BAR = "filter_bar"

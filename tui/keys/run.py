@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tui.keys.model import APP, Bind, Key
+from tui.keys.model import SCREEN, Bind, Key
 
 SECTION = (
     "Run",
@@ -11,7 +11,7 @@ SECTION = (
             "r",
             "resume an interrupted, failed or max_turns run, here",
             Bind(
-                APP,
+                SCREEN,
                 "r",
                 "resume",
                 "Resume",
@@ -23,7 +23,7 @@ SECTION = (
             "stop the resume: a running tool is waited for and its result recorded (the run "
             "shows stopping); it stays resumable",
             Bind(
-                APP,
+                SCREEN,
                 "x",
                 "stop_resume",
                 "Stop",
@@ -37,7 +37,7 @@ SECTION = (
             "c",
             "copy the run id (the notice shows it whole)",
             Bind(
-                APP,
+                SCREEN,
                 "c",
                 "copy_id",
                 "Copy id",
@@ -48,7 +48,7 @@ SECTION = (
             "ctrl+r",
             "reload the directory (with --no-watch)",
             Bind(
-                APP,
+                SCREEN,
                 "ctrl+r",
                 "reload",
                 "Reload",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tui.keys.model import APP, FILTER_BAR, LIST, TIMELINE, Bind, Key
+from tui.keys.model import FILTER_BAR, LIST, SCREEN, TIMELINE, Bind, Key
 
 SECTION = (
     "Runs",
@@ -11,7 +11,7 @@ SECTION = (
             "/",
             "filter by id, agent, model, status, prompt, fork",
             Bind(
-                APP,
+                SCREEN,
                 "slash",
                 "filter",
                 "Filter",
@@ -23,7 +23,7 @@ SECTION = (
             "s",
             "cycle the status filter: all, needs attention, failed, completed",
             Bind(
-                APP,
+                SCREEN,
                 "s",
                 "cycle_status",
                 "Status",
@@ -52,7 +52,7 @@ SECTION = (
             "enter, tab",
             "into the approvals, the timeline, then the detail",
             Bind(
-                APP,
+                SCREEN,
                 "enter",
                 "drill",
                 "Open",
@@ -62,7 +62,7 @@ SECTION = (
         Key(
             "esc",
             "back out: detail → timeline → runs; clears filter",
-            Bind(APP, "escape", "back", "Back", palette=("Back", "Back out to the run list")),
+            Bind(SCREEN, "escape", "back", "Back", palette=("Back", "Back out to the run list")),
             Bind(TIMELINE, "escape", "clear_search", "Back"),
         ),
     ),

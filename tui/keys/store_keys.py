@@ -4,10 +4,10 @@ search every run, what runs cost), each key with the bindings behind it."""
 from __future__ import annotations
 
 from tui.keys.model import (
-    APP,
     CONFIRM_SCREEN,
     EXPORT_SCREEN,
     RUNS_SEARCH,
+    SCREEN,
     STATS_SCREEN,
     Bind,
     Key,
@@ -22,7 +22,7 @@ SECTION = (
             "p  d  w",
             "pin (*) / delete, once asked / write to a file",
             Bind(
-                APP,
+                SCREEN,
                 "p",
                 "pin",
                 "Pin",
@@ -30,7 +30,7 @@ SECTION = (
                 palette=("Pin or unpin run", "Pin the selected run so prune keeps it, or unpin"),
             ),
             Bind(
-                APP,
+                SCREEN,
                 "d",
                 "delete_run",
                 "Delete",
@@ -40,7 +40,7 @@ SECTION = (
             Bind(CONFIRM_SCREEN, "y", "confirm", "Delete"),
             Bind(CONFIRM_SCREEN, "n,escape", "cancel", "Keep"),
             Bind(
-                APP,
+                SCREEN,
                 "w",
                 "export",
                 "Export",
@@ -56,7 +56,7 @@ SECTION = (
             "ctrl+f  S",
             "search every run / stats of the runs shown",
             Bind(
-                APP,
+                SCREEN,
                 "ctrl+f",
                 "search_runs",
                 "Search runs",
@@ -65,7 +65,7 @@ SECTION = (
             ),
             Bind(RUNS_SEARCH, "escape", "close", "Close"),
             Bind(
-                APP,
+                SCREEN,
                 "S",
                 "stats",
                 "Stats",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tui.keys.model import APP, SEARCH_BAR, TIMELINE, Bind, Key
+from tui.keys.model import SCREEN, SEARCH_BAR, TIMELINE, Bind, Key
 
 SECTION = (
     "Timeline",
@@ -87,7 +87,7 @@ SECTION = (
             "f",
             "follow: keep the open run's newest event in view",
             Bind(
-                APP,
+                SCREEN,
                 "f",
                 "follow",
                 "Follow",

@@ -165,6 +165,10 @@ def fork_refused(run_id: str, exc: BaseException) -> Note:
     return Note(f"Cannot fork {short_id(run_id)}: {why}", severity="error", timeout=10, kind=FORK)
 
 
+# `F` with no timeline line to fork at.
+PICK_A_LINE = Note("Open a run's timeline and pick a line to fork at.")
+
+
 def one_fork_at_a_time(fork_id: str) -> Note:
     text = f"Fork {short_id(fork_id)} is still running: one fork at a time."
     return Note(text, "Fork", "warning", kind=FORK)

@@ -1,6 +1,7 @@
 """What the app's notifications say: why a resume is refused, how it ended, what a stopping run
 waits for, what the watcher found. Pure functions of plain values, each a `Note` (its text,
-title, severity, how long it stays); the app shows a note literally (`RunsApp.tell`)."""
+title, severity, how long it stays); the app shows a note literally (`RunsApp.tell_note`).
+What the store's keys say is `tui.text.store_notes`, what `M` and `P` say `compare_notes`."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from agentor.engine.approval.pending import Decision
 from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED, STOPPING, UNREADABLE
 from agentor.literal import literal_line
 from agentor.sources.runrow import RunRow
+from tui.text.event_value import Copied
 from tui.text.formatting import short_id
 
 Severity = Literal["information", "warning", "error"]
@@ -39,6 +41,55 @@ def tool_names(names: Iterable[str]) -> str:
     counts = Counter(literal_line(n, 60) for n in names)
     parts = [f"{n} ({k} calls)" if k > 1 else n for n, k in counts.items()]
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+# -- the runs screen ---------------------------------------------------------------------------
+
+# What the timeline says with no run open.
+SELECT_A_RUN = "Select a run to see its events."
+NO_RUN_OPEN = "No run selected."
+# What the run list says with no rows: none yet, or the directory went away.
+NO_RUNS_YET = "No runs yet."
+DIRECTORY_DELETED = "The run directory was deleted."
+
+NO_RUN_SELECTED = Note("No run selected.", severity="warning")
+NO_EVENT = Note("No event highlighted: select a run with events first.", severity="warning")
+
+
+def unreadable_run(run_id: str, error: str | None) -> str:
+    return f"Run {run_id} is unreadable: {error or 'unknown error'}"
+
+
+def cannot_open(run_id: str, exc: BaseException) -> str:
+    """What the timeline says of a run whose log cannot be opened."""
+    return f"Run {run_id} cannot be opened: {exc}"
+
+
+def run_deleted(run_id: str) -> str:
+    """What the timeline says once its run was deleted."""
+    return f"Run {run_id} was deleted."
+
+
+def not_in_source(run_id: str, where: str) -> Note:
+    """The run named on the command line is not in the source."""
+    return Note(f"Run {run_id} is not in {where}.", severity="warning")
+
+
+def following(on: bool) -> Note:
+    """`f`: the timeline follows its newest event, or no longer does."""
+    return Note("Following the newest event." if on else "Follow off.", timeout=2)
+
+
+def copied_id(run_id: str) -> Note:
+    """`c`: the whole id, alone, to copy by hand where the terminal ignores the clipboard."""
+    return Note(run_id, title="Copied run id", timeout=8)
+
+
+def copied_value(copied: Copied) -> Note:
+    """`y`: what was copied; not all of it, said louder."""
+    if copied.cut:
+        return Note(copied.notice, severity="warning", timeout=8)
+    return Note(copied.notice, timeout=4)
 
 
 # -- a resume refused --------------------------------------------------------------------------
@@ -215,15 +266,6 @@ def failed(run_id: str, exc: BaseException) -> Note:
         f"Resuming {short_id(run_id)} failed: {type(exc).__name__}: {literal_line(str(exc), 400)}"
     )
     return Note(text, severity="error", timeout=8, kind=RESUME)
-
-
-# -- deleting ----------------------------------------------------------------------------------
-
-
-def not_deleted(run_id: str, why: str) -> Note:
-    """`d` on a run that is not deleted (`why`: "awaiting approval", "held by process 4242")."""
-    text = f"Run {run_id} is not deleted: {literal_line(why, 200)}."
-    return Note(text, severity="error", timeout=8)
 
 
 # -- the source --------------------------------------------------------------------------------

@@ -103,6 +103,13 @@ def _table(title: str, first: str, groups: dict[str, Tally], chart: bool) -> Tab
     return table
 
 
+def runs_described(label: str, shown: int, hidden: int, filtered: str) -> str:
+    """Which runs the stats are of: the source (`label`, literal), how many the list shows of
+    how many, and its filter (`filtered`, as `RunFilter.describe` says it; "" for none)."""
+    said = f"{literal_line(label)} · {shown:,} shown of {shown + hidden:,} runs"
+    return f"{said} · {filtered}" if filtered else said
+
+
 def stats(rows: Sequence[RunRow], described: str) -> Group:
     """The three tables over `rows` (`described`: which runs they are, for the heading)."""
     total = Tally()

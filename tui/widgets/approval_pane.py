@@ -4,7 +4,7 @@ arguments as pretty JSON beside them. Its keys (`a` approve, `A` approve all, `e
 approve, `n` reject with a reason; `g` gives a call a crash interrupted the result it had) work
 while the list has the focus: in the timeline `e` and `n` keep their meaning.
 
-The app gives it what it cannot know (attributes down): `decide` records a decision (the
+The screen gives it what it cannot know (attributes down): `decide` records a decision (the
 `Approver`'s), `validator` checks an edit, `tell` shows a notice, `clock` is "now".
 """
 

@@ -210,7 +210,7 @@ class CursorList(ScrollView, can_focus=True):
         self._cache.clear()
 
     def on_resize(self) -> None:
-        self._cache.clear()
+        # The cached lines are kept: they are keyed by the width they were drawn at.
         self.virtual_size = Size(self.size.width, self.row_count() + self.header_height)
         # A smaller screen (or a pane maximized and back) must not leave the cursor out of
         # sight: scroll to it once the new size is laid out.

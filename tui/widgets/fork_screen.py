@@ -26,8 +26,9 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Input, Select, Static, TextArea
 
-from agentor.engine.events import GENERATION, TOOL_RESULT
+from agentor.engine.events import GENERATION, RUN_START, TOOL_RESULT, Event
 from agentor.literal import literal_line
+from agentor.sources.source import RunEvents, RunSource
 from tui.keys import bindings
 from tui.keys.model import FORK_SCREEN
 from tui.text.fork_text import FORK_KINDS, ForkRequest, result_text, result_value
@@ -47,6 +48,37 @@ class ForkForm:
     model: str = ""
     models: Sequence[str] = ()
     name: str | None = None
+
+
+def form_at(source: RunSource, log: RunEvents, run_id: str, index: int, item: Event) -> ForkForm:
+    """The form for forking the run at its line `index` (`item`, an event that can be forked
+    at): what was recorded there, the run's model and those seen in the source."""
+    row = source.get(run_id)
+    summary = row.summary if row is not None else None
+    model = item.model or (summary.model if summary else None) or ""
+    models = [r.summary.model for r in source.rows() if r.summary and r.summary.model]
+    kind, recorded = item.type, None
+    if kind == RUN_START and _later_segment(log, index):
+        kind = GENERATION  # a resume's run_start forks as the generation after it
+    elif kind == TOOL_RESULT:
+        recorded = item.result if item.error is None else item.error
+    elif kind == RUN_START:
+        recorded = _prompt_of(item) or (summary.first_prompt if summary else "")
+    return ForkForm(run_id, index + 1, kind, recorded, model, models, item.name)
+
+
+def _later_segment(log: RunEvents, index: int) -> bool:
+    """Whether a run_start comes before line `index` (the run's first one is near the top:
+    only the lines before it are read)."""
+    return any(getattr(log.item(i), "type", None) == RUN_START for i in range(index))
+
+
+def _prompt_of(e: Event) -> str | None:
+    """The prompt a run_start records: its last user message's text."""
+    for m in reversed(e.messages or []):
+        if m.get("role") == "user" and isinstance(m.get("content"), str):
+            return str(m["content"])
+    return None
 
 
 class ForkScreen(ModalScreen[ForkRequest | None]):

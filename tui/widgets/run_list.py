@@ -127,7 +127,7 @@ class RunList(CursorList):
     def cursor_moved(self) -> None:
         row = self.current
         # Sent by the list, whoever moved its cursor: a move the pane makes (a filter) must
-        # still reach the app (Textual stops a message at its parent when the parent sent it).
+        # still reach the screen (Textual stops a message at its parent when the parent sent it).
         self.post_message(self.Highlighted(row.run_id if row else None).set_sender(self))
 
     def empty_text(self) -> Text:

@@ -1,5 +1,5 @@
 """`RunsPane`: the run list under its `/` filter bar, titled with the source and what its rows
-show. The app gives it where every row comes from (`rows`, the source's) and which run is
+show. The screen gives it where every row comes from (`rows`, the source's) and which run is
 being resumed here (`resuming`); which rows the list shows is the pane's: the filter's, and
 the runs kept in view."""
 
@@ -93,7 +93,7 @@ class RunsPane(Vertical):
 
     @on(RunList.Highlighted)
     def _run_highlighted(self, message: RunList.Highlighted) -> None:
-        # The app opens the run (the message goes on to it).
+        # The screen opens the run (the message goes on to it).
         if self._kept - {message.run_id, self.resuming()}:
             self.show_rows()  # moved away from a run only kept in view: the filter takes it
 

@@ -5,7 +5,7 @@ and a snippet with the match highlighted, every piece literal.
 The search runs in a worker thread and its hits stream in by batches, so the screen never waits
 on it; `esc` stops a search under way, and closes the screen once none is. `enter` in the query
 starts a search (the results take the focus); `enter` on an event closes the screen with where
-it is, (run id, line), for the app to open; `tab` goes back to the query. At most MAX_HITS are
+it is, (run id, line), for the screen to open; `tab` goes back to the query. At most MAX_HITS are
 listed: a query matching more is stopped there, and says so.
 """
 

@@ -309,7 +309,7 @@ class Timeline(CursorList):
 
     def action_clear_search(self) -> None:
         if not self.finder.query:
-            raise SkipAction()  # `esc` goes on to the app: back to the run list
+            raise SkipAction()  # `esc` goes on to the screen: back to the run list
         self.clear_search()
 
     def scan_in_thread(self, scan_kind: str, job: ScanJob) -> Worker[Scan | None]:
@@ -343,7 +343,7 @@ class Timeline(CursorList):
         self._note = ""
         self._retitle()
         # Sent by the timeline, whoever moved its cursor: a jump its pane makes (a search
-        # entered) must still reach the app (Textual stops a message at its parent when the
+        # entered) must still reach the screen (Textual stops a message at its parent when the
         # parent sent it).
         index = self.cursor if self.cursor >= 0 else None
         self.post_message(self.Highlighted(index).set_sender(self))
