@@ -13,11 +13,11 @@ PostgreSQL serializes the commits of notifying transactions (a database-wide loc
 the commit's WAL flush), so appends that notified in their own transaction could not commit
 together (group commit); a transaction that only notifies writes nothing and flushes nothing.
 A notification lost between the two (the process dies, the connection drops) is caught up by
-the change feed's polling (feed.py). What it needs from the run (its last seq, the encoder's last request, the
-summary to fold into) is cached per run after one read, and the function refuses a stale
-cache (another writer appended since): the cache is read again and the append retried. A
-listing is one query over `runs` (and one scan of `pg_locks` for liveness). A load is one
-indexed range read of `events`.
+the change feed's polling (feed.py). What it needs from the run (its last seq, the encoder's
+last request, the summary to fold into) is cached per run after one read, and the function
+refuses a stale cache (another writer appended since): the cache is read again and the append
+retried. A listing is one query over `runs` (and one scan of `pg_locks` for liveness). A load is
+one indexed range read of `events`.
 """
 
 from __future__ import annotations
