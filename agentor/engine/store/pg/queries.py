@@ -92,10 +92,10 @@ class Queries:
             f"SELECT pg_advisory_unlock({space}, %s::int), pg_notify('{channel}', "
             f"%s::text || ':' || (SELECT last_seq FROM {s}.runs WHERE run_id = %s::text))"
         )
-        # Sent after the commit of what they announce, each in a transaction of its own: an
-        # append's (the payload `run_id:seq` made by the caller), a take's (the run's seq).
-        self.notify = f"SELECT pg_notify('{channel}', %s::text)"
-        self.notify_taken = (
+        # Sent after the commit of what it announces, in a transaction of its own (an append's,
+        # in the same round trip: locks.write_and_announce; a take's): the run's last seq, read
+        # from its row, so it is right whatever the write did.
+        self.notify_last_seq = (
             f"SELECT pg_notify('{channel}', "
             f"%s::text || ':' || (SELECT last_seq FROM {s}.runs WHERE run_id = %s::text))"
         )

@@ -143,7 +143,7 @@ class PostgresStore(RunListings, RunUpkeep):
             lambda: connect(dsn, f"lock {schema}", watched=True),
             self._q.take,
             self._q.release,
-            self._q.notify_taken,
+            self._q.notify_last_seq,
         )
         self._states: dict[str, _RunState] = {}
         self._mutex = threading.Lock()
@@ -218,7 +218,7 @@ class PostgresStore(RunListings, RunUpkeep):
             query, params = self._q.append_many, (run_id, token, after, types, lines)
         try:
             with self._pool.connection() as conn:  # committed, then listeners told
-                notify = self._q.notify_taken, (run_id, run_id)
+                notify = self._q.notify_last_seq, (run_id, run_id)
                 result = write_and_announce(conn, query, params + summary, *notify)
         except psycopg.OperationalError as exc:
             self._pool.check()  # replace the dead idle connections before asking
