@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo docs lint screenshots screenshot-browser bench bench-quick samples clean browser phoenix
+.PHONY: test demo docs lint screenshots screenshot-browser bench bench-quick samples clean browser phoenix emitters
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -12,7 +12,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
-test: $(STAMP) browser phoenix
+test: $(STAMP) browser phoenix emitters
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest -q -n 3 --dist loadfile
@@ -37,6 +37,19 @@ $(PHOENIX_STAMP):
 	test -x $(PHOENIX_VENV)/bin/python || $(PY) -m venv $(PHOENIX_VENV)
 	$(PHOENIX_VENV)/bin/python -m pip install -q 'arize-phoenix>=20,<21'
 	touch $(PHOENIX_STAMP)
+
+# tests/test_collect*.py run other agent frameworks as their users run them (pydantic-ai with its
+# own instrumentation, exporting OTLP to a real `agentor collect`); they pin their own versions
+# of much that we use, so they live in a venv of their own, made once, then reused.
+EMITTERS_VENV := .venv-emitters
+EMITTERS_STAMP := $(EMITTERS_VENV)/.installed
+
+emitters: $(EMITTERS_STAMP)
+
+$(EMITTERS_STAMP): tests/emitters/requirements.txt
+	test -x $(EMITTERS_VENV)/bin/python || $(PY) -m venv $(EMITTERS_VENV)
+	$(EMITTERS_VENV)/bin/python -m pip install -q -r tests/emitters/requirements.txt
+	touch $(EMITTERS_STAMP)
 
 # The manual (docs/, mkdocs.yml) as a site in site/; tests/test_docs.py builds it with --strict.
 docs: $(STAMP)
@@ -83,4 +96,4 @@ demo: $(STAMP)
 		$(BIN)/agentor-tui demo-runs --agent examples/weather.py:agent
 
 clean:
-	rm -rf $(VENV) $(PHOENIX_VENV) demo-runs site .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(PHOENIX_VENV) $(EMITTERS_VENV) demo-runs site .pytest_cache .ruff_cache

@@ -257,3 +257,8 @@ class InvalidArgsError(ApprovalError, ValueError):
     def __init__(self, run_id: str, call_id: str | None, reason: str) -> None:
         super().__init__(run_id, call_id, f"edited arguments for call {call_id}: {reason}")
         self.reason = reason
+
+
+class SpanDecodeError(AgentorError, ValueError):
+    """A body or file that is not an OTLP request `agentor collect` or `agentor import` can
+    read (agentor.collect): the reason in one line, and nothing of it is written."""

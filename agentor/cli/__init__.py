@@ -108,7 +108,8 @@ def build_parser() -> Parser:
         prog="agentor",
         description=(
             "List, show, approve, reject, resume, submit, copy, fork, replay, diff, prune, pin, "
-            "export, trace and search durable agentor runs; run a worker of a fleet."
+            "export, trace and search durable agentor runs; run a worker of a fleet; import other "
+            "frameworks' runs from their OpenTelemetry spans."
         ),
         epilog=(
             "Exit status: 0 done, 1 refused, 2 usage error (search: 0 found, 1 none, 2 error). "
@@ -123,7 +124,42 @@ def build_parser() -> Parser:
     _add_fleet_commands(sub)
     _add_fork_commands(sub)
     _add_ops_commands(sub)
+    _add_collect_commands(sub)
     return p
+
+
+def _add_collect_commands(sub: Any) -> None:
+    """Runs of other frameworks, from their OpenTelemetry spans (docs/collect.md)."""
+    imp = sub.add_parser("import", help="runs from OTLP files of any framework's GenAI spans")
+    imp.add_argument(
+        "files", nargs="+", metavar="FILE", help="OTLP JSON lines, a JSON document or protobuf"
+    )
+    _store_args(imp)
+    imp.set_defaults(run="import_cmd:import_files")
+
+    collect = sub.add_parser("collect", help="receive OTLP spans of any framework as runs")
+    _store_positional(collect)
+    collect.add_argument("--host", default="127.0.0.1", help="listen here (default: 127.0.0.1)")
+    collect.add_argument(
+        "--port", type=_port, default=4318, help="OTLP/HTTP port (default 4318; 0: a free one)"
+    )
+    collect.add_argument(
+        "--token",
+        metavar="T",
+        help="required as Authorization: Bearer T (default: AGENTOR_COLLECT_TOKEN); "
+        "any host but loopback needs one",
+    )
+    collect.add_argument(
+        "--max-body", type=_positive, default=16, metavar="MB", help="the largest body taken"
+    )
+    collect.add_argument(
+        "--idle",
+        type=_positive,
+        default=600,
+        metavar="SECONDS",
+        help="an unfinished run no span came for this long is interrupted (default 600)",
+    )
+    collect.set_defaults(run="collect_cmd:collect")
 
 
 def _add_run_commands(sub: Any) -> None:
@@ -422,6 +458,16 @@ def _positive(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1: {value}")
+    return value
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port: {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0 to 65535, not {value}")
     return value
 
 

@@ -5,16 +5,13 @@ option load no web server."""
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import os
-import re
+
+from agentor.access import TOKEN_RULE, is_loopback, token_problem
+
+__all__ = ["TOKEN_ENV", "TOKEN_RULE", "add_serve_arguments", "is_loopback", "token_problem"]
 
 TOKEN_ENV = "AGENTOR_TUI_TOKEN"
-TOKEN_RULE = (
-    "at least 16 characters, each a letter, a digit, '-', '_', '.' or '~' "
-    "(make one with: python -c 'import secrets; print(secrets.token_urlsafe())')"
-)
-_TOKEN = re.compile(r"[A-Za-z0-9._~-]{16,}")
 
 
 def add_serve_arguments(p: argparse.ArgumentParser) -> None:
@@ -65,20 +62,3 @@ def serve_token(args: argparse.Namespace) -> str | None:
     if args.public_url is not None and not args.public_url.startswith(("http://", "https://")):
         raise ValueError(f"--public-url {args.public_url}: an address starts with https://")
     return token
-
-
-def token_problem(token: str) -> str | None:
-    """Why `token` cannot be a token (it goes in an address and a cookie as it is), or None."""
-    if _TOKEN.fullmatch(token):
-        return None
-    return f"a token must be {TOKEN_RULE}"
-
-
-def is_loopback(host: str) -> bool:
-    """Whether `host` (a name or an address) is this machine's loopback only."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False

@@ -1,0 +1,87 @@
+"""`agentor collect [STORE] [--host H] [--port P] [--token T]`: an OTLP receiver that writes
+each agent run it receives into STORE as an ordinary run log (docs/collect.md).
+
+The start line on stdout names the endpoint (never the token); it runs until SIGTERM or
+SIGINT, then lets go of the runs it holds and exits 0. Away from loopback a token is required
+(`--token` or AGENTOR_COLLECT_TOKEN), as `agentor-tui serve` requires one.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from argparse import Namespace
+from types import FrameType
+
+from agentor.access import is_loopback, token_problem
+from agentor.cli.lines import Refusal, UsageError
+from agentor.cli.stores import open_store, store_spec, where
+from agentor.collect.receiver import Collector
+from agentor.collect.spool import spool_for
+from agentor.literal import literal_line
+
+TOKEN_ENV = "AGENTOR_COLLECT_TOKEN"
+
+
+def collect(args: Namespace) -> int:
+    token = _token(args)
+    store = open_store(store_spec(args), args.schema, create=True)
+    from agentor.collect.http import OtlpHttpServer
+
+    collector = Collector(store, spool_for(store), idle=float(args.idle))
+    try:
+        server = OtlpHttpServer(
+            (args.host, args.port), collector, token=token, max_body=args.max_body << 20
+        )
+    except OSError as exc:
+        raise Refusal(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
+    stop = threading.Event()
+    _on_signals(stop)
+    server.serve_in_thread()
+    print(
+        literal_line(
+            f"agentor collect: OTLP/HTTP on {server.endpoint} (POST /v1/traces, /v1/logs) "
+            f"into {where(store)}",
+            600,
+        ),
+        flush=True,
+    )
+    try:
+        while not stop.wait(min(collector.idle / 4, 30.0)):
+            collector.let_go_idle()
+    finally:
+        server.shutdown()
+        server.server_close()
+        collector.close()
+    stats = collector.stats
+    print(
+        f"agentor collect: {stats.spans} spans in {stats.requests} requests, "
+        f"{len(stats.runs)} runs, {stats.dropped} spans no agent's step",
+        flush=True,
+    )
+    return 0
+
+
+def _token(args: Namespace) -> str | None:
+    from_env = os.environ.get(TOKEN_ENV)
+    token, named = (args.token, "--token") if args.token is not None else (from_env, TOKEN_ENV)
+    if token is not None and (problem := token_problem(token)) is not None:
+        raise UsageError(f"{named}: {problem}")
+    if token is None and not is_loopback(args.host):
+        raise UsageError(
+            f"--host {literal_line(args.host, 80)} can be reached from other machines: give a "
+            f"token (--token or {TOKEN_ENV}), or listen on 127.0.0.1"
+        )
+    return token
+
+
+def _on_signals(stop: threading.Event) -> None:
+    def handle(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, handle)
+    signal.signal(signal.SIGINT, handle)
+    if hasattr(signal, "SIGHUP") and sys.stdin is not None and not sys.stdin.isatty():
+        signal.signal(signal.SIGHUP, handle)
