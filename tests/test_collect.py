@@ -286,3 +286,37 @@ def test_a_collected_run_is_read_by_the_stores_own_reader(
     events = FileStore(store).load(log.stem)
     assert [e.type for e in events][:2] == ["run_start", "generation"]
     assert events[1].messages and events[1].messages[-1]["content"] == PROMPT
+
+
+def test_an_openai_agents_sdk_run_with_openinference_is_one_run_without_its_workflow_wrapper(
+    tmp_path: Path, model: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = tmp_path / "runs"
+    with collecting(store) as collector:
+        emitted = run_emitter("openai_agents_agent.py", model.url, collector.endpoint, PROMPT)
+        (log,) = wait_for_runs(store, 1)
+        wait_for(lambda: log_lines(log)[-1]["type"] == "run_end", 30, "the run's end")
+        collector.stop()
+    assert run_logs(store) == [log]  # the "Agent workflow" around the agent is not a run
+    lines = log_lines(log)
+    start, end = lines[0], lines[-1]
+    assert start["agent"] == "Weather agent" and start["model"] == "gpt-4o-mini"
+    assert start["source"]["framework"] == "openinference.instrumentation.openai_agents"
+    assert start["messages"] == [
+        {"role": "system", "content": "You are a weather bot."},
+        {"role": "user", "content": PROMPT},
+    ]
+    # The tools are rebuilt from the tool spans: a replay offers the model the same tool.
+    (tool,) = start["tools"]
+    assert tool["function"]["name"] == "get_weather"
+    assert tool["function"]["parameters"]["required"] == ["city"]
+    generations = [e for e in lines if e["type"] == "generation"]
+    calls = [c["id"] for g in generations for c in g.get("calls") or []]
+    results = [e for e in lines if e["type"] == "tool_result"]
+    assert len(results) == emitted.tool_calls == 3
+    # OpenInference's tool spans name no call: each answers the call it ran for.
+    assert sorted(r["call_id"] for r in results) == sorted(calls)
+    assert end["status"] == "completed" and end["text"] == emitted.output
+    assert end["usage"]["total_tokens"] == sum(g["usage"]["total_tokens"] for g in generations)
+    (row,) = ls_json(store, capsys)
+    assert (row["status"], row["agent"], row["tool_calls"]) == ("completed", "Weather agent", 3)

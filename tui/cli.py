@@ -1,6 +1,6 @@
 """`agentor-tui [DIR | RUN.jsonl | postgresql://... [--schema NAME]] [--agent SPEC]...
-[--any-agent] [--by NAME] [--no-watch]`: the arguments and `main()`. `agentor-tui serve ...`
-serves the same app to browsers (`serve`, `tui.serve`).
+[--any-agent] [--by NAME] [--no-watch] [--collect [PORT]]`: the arguments and `main()`.
+`agentor-tui serve ...` serves the same app to browsers (`serve`, `tui.serve`).
 
 Imports stay lazy: `--version` and `--help` load neither the engine nor textual, and openai is
 imported only when a resume makes a request.
@@ -11,12 +11,15 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from agentor.agents import AgentSet
+    from agentor.collect.http import OtlpHttpServer
+    from agentor.collect.receiver import Collector
     from agentor.sources.source import RunSource
     from tui.app import RunsApp
 
@@ -100,10 +103,29 @@ def add_app_arguments(p: argparse.ArgumentParser) -> None:
         help="do not watch the store (ctrl+r reloads it)",
     )
     p.add_argument(
+        "--collect",
+        nargs="?",
+        const=4318,
+        type=_port,
+        metavar="PORT",
+        help="receive OTLP spans of any framework into STORE on 127.0.0.1:PORT (default "
+        "4318; 0: a free port), as `agentor collect` does, and show their runs live",
+    )
+    p.add_argument(
         "--export-dir",
         metavar="DIR",
         help="where w writes a run's export (default: the current directory)",
     )
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port: {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0 to 65535, not {value}")
+    return value
 
 
 def fail(message: str, status: int = 2) -> int:
@@ -126,6 +148,13 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         return fail(str(exc))
 
+    receiver = None
+    if getattr(args, "collect", None) is not None:
+        try:
+            receiver = start_receiver(args.dir, args.schema, args.collect)
+        except ValueError as exc:
+            return fail(str(exc), status=1)
+
     from tui.app import RunsApp  # textual loads only now
 
     app = RunsApp(
@@ -136,7 +165,54 @@ def main(argv: list[str] | None = None) -> int:
         by=args.by,
     )
     app.export_dir = args.export_dir
-    return run_app(app)
+    if receiver is not None:
+        app.source_label += f" ← OTLP {receiver.endpoint}"
+    try:
+        return run_app(app)
+    finally:
+        if receiver is not None:
+            receiver.stop()
+
+
+def start_receiver(spec: str, schema: str | None, port: int) -> Receiving:
+    """`--collect`: an OTLP receiver writing into the store the app shows (agentor.collect), on
+    loopback, in a thread of this process; ValueError when it cannot listen."""
+    from agentor.collect.http import OtlpHttpServer
+    from agentor.collect.receiver import Collector
+    from agentor.collect.spool import spool_for
+    from agentor.engine.store.postgres import open_store
+
+    store = open_store(spec, schema=schema or "agentor")
+    collector = Collector(store, spool_for(store))
+    try:
+        server = OtlpHttpServer(("127.0.0.1", port), collector)
+    except OSError as exc:
+        raise ValueError(f"--collect: cannot listen on 127.0.0.1:{port}: {exc.strerror}") from None
+    server.serve_in_thread()
+    return Receiving(server, collector)
+
+
+class Receiving:
+    """A receiver running beside the app: its endpoint, and how to stop it. Runs no span came
+    for a while are let go (interrupted) by a thread of its own, as `agentor collect` does."""
+
+    def __init__(self, server: OtlpHttpServer, collector: Collector) -> None:
+        self.server = server
+        self.collector = collector
+        self.endpoint = server.endpoint
+        self._stopping = threading.Event()
+        self._quiet = threading.Thread(target=self._let_go_quiet_runs, daemon=True)
+        self._quiet.start()
+
+    def _let_go_quiet_runs(self) -> None:
+        while not self._stopping.wait(min(self.collector.idle / 4, 30.0)):
+            self.collector.let_go_idle()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self.server.shutdown()
+        self.server.server_close()
+        self.collector.close()
 
 
 def serve(argv: list[str]) -> int:
@@ -153,6 +229,8 @@ def serve(argv: list[str]) -> int:
     add_app_arguments(parser)
     add_serve_arguments(parser)
     args = parser.parse_args(argv)
+    if args.collect is not None:  # each tab runs its own app: they cannot share one port
+        return fail("--collect is for the terminal app; beside serve, run `agentor collect STORE`")
     try:
         token = serve_token(args)
     except ValueError as exc:

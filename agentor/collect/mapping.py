@@ -31,6 +31,7 @@ from agentor.engine.events import (
     Event,
     Usage,
 )
+from agentor.engine.history import canonical_args
 from agentor.engine.statuses import COMPLETED, FAILED
 
 # The note a run gets when its spans carry no content, by what emitted them.
@@ -152,6 +153,7 @@ def _run(
     turn = 0
     usage = Usage()
     last_text: str | None = None
+    asked: list[dict[str, Any]] = []  # the last generation's calls no tool span answered yet
     for step in steps:
         step_logs = logs.get(step.key, [])
         if c.kind_of(step) == c.CHAT:
@@ -160,9 +162,10 @@ def _run(
             if generation.usage is not None:
                 usage = usage + generation.usage
             last_text = generation.text if generation.text is not None else last_text
+            asked = list(generation.calls or [])
             events.append(generation)
         else:
-            events.extend(_tool_events(step, turn))
+            events.extend(_tool_events(step, turn, asked))
     finished = group.agent is not None or group.key == ""
     if finished:
         events.append(_run_end(group, steps, turn, usage, last_text, logs))
@@ -286,9 +289,12 @@ def _generation(span: Span, turn: int, logs: Sequence[LogRecord]) -> Event:
     )
 
 
-def _tool_events(span: Span, turn: int) -> list[Event]:
+def _tool_events(span: Span, turn: int, asked: list[dict[str, Any]]) -> list[Event]:
+    """A tool span's call and result. A span that names no call id (OpenInference's tool
+    spans) answers the first call of its tool that the generation before it asked."""
     step = c.tool_step(span)
-    call_id = step["call_id"] or f"span-{span.span_id}"
+    call_id = _answered_call(step, asked)
+    call_id = call_id or f"span-{span.span_id}"
     call = Event(
         TOOL_CALL,
         turn=turn,
@@ -310,6 +316,27 @@ def _tool_events(span: Span, turn: int) -> list[Event]:
         ts=span.end,
     )
     return [call, result]
+
+
+def _answered_call(step: dict[str, Any], asked: list[dict[str, Any]]) -> str | None:
+    """The id of the asked call a tool span answers (taken off `asked`): the one it names, else
+    the first of its tool with equal arguments, else the first of its tool."""
+    wanted = step["call_id"]
+
+    def same_tool(call: dict[str, Any]) -> bool:
+        return call.get("function", {}).get("name") == step["name"]
+
+    def same_args(call: dict[str, Any]) -> bool:
+        given = call.get("function", {}).get("arguments")
+        return same_tool(call) and canonical_args(given) == canonical_args(step["args"])
+
+    tests = [lambda call: call.get("id") == wanted] if wanted else [same_args, same_tool]
+    for test in tests:
+        for i, call in enumerate(asked):
+            if test(call):
+                del asked[i]
+                return wanted or call.get("id") or None
+    return wanted
 
 
 def _run_end(

@@ -100,7 +100,9 @@ def _snake(key: str) -> str:
     return "".join("_" + c.lower() if c.isupper() else c for c in key)
 
 
-def _get(obj: dict[str, Any], key: str) -> Any:
+def _get(obj: Any, key: str) -> Any:
+    if not isinstance(obj, dict):
+        raise SpanDecodeError(f"{key} is inside something that is not an object")
     value = obj.get(key)
     return obj.get(_snake(key)) if value is None else value
 
