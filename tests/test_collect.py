@@ -320,3 +320,68 @@ def test_an_openai_agents_sdk_run_with_openinference_is_one_run_without_its_work
     assert end["usage"]["total_tokens"] == sum(g["usage"]["total_tokens"] for g in generations)
     (row,) = ls_json(store, capsys)
     assert (row["status"], row["agent"], row["tool_calls"]) == ("completed", "Weather agent", 3)
+
+
+def test_a_collected_run_replayed_with_another_model_runs_no_tool_and_sends_the_recorded_results(
+    tmp_path: Path,
+    captured: dict[str, Any],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    store = tmp_path / "runs"
+    path = tmp_path / "spans.binpb"
+    path.write_bytes(captured["body"])
+    assert agentor_main(["import", str(path), "--store", str(store)]) == 0
+    (log,) = run_logs(store)
+    recorded = {e["call_id"]: e["result"] for e in log_lines(log) if e["type"] == "tool_result"}
+    with FakeOpenAI() as other:
+        monkeypatch.setenv("OPENAI_BASE_URL", other.url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        capsys.readouterr()
+        status = agentor_main(
+            ["replay", log.stem, "--model", "gpt-4.1-mini", "--store", str(store)]
+        )
+        out = capsys.readouterr().out
+        assert status == 0, out
+        first, second = other.requests
+    assert first["model"] == "gpt-4.1-mini"
+    assert first["messages"] == [
+        {"role": "system", "content": "You are a weather bot."},
+        {"role": "user", "content": PROMPT},
+    ]
+    assert [t["function"]["name"] for t in first["tools"]] == ["get_weather"]
+    sent = {m["tool_call_id"]: m["content"] for m in second["messages"] if m["role"] == "tool"}
+    # Each call the new model made was one the run made: answered with the recorded result.
+    assert sorted(sent.values()) == sorted(recorded.values())
+    replay_id = out.split()[1]
+    replayed = log_lines(store / f"{replay_id}.jsonl")
+    results = [e for e in replayed if e["type"] == "tool_result" and "replayed_from" in e]
+    assert len(results) == 3 and all("error" not in e for e in results)
+    assert replayed[-1]["status"] == "completed"
+
+
+def test_resume_and_fork_with_an_agent_are_refused_for_a_collected_run(
+    tmp_path: Path, captured: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = tmp_path / "runs"
+    path = tmp_path / "spans.binpb"
+    path.write_bytes(captured["body"])
+    assert agentor_main(["import", str(path), "--store", str(store)]) == 0
+    (log,) = run_logs(store)
+    before = log.read_bytes()
+    agent = "examples/weather.py:agent"
+    for argv in (
+        ["resume", log.stem, "--store", str(store), "--agent", agent],
+        ["fork", log.stem, "--store", str(store), "--agent", agent, "--any-agent"],
+    ):
+        capsys.readouterr()
+        assert agentor_main(argv) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "collected (pydantic-ai over OTLP)" in err
+    capsys.readouterr()
+    assert (
+        agentor_main(["replay", log.stem, "--model", "m", "--store", str(store), "--novel", "run"])
+        == 2
+    )
+    assert "--novel run needs --agent" in capsys.readouterr().err
+    assert run_logs(store) == [log] and log.read_bytes() == before

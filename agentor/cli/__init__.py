@@ -293,7 +293,7 @@ def _add_fork_commands(sub: Any) -> None:
         default="error",
         help="a call the run did not make: answered with an error (default), or run",
     )
-    _fork_args(replay, "replay")
+    _fork_args(replay, "replay", required=False)
     replay.set_defaults(run="fork_cmd:replay")
 
     diff = sub.add_parser("diff", help="how two runs differ: first divergence, differences")
@@ -402,12 +402,13 @@ def _store_positional(p: argparse.ArgumentParser) -> None:
     p.add_argument("--schema", metavar="NAME", help=SCHEMA_HELP)
 
 
-def _fork_args(p: argparse.ArgumentParser, verb: str) -> None:
+def _fork_args(p: argparse.ArgumentParser, verb: str, required: bool = True) -> None:
     p.add_argument(
         "--agent",
-        required=True,
+        required=required,
         metavar="SPEC",
-        help=f"the agent to {verb} with: path/to/file.py:name or package.module:name",
+        help=f"the agent to {verb} with: path/to/file.py:name or package.module:name"
+        + ("" if required else " (default: the run's recorded tools, none of them run)"),
     )
     p.add_argument("--fork-id", metavar="ID", help="the new run's id (default: a new uuid)")
     p.add_argument(

@@ -19,10 +19,14 @@ from argparse import Namespace
 from collections.abc import Callable
 from typing import Any
 
+from agentor.agent import Agentor
+from agentor.agents import recorded_agent
 from agentor.cli.lines import Refusal, UsageError, event_line
 from agentor.cli.resume_cmd import agent_for, ending
 from agentor.cli.stores import the_run
-from agentor.engine.events import FORK, TOOL_WAIT, Event
+from agentor.engine.events import FORK, RUN_START, TOOL_WAIT, Event
+from agentor.engine.store.api import Store
+from agentor.engine.store.holding import load_run
 from agentor.engine.store.run_ids import RUN_ID_RE, RUN_ID_RULE
 from agentor.errors import ModelError, NothingToResumeError, RunLockedError
 from agentor.literal import literal_line
@@ -55,7 +59,10 @@ def fork(args: Namespace) -> int:
 
 def replay(args: Namespace) -> int:
     store, run_id = the_run(args)
-    agent = agent_for(args, store, run_id, "replay")
+    if args.agent is None:
+        agent = _recorded_agent(args, store, run_id)
+    else:
+        agent = agent_for(args, store, run_id, "replay")
     fork_id = _fork_id(args)
     return _run(
         run_id,
@@ -65,6 +72,23 @@ def replay(args: Namespace) -> int:
             run_id, model=args.model, fork_id=fork_id, novel=args.novel, listener=listener
         ),
     )
+
+
+def _recorded_agent(args: Namespace, store: Store, run_id: str) -> Agentor:
+    """`replay` without `--agent`: the run's recorded tools and conversation, asked of
+    `--model` through the openai client's environment (OPENAI_BASE_URL, OPENAI_API_KEY)."""
+    if args.novel == "run":
+        raise UsageError("--novel run needs --agent: without one no tool can run here")
+    if args.any_agent:
+        raise UsageError("--any-agent is for --agent")
+    try:
+        events = load_run(store, run_id)
+    except OSError as exc:
+        raise Refusal(f"cannot read run {run_id}: {exc.strerror or exc}") from None
+    start = next((e for e in events if e.type == RUN_START), None)
+    if start is None:
+        raise Refusal(f"run {run_id} records no run_start: there is no prompt to replay")
+    return recorded_agent(start, args.model, store)
 
 
 def _run(

@@ -15,7 +15,7 @@ import sys
 from argparse import Namespace
 
 from agentor.agent import Agentor
-from agentor.agents import AgentSet, agent_mismatch, load_agent
+from agentor.agents import AgentSet, agent_mismatch, collected_from, load_agent
 from agentor.cli.lines import Refusal, UsageError, compact, event_line, plural
 from agentor.cli.stores import the_run
 from agentor.engine.events import TOOL_WAIT, Event
@@ -60,6 +60,12 @@ def agent_for(args: Namespace, store: Store, run_id: str, verb: str) -> Agentor:
         events = load_run(store, run_id)
     except OSError as exc:
         raise Refusal(f"cannot read run {run_id}: {exc.strerror or exc}") from None
+    made_by = collected_from(events)
+    if made_by is not None and verb != "replay":
+        raise Refusal(
+            f"run {run_id} was collected ({made_by}): there is no agent here to {verb} it; "
+            "replay it with a model instead (agentor replay RUN --model M)"
+        )
     agents = AgentSet([agent], any_agent=args.any_agent)
     run_agent = fold(RunSummary(run_id=run_id), events).agent
     if agents.for_run(run_agent) is None:

@@ -198,3 +198,41 @@ def _params_model(fn: Callable[..., Any], arg_docs: dict[str, str]) -> Any:
         default = ... if param.default is param.empty else param.default
         fields[pname] = (annotation, Field(default, description=arg_docs.get(pname)))
     return create_model(f"{fn.__name__}_args", __config__=ConfigDict(extra="forbid"), **fields)
+
+
+class RecordedTool(Tool):
+    """A tool known only from a run's record (its schema on the `run_start`): offered to the
+    model as it was, its calls answered from the record by a replay; never run here (a run
+    another framework made has no tool here to run)."""
+
+    def __init__(self, schema: dict[str, Any]) -> None:
+        function = schema.get("function") if isinstance(schema.get("function"), dict) else {}
+        name = function.get("name")
+        if not isinstance(name, str) or not name:
+            raise ValueError("a recorded tool needs a name")
+
+        def unavailable(**args: Any) -> Any:
+            raise RuntimeError(f"{name} is not available here: only its recorded calls are")
+
+        super().__init__(unavailable, name=name, description=function.get("description") or "")
+        parameters = function.get("parameters")
+        self._params = copy.deepcopy(parameters) if isinstance(parameters, dict) else {
+            "type": "object",
+            "properties": {},
+        }
+
+    def parse_args(self, raw: str | dict[str, Any] | None) -> dict[str, Any]:
+        """Any JSON object (the recorded schema is the model's to follow; the record answers
+        by equal arguments)."""
+        if raw is None or raw == "":
+            return {}
+        if isinstance(raw, str):
+            try:
+                data = json.loads(raw)
+            except (ValueError, RecursionError) as exc:
+                raise ToolArgumentsError(f"arguments are not valid JSON: {exc}") from None
+        else:
+            data = raw
+        if not isinstance(data, dict):
+            raise ToolArgumentsError("arguments must be a JSON object")
+        return data
