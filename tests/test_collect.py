@@ -385,3 +385,64 @@ def test_resume_and_fork_with_an_agent_are_refused_for_a_collected_run(
     )
     assert "--novel run needs --agent" in capsys.readouterr().err
     assert run_logs(store) == [log] and log.read_bytes() == before
+
+
+def test_spans_collected_into_postgresql_are_a_run_its_readers_list(
+    tmp_path: Path,
+    captured: dict[str, Any],
+    pg_stores: Any,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    agent_part, steps = split_request(captured["body"], _is_agent_span)
+    dsn, schema = pg_stores.dsn, pg_stores.schema
+    with collecting(dsn, "--schema", schema) as collector:
+        assert post(collector.endpoint, steps)[0] == 200
+        assert post(collector.endpoint, steps)[0] == 200  # a retry
+        capsys.readouterr()
+        assert agentor_main(["ls", dsn, "--schema", schema, "--json"]) == 0
+        (row,) = json.loads(capsys.readouterr().out)
+        assert row["status"] == "running"
+        assert post(collector.endpoint, agent_part)[0] == 200
+    capsys.readouterr()
+    assert agentor_main(["ls", dsn, "--schema", schema, "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert (row["status"], row["agent"], row["tool_calls"]) == ("completed", "weather", 3)
+    events = pg_stores().load(row["run_id"])
+    whole = tmp_path / "whole"
+    with collecting(whole) as collector:
+        post(collector.endpoint, captured["body"])
+    expected = FileStore(whole).load(run_logs(whole)[0].stem)
+    assert [e.to_dict() for e in events] == [e.to_dict() for e in expected]
+
+
+def test_a_receiver_killed_mid_request_acknowledged_nothing_and_the_retry_makes_one_run(
+    tmp_path: Path, captured: dict[str, Any]
+) -> None:
+    import socket
+
+    store = tmp_path / "runs"
+    body = captured["body"]
+    with collecting(store) as collector:
+        host, port = collector.endpoint.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=30) as conn:
+            head = (
+                f"POST /v1/traces HTTP/1.1\r\nHost: {host}\r\n"
+                f"Content-Type: application/x-protobuf\r\nContent-Length: {len(body)}\r\n\r\n"
+            )
+            conn.sendall(head.encode() + body[: len(body) // 2])
+            os.kill(collector.proc.pid, signal.SIGKILL)
+            collector.proc.wait(30)
+            try:  # no answer: the exporter will retry
+                assert conn.recv(100) == b""
+            except ConnectionResetError:
+                pass
+    assert run_logs(store) == []
+    with collecting(store) as collector:
+        assert post(collector.endpoint, body)[0] == 200
+        assert post(collector.endpoint, body)[0] == 200
+    (log,) = run_logs(store)
+    lines = log_lines(log)
+    assert [e["type"] for e in lines].count("tool_result") == 3
+    assert lines[-1]["status"] == "completed"

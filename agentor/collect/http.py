@@ -31,6 +31,8 @@ DEFAULT_MAX_BODY = 16 << 20
 _PROTOBUF = "application/x-protobuf"
 _JSON = "application/json"
 _PATHS = ("/v1/traces", "/v1/logs")
+# A body over the limit but under this is read away before the 413 (see `_discard`).
+_DISCARD_AT_MOST = 256 << 20
 
 
 class _Refused(Exception):
@@ -119,7 +121,7 @@ def _handler_class() -> type[BaseHTTPRequestHandler]:
                 raise _Refused(411, "a Content-Length is required")
             length = int(length_text)
             if length > self.server.max_body:
-                self.close_connection = True
+                self._discard(length)
                 raise _Refused(413, f"the body is over {self.server.max_body} bytes")
             body = self.rfile.read(length)
             encoding = self.headers.get("Content-Encoding", "").strip().lower()
@@ -128,6 +130,18 @@ def _handler_class() -> type[BaseHTTPRequestHandler]:
             if encoding != "gzip":
                 raise _Refused(415, f"unsupported Content-Encoding: {encoding[:40]}")
             return _gunzip(body, self.server.max_body)
+
+        def _discard(self, length: int) -> None:
+            """Read a refused body away, so its sender, still sending, reads the answer
+            rather than a reset connection; one far over the limit is cut off instead."""
+            self.close_connection = True
+            if length > _DISCARD_AT_MOST:
+                return
+            while length > 0:
+                chunk = self.rfile.read(min(length, 1 << 16))
+                if not chunk:
+                    return
+                length -= len(chunk)
 
         def _answer(self, status: int, kind: str, message: str | None) -> None:
             payload = _response(kind, status, message)
