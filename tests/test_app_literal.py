@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+from agentor.engine.interrupted import OUTCOME_UNKNOWN
 from agentor.engine.store.file import FileStore
 from agentor.literal import literal, literal_line
 from tests.app_support import (
@@ -64,6 +66,52 @@ def nasty_run(runs: Path) -> None:
                 "turn": 1,
                 "ts": 1796039002.0,
             },
+        ],
+    )
+
+
+# A call a crash interrupted, hostile in every string field of its tool_start and of the
+# request its resume recorded (a host carrying a clipboard write, a server a title, ...).
+TOOL = f"send{CLEAR}"
+HOST = f"h{CLIPBOARD}"
+SERVER = f"s{TITLE}"
+CALL_ID = f"c{CLIPBOARD}"
+ARGS = {f"to{TITLE}": f"ann{CLIPBOARD}"}
+# The reason a resume records (the pane shows the call as interrupted), or one a log made up.
+REASONS = {"interrupted": OUTCOME_UNKNOWN, "odd-reason": f"gone{CLEAR} who{TITLE} knows"}
+
+
+def interrupted_run(runs: Path, run_id: str) -> None:
+    start = {
+        "type": "run_start",
+        "agent": f"Letters{CLEAR}",
+        "model": f"m{TITLE}",
+        "started_at": 1796039000.0,
+        "host": HOST,
+        "messages": [{"role": "user", "content": f"prompt {NASTY}"}],
+    }
+    call = {"name": TOOL, "call_id": CALL_ID, "args": ARGS, "turn": 1, "server": SERVER}
+    raw = json.dumps(ARGS)
+    asked = {"id": CALL_ID, "type": "function", "function": {"name": TOOL, "arguments": raw}}
+    ran = {"pid": 7, "host": HOST}
+    write_log(
+        runs,
+        run_id,
+        [
+            start,
+            {"type": "generation", "turn": 1, "calls": [asked], "ts": 1796039001.0},
+            {"type": "tool_call", **call, "ts": 1796039001.0},
+            {"type": "tool_start", **call, **ran, "ts": 1796039002.0},
+            {**start, "started_at": 1796039010.0},
+            {
+                "type": "approval_request",
+                **call,
+                **ran,
+                "reason": REASONS[run_id],
+                "started_at": 1796039002.0,
+                "ts": 1796039010.0,
+            },
+            {"type": "run_end", "status": "awaiting_approval", "ts": 1796039010.5},
         ],
     )
 
@@ -194,3 +242,42 @@ async def test_an_api_key_quoted_by_a_failing_model_never_reaches_a_notification
             assert "500" in toast and "***" in toast
             shown = [*notifications(app), *toasts(app), screen_text(app)]
             assert not any(key in t or key[8:] in t for t in shown)
+
+
+async def test_a_call_a_crash_interrupted_shows_its_host_and_every_field_literally(
+    tmp_path: Path,
+) -> None:
+    """Its tool_start and the request its resume recorded, in the timeline (wide enough to
+    show each row whole), the detail and the approvals pane: every field shown as text, no
+    escape sequence sent to the terminal."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for run_id in REASONS:
+        interrupted_run(runs, run_id)
+    host, server = literal_line(HOST), literal_line(SERVER)
+    app = app_for(runs)
+    async with app.run_test(size=(240, 45)) as pilot:
+        pane = app.runs_screen.approval_pane
+        for run_id, reason in REASONS.items():
+            assert app.runs_screen.run_list.select(run_id)
+            await pilot.pause()
+            assert_no_raw(app)
+            rows = screen_text(app)
+            assert f"@{server} · started in process 7 on {host}" in rows  # the tool_start row
+            assert f"@{server} · {literal_line(reason)}" in rows  # the request's row
+            timeline = app.runs_screen.timeline
+            for line in (3, 5):  # the tool_start, the request
+                timeline.move_cursor(line)
+                await pilot.pause()
+                detail = app.runs_screen.event_detail.text
+                for shown in (literal_line(TOOL), literal_line(CALL_ID), server, host):
+                    assert shown in detail, (line, shown)
+                assert_no_raw(app)
+            assert literal_line(reason) in detail
+            await pilot.press("enter")  # into its approvals pane
+            await wait_until(pilot, lambda: app.focused is pane.call_list, what="the pane")
+            if reason == OUTCOME_UNKNOWN:
+                assert f"in process 7 on {host}" in screen_text(app)
+            assert_no_raw(app)
+            await pilot.press("escape", "escape")
+            await pilot.pause()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import inspect
 import json
+from collections.abc import Callable
 from typing import Any
 
 import openai
@@ -276,6 +277,50 @@ async def test_a_conversation_changed_other_than_by_appending_sends_what_it_hold
     for held in (twin, conversation):
         sent = await sent_by_us(fake_openai, held, [], {}, False)
         assert [m["content"] for m in sent[0]["messages"]] == [m["content"] for m in held]
+
+
+def said(*contents: str) -> list[dict[str, Any]]:
+    return [{"role": "user", "content": c} for c in contents]
+
+
+# Every way a list can be changed, each alone, with what it leaves: appending keeps the JSON
+# already written, every other change drops it.
+CHANGES: dict[str, tuple[Callable[[Conversation], Any], list[str]]] = {
+    "setitem": (lambda c: c.__setitem__(1, said("B")[0]), ["c", "B", "a"]),
+    "slice set": (lambda c: c.__setitem__(slice(0, 2), said("X", "Y")), ["X", "Y", "a"]),
+    "delitem": (lambda c: c.__delitem__(0), ["b", "a"]),
+    "slice del": (lambda c: c.__delitem__(slice(1, None)), ["c"]),
+    "insert": (lambda c: c.insert(1, said("I")[0]), ["c", "I", "b", "a"]),
+    "pop": (lambda c: c.pop(0), ["b", "a"]),
+    "remove": (lambda c: c.remove(said("b")[0]), ["c", "a"]),
+    "sort": (lambda c: c.sort(key=lambda m: m["content"]), ["a", "b", "c"]),
+    "reverse": (lambda c: c.reverse(), ["a", "b", "c"]),
+    "imul": (lambda c: c.__imul__(0), []),
+    "clear": (lambda c: c.clear(), []),
+    "append": (lambda c: c.append(said("d")[0]), ["c", "b", "a", "d"]),
+    "extend": (lambda c: c.extend(said("d")), ["c", "b", "a", "d"]),
+    "iadd": (lambda c: c.__iadd__(said("d")), ["c", "b", "a", "d"]),
+}
+
+
+@pytest.mark.parametrize("change", CHANGES)
+async def test_each_change_to_a_conversation_is_sent_as_create_sends_the_list_it_leaves(
+    fake_openai: FakeOpenAI, change: str
+) -> None:
+    """A conversation already sent once (each message's JSON kept), changed once, then
+    appended to until it is as long as it was (so no length tells the change): what reaches
+    the server is what `create` sends for the list it holds now."""
+    fake_openai.script = lambda request: {"text": "ok"}
+    conversation = Conversation(said("c", "b", "a"))
+    await sent_by_us(fake_openai, conversation, [], {}, False)
+    mutate, left = CHANGES[change]
+    mutate(conversation)
+    assert [m["content"] for m in conversation] == left
+    conversation.extend(said("new", "newer", "newest")[: max(0, 3 - len(left))])
+    theirs = await sent_by_create(fake_openai, list(conversation), [], {}, False)
+    ours = await sent_by_us(fake_openai, conversation, [], {}, False)
+    assert ours == theirs
+    assert ours[0]["messages"] == list(conversation)
 
 
 async def test_a_setting_create_does_not_take_is_sent_as_it_is(fake_openai: FakeOpenAI) -> None:

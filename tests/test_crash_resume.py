@@ -3,6 +3,8 @@ from nothing but its id, in a new interpreter or in this one."""
 
 from __future__ import annotations
 
+import textwrap
+
 import pytest
 
 from agentor import RunLockedError
@@ -120,6 +122,72 @@ def test_a_recorded_result_is_never_thrown_away(
     assert weather_agent.executed == ["Rome"]
     assert sorted(counted(children.count_file)) == ["Oslo", "Rome"]
     assert result.final_output == f"{weather_text('Oslo')} {weather_text('Rome')}"
+
+
+# A child whose get_weather answers its first call and hangs in its second: of two equal calls
+# the crash leaves exactly one result recorded.
+SECOND_CALL_HANGS = textwrap.dedent(
+    """
+    import os, threading, time
+    from agentor import Agentor, function_tool
+    from agentor.engine.store.file import FileStore
+
+    taken, ran = threading.Lock(), []
+
+    @function_tool
+    def get_weather(city: str) -> str:
+        \"\"\"Get the current weather for a city.
+
+        Args:
+            city: The city to look up.
+        \"\"\"
+        with taken:
+            ran.append(city)
+            second = len(ran) > 1
+            with open(os.environ["COUNT_FILE"], "a") as f:
+                f.write(city + "\\n")
+        if second:
+            time.sleep(3600)
+        return f"The weather in {city} is sunny and 22C."
+
+    agent = Agentor(
+        name="Weather Agent",
+        model="gpt-4o-mini",
+        instructions="You are a helpful weather assistant.",
+        tools=[get_weather],
+        store=FileStore(os.environ["RUNS_DIR"]),
+        max_retries=0,
+    )
+    agent.run("What is the weather in Oslo and Oslo?")
+    """
+)
+
+
+def test_one_recorded_result_answers_one_of_two_equal_calls_after_a_rewind(
+    children: Children, fake_openai: FakeOpenAI, weather_agent: WeatherAgents
+) -> None:
+    # The model asks get_weather(Oslo) twice in one turn; one answers, the other hangs: the
+    # crash leaves one result for two equal calls.
+    proc = children.spawn(SECOND_CALL_HANGS)
+    run_id = only_run(children.runs_dir)
+    path = children.runs_dir / f"{run_id}.jsonl"
+    wait_for(
+        lambda: "tool_result" in log_types(path) and len(counted(children.count_file)) == 2,
+        what="one result recorded and the second call running",
+    )
+    children.kill(proc)
+    first = log_lines(path)
+    [recorded] = [d for d in first if d["type"] == "tool_result"]
+
+    result = weather_agent(store=FileStore(children.runs_dir)).resume(run_id)
+
+    assert result.status == "completed"
+    # The model asked the same two calls again: the record answers one, the other runs.
+    new = [d for d in log_lines(path)[len(first) :] if d["type"] == "tool_result"]
+    assert len(new) == 2
+    assert [d.get("replayed_from") for d in new].count(recorded["call_id"]) == 1
+    assert weather_agent.executed == ["Oslo"], "one result answered two calls"
+    assert result.final_output == f"{weather_text('Oslo')} {weather_text('Oslo')}"
 
 
 def test_a_second_process_is_refused_while_a_run_is_held(

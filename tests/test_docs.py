@@ -8,7 +8,8 @@
   it, and fragments stay rare;
 - what they import is public: `agentor`, `agentor.ops`, `agentor.testing`, `agentor.errors`
   and upstream Agentor's own paths;
-- the README stays a front page, and every test the Guarantees page cites exists.
+- the README stays a front page, and every test a page cites exists (the Guarantees page's
+  rows each cite one).
 """
 
 from __future__ import annotations
@@ -191,22 +192,70 @@ def test_the_readme_is_a_front_page_whose_links_lead_somewhere() -> None:
             assert anchor in headings, target
 
 
-def test_every_test_the_guarantees_page_cites_exists() -> None:
-    rows = [r for r in (DOCS / "guarantees.md").read_text().splitlines() if r.startswith("| ")]
-    assert len(rows) > 50
+# A test file named anywhere (`tests/test_x.py`, `tests/test_x.py::test_y`), or a name in a
+# test module (`tests/openai_server.FakeOpenAI`).
+CITED_FILE = re.compile(r"\btests/([\w/]+)\.py(?:::(\w+))?")
+CITED_NAME = re.compile(r"\btests/([\w/]+)\.(?!py\b)([A-Za-z_]\w*)")
+GUARANTEES_HEADER = "| promise | proved by |"
+
+
+def defines(module: Path, name: str) -> bool:
+    """Whether `module` defines `name`: a test (in a class too), a class, a constant."""
+    pattern = rf"^\s*(?:async def|def|class) {name}\b|^{name} ="
+    return re.search(pattern, module.read_text(), re.M) is not None
+
+
+def missing_citations(text: str) -> list[str]:
+    """The test files, tests and test-module names `text` cites that do not exist."""
     missing = []
-    for row in rows[2:]:
+    for path, test in CITED_FILE.findall(text):
+        module = ROOT / "tests" / f"{path}.py"
+        if not module.is_file() or (test and not defines(module, test)):
+            missing.append(f"tests/{path}.py::{test}" if test else f"tests/{path}.py")
+    for path, name in CITED_NAME.findall(text):
+        module = ROOT / "tests" / f"{path}.py"
+        if not module.is_file() or not defines(module, name):
+            missing.append(f"tests/{path}.{name}")
+    return missing
+
+
+def guarantee_rows() -> list[str]:
+    """Every promise of the Guarantees page: each table line but its header and separator."""
+    lines = [r for r in (DOCS / "guarantees.md").read_text().splitlines() if r.startswith("|")]
+    assert lines[:2] == [GUARANTEES_HEADER, "|---|---|"], lines[:2]
+    return lines[2:]
+
+
+def test_every_test_the_guarantees_page_cites_exists() -> None:
+    """Each row, the first as well, cites at least one test file in its last cell, and every
+    test it names is in the file named before it in that cell."""
+    rows = guarantee_rows()
+    assert len(rows) > 50 and all(r.startswith("| ") and r.endswith(" |") for r in rows)
+    missing, uncited = [], []
+    for row in rows:
+        cell = row.rsplit("|", 2)[1]
         current = None
-        for cited in re.findall(r"`([^`]+)`", row.rsplit("|", 2)[1]):
+        for cited in re.findall(r"`([^`]+)`", cell):
             path, _, test = cited.partition("::")
             if path.endswith(".py"):
                 current = ROOT / path
                 assert current.exists(), cited
             else:
                 test = cited if cited.startswith("test_") else ""
-            if test and current is not None and f"def {test}(" not in current.read_text():
+            if test and (current is None or not defines(current, test)):
                 missing.append(cited)
-    assert missing == []
+        if not CITED_FILE.search(cell):
+            uncited.append(row[:80])
+    assert (missing, uncited) == ([], [])
+
+
+def test_every_test_a_page_cites_exists() -> None:
+    """README.md, every page of docs/ and bench/README.md: each test file, test and test-module
+    name they mention exists."""
+    pages = [README, *PAGES, ROOT / "bench" / "README.md"]
+    assert sum(len(CITED_FILE.findall(page.read_text())) for page in pages) > 100  # found
+    missing = {str(page.relative_to(ROOT)): missing_citations(page.read_text()) for page in pages}
+    assert {name: m for name, m in missing.items() if m} == {}
 
 
 def test_the_bench_history_and_the_current_table_are_apart() -> None:

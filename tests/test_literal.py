@@ -20,3 +20,34 @@ def test_newlines_are_kept_or_marked_and_tabs_become_spaces() -> None:
     assert literal("one\r\ntwo\tthree\u2028four") == "one\ntwo three\nfour"
     assert literal_line("one\ntwo\tthree\u2029") == "one⏎two three⏎"
     assert literal_line("x" * 10, 5) == "xxxx…"
+
+
+# Every C0 control, DEL and every C1 control (NEL, CSI, OSC, ST among them), one at a time.
+CONTROLS = [chr(c) for c in (*range(0x20), 0x7F, *range(0x80, 0xA0))]
+
+
+def shown_as(char: str) -> str:
+    """The visible stand-in of one control character: its control picture (C0, DEL) or a
+    Python-style escape (C1)."""
+    code = ord(char)
+    if code < 0x20:
+        return chr(0x2400 + code)
+    return "\u2421" if code == 0x7F else f"\\x{code:02x}"
+
+
+def test_every_control_character_alone_becomes_visible() -> None:
+    """Each one alone between two letters: a lone CR (`paid\\r$0` would rewrite the line
+    on a terminal), VT, FF, NEL, ... none reaches the terminal; only a newline stays one in
+    `literal`, and a tab becomes spaces."""
+    for char in CONTROLS:
+        text = f"paid{char}$0"
+        if char == "\n":
+            assert (literal(text), literal_line(text)) == ("paid\n$0", "paid⏎$0")
+        elif char == "\t":
+            assert (literal(text), literal_line(text)) == ("paid    $0", "paid $0")
+        else:
+            assert literal(text) == f"paid{shown_as(char)}$0", repr(char)
+            assert literal_line(text) == f"paid{shown_as(char)}$0", repr(char)
+    assert literal("paid\r$0") == "paid␍$0" and literal_line("a\rb\vc\fd") == "a␍b␋c␌d"
+    assert literal("next\x85line") == "next\\x85line"  # NEL: a newline to some terminals
+    assert literal("a\r\r\nb") == "a␍\nb"  # only a CR that ends a line with LF goes

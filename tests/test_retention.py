@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from agentor.engine.events import TOOL_CALL, Event
+from agentor.engine.events import RUN_END, RUN_START, TOOL_CALL, Event
 from agentor.engine.statuses import AWAITING_APPROVAL
+from agentor.engine.store.api import Store
 from agentor.engine.store.file import FileStore
 from agentor.engine.store.memory import MemoryStore
 from agentor.errors import DeleteRefusedError, RunNotFoundError
@@ -223,6 +224,33 @@ def test_upstream_forks_keep_their_parent_while_pinned(tmp_path: Path) -> None:
     report = prune(store, status="completed")
     assert removed(report).index(fork) < removed(report).index(parent)
     assert fork not in store.list_runs() and parent not in store.list_runs()
+
+
+def write_child_named_on_its_run_start(store: Store, run_id: str, parent: str, age: float) -> None:
+    """A fork that names its parent on its `run_start` (`forked_from`), as upstream logs may,
+    with no `fork` event."""
+    t = NOW - age * DAY
+    start = Event(RUN_START, run_id=run_id, forked_from=parent, started_at=t - 1, ts=t - 1)
+    store.append_many(run_id, [start, Event(RUN_END, status="completed", text="ok", ts=t)])
+
+
+def test_a_parent_named_on_a_kept_forks_run_start_is_kept(store: FileStore | MemoryStore) -> None:
+    write_run(store, "parent", age_days=90)
+    write_child_named_on_its_run_start(store, "pinned-child", "parent", age=90)
+    write_run(store, "other-parent", age_days=90)
+    write_child_named_on_its_run_start(store, "young-child", "other-parent", age=1)
+    write_run(store, "lonely-parent", age_days=90)
+    write_child_named_on_its_run_start(store, "old-child", "lonely-parent", age=60)
+    pin(store, "pinned-child")
+    for dry_run in (True, False):
+        report = prune(store, older_than="30d", dry_run=dry_run, now=NOW)
+        assert kept(report) == {
+            "pinned-child": (PINNED, "pinned"),
+            "parent": (HAS_KEPT_FORKS, "its fork pinned-child is kept"),
+            "other-parent": (HAS_KEPT_FORKS, "its fork young-child is kept"),
+        }
+        assert removed(report) == ["old-child", "lonely-parent"]
+    assert sorted(store.list_runs()) == ["other-parent", "parent", "pinned-child", "young-child"]
 
 
 def test_pinning_is_told_and_undone(store: FileStore | MemoryStore) -> None:

@@ -7,6 +7,8 @@ to pages of its own origin (a real server process, real HTTP and websocket reque
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import http.client
 import os
 import signal
@@ -25,6 +27,7 @@ from tests import servekit
 from tests.conftest import ROOT
 from tests.servekit import Served, in_thread, open_websocket
 from tui.cli import main
+from tui.serve import guard
 from tui.serve.guard import Guard
 from tui.serve.options import TOKEN_ENV, app_argv
 from tui.serve.site import build_site
@@ -224,6 +227,49 @@ async def test_behind_a_proxy_the_page_points_at_the_public_address() -> None:
     assert 'data-session-websocket-url="wss://runs.example/ws"' in page
     assert 'href="https://runs.example/static/css/xterm.css"' in page
     assert "Secure" in cookie  # an https address: the cookie never goes over plain http
+
+
+# -- the token's compare -------------------------------------------------------------------------
+
+
+def sha256(text: str) -> bytes:
+    return hashlib.sha256(text.encode()).digest()
+
+
+@pytest.mark.parametrize("path", ["query", "bearer", "cookie"])
+async def test_each_way_of_bringing_the_token_is_compared_in_constant_time(
+    monkeypatch: pytest.MonkeyPatch, path: str
+) -> None:
+    """The token in the address, an Authorization header or the cookie is checked by
+    `hmac.compare_digest` (constant time), on digests of equal length; and its answer alone
+    decides: told a wrong token matches, the request is served."""
+    compared: list[tuple[bytes, bytes]] = []
+    says_equal: list[bool] = []
+    real = hmac.compare_digest
+
+    def spy(a: bytes, b: bytes) -> bool:
+        compared.append((a, b))
+        return says_equal[-1] if says_equal else real(a, b)
+
+    monkeypatch.setattr(guard.hmac, "compare_digest", spy)
+    site = build_site("true", Guard(GOOD_TOKEN, "c"), None)
+
+    def brought(token: str) -> tuple[str, dict[str, str]]:
+        if path == "query":
+            return f"/?token={token}", {}
+        if path == "bearer":
+            return "/", {"Authorization": f"Bearer {token}"}
+        return "/", {"Cookie": f"c={token}"}
+
+    async with test_utils.TestClient(test_utils.TestServer(site, host="127.0.0.1")) as client:
+        for token, status in ((GOOD_TOKEN, 200), ("a-wrong-token", 401), ("x", 401)):
+            compared.clear()
+            address, headers = brought(token)
+            assert (await client.get(address, headers=headers)).status == status, token
+            assert compared == [(sha256(token), sha256(GOOD_TOKEN))], token
+        says_equal.append(True)
+        address, headers = brought("a-wrong-token")
+        assert (await client.get(address, headers=headers)).status == 200
 
 
 async def test_stopping_the_server_quits_every_tabs_app(tmp_path: Path) -> None:

@@ -340,3 +340,39 @@ def test_a_load_racing_the_holders_append_does_not_corrupt_later_deltas(
         monkeypatch.setattr(store_mod, "split_lines", real_split)
         store.append(RUN, Event("generation", turn=3, messages=reqs[2]))
     assert [e.messages for e in FileStore(tmp_path).load(RUN)] == reqs
+
+
+def test_each_append_and_each_append_many_is_fsynced_once_after_its_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/log-format.md: each append is flushed and fsynced. A kill cannot tell (the page
+    cache outlives a process), so the calls are counted: one `os.fsync` of the log per
+    `append` (the long way, and the short one a held run takes) and per `append_many`, made
+    once the event's line is in the file."""
+    store = FileStore(tmp_path / "runs")
+    path = tmp_path / "runs" / f"{RUN}.jsonl"
+    synced: list[tuple[int, int]] = []  # (inode, lines in the file) at each fsync
+    real = os.fsync
+
+    def spy(fd: int) -> None:
+        synced.append((os.fstat(fd).st_ino, path.read_bytes().count(b"\n")))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", spy)
+    written = 0
+
+    def after(writing: Any, n: int) -> None:
+        nonlocal written
+        synced.clear()
+        writing()
+        written += n
+        assert synced == [(path.stat().st_ino, written)]
+
+    for e in events(2):  # free: each append opens the log
+        after(lambda e=e: store.append(RUN, e), 1)
+    after(lambda: store.append_many(RUN, events(3)), 3)
+    with store.lock(RUN):  # held, as a run's loop holds it: the short way
+        for e in events(3):
+            after(lambda e=e: store.append(RUN, e), 1)
+        after(lambda: store.append_many(RUN, events(4)), 4)
+    assert len(log_lines(path)) == written == 12
