@@ -446,3 +446,31 @@ def test_a_receiver_killed_mid_request_acknowledged_nothing_and_the_retry_makes_
     lines = log_lines(log)
     assert [e["type"] for e in lines].count("tool_result") == 3
     assert lines[-1]["status"] == "completed"
+
+
+def test_otlp_over_grpc_gives_the_run_http_gives_and_checks_the_token(
+    tmp_path: Path, captured: dict[str, Any]
+) -> None:
+    import grpc
+    from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
+
+    request = trace_service_pb2.ExportTraceServiceRequest()
+    request.ParseFromString(captured["body"])
+    token = "t0ken-of-the-tests-0123456789"
+    store = tmp_path / "grpc"
+    with collecting(store, "--grpc-port", "0", "--token", token) as collector:
+        address = collector.start_line.split("OTLP/gRPC on http://", 1)[1].split(" ", 1)[0]
+        with grpc.insecure_channel(address) as channel:
+            export = trace_service_pb2_grpc.TraceServiceStub(channel).Export
+            with pytest.raises(grpc.RpcError) as refused:
+                export(request, timeout=30)
+            assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+            assert run_logs(store) == []
+            export(request, timeout=30, metadata=[("authorization", f"Bearer {token}")])
+            export(request, timeout=30, metadata=[("authorization", f"Bearer {token}")])
+    whole = tmp_path / "http"
+    with collecting(whole) as collector:
+        post(collector.endpoint, captured["body"])
+    (by_grpc,) = run_logs(store)
+    (by_http,) = run_logs(whole)
+    assert by_grpc.name == by_http.name and log_lines(by_grpc) == log_lines(by_http)

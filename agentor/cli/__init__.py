@@ -144,6 +144,12 @@ def _add_collect_commands(sub: Any) -> None:
         "--port", type=_port, default=4318, help="OTLP/HTTP port (default 4318; 0: a free one)"
     )
     collect.add_argument(
+        "--grpc-port",
+        type=_port,
+        metavar="PORT",
+        help="OTLP/gRPC too, on this port (0: a free one; needs agentor-tui[collect-grpc])",
+    )
+    collect.add_argument(
         "--token",
         metavar="T",
         help="required as Authorization: Bearer T (default: AGENTOR_COLLECT_TOKEN); "

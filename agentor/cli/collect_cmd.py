@@ -14,6 +14,7 @@ import sys
 import threading
 from argparse import Namespace
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from agentor.access import is_loopback, token_problem
 from agentor.cli.lines import Refusal, UsageError
@@ -21,6 +22,9 @@ from agentor.cli.stores import open_store, store_spec, where
 from agentor.collect.receiver import Collector
 from agentor.collect.spool import spool_for
 from agentor.literal import literal_line
+
+if TYPE_CHECKING:
+    from agentor.collect.grpc import OtlpGrpcServer
 
 TOKEN_ENV = "AGENTOR_COLLECT_TOKEN"
 
@@ -37,13 +41,15 @@ def collect(args: Namespace) -> int:
         )
     except OSError as exc:
         raise Refusal(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
+    grpc_server = _grpc(args, collector, token)
     stop = threading.Event()
     _on_signals(stop)
     server.serve_in_thread()
+    also = f", OTLP/gRPC on {grpc_server.endpoint}" if grpc_server is not None else ""
     print(
         literal_line(
-            f"agentor collect: OTLP/HTTP on {server.endpoint} (POST /v1/traces, /v1/logs) "
-            f"into {where(store)}",
+            f"agentor collect: OTLP/HTTP on {server.endpoint} (POST /v1/traces, /v1/logs)"
+            f"{also} into {where(store)}",
             600,
         ),
         flush=True,
@@ -52,6 +58,8 @@ def collect(args: Namespace) -> int:
         while not stop.wait(min(collector.idle / 4, 30.0)):
             collector.let_go_idle()
     finally:
+        if grpc_server is not None:
+            grpc_server.stop()
         server.shutdown()
         server.server_close()
         collector.close()
@@ -62,6 +70,21 @@ def collect(args: Namespace) -> int:
         flush=True,
     )
     return 0
+
+
+def _grpc(args: Namespace, collector: Collector, token: str | None) -> OtlpGrpcServer | None:
+    if args.grpc_port is None:
+        return None
+    from agentor.collect.grpc import OtlpGrpcServer
+
+    try:
+        grpc_server = OtlpGrpcServer(args.host, args.grpc_port, collector, token)
+    except ImportError as exc:
+        raise Refusal(str(exc)) from None
+    except (OSError, RuntimeError) as exc:
+        raise Refusal(f"cannot listen on {args.host}:{args.grpc_port} for gRPC: {exc}") from None
+    grpc_server.start()
+    return grpc_server
 
 
 def _token(args: Namespace) -> str | None:

@@ -28,6 +28,11 @@ def decode_traces(body: bytes) -> list[Span]:
         request.ParseFromString(body)
     except (DecodeError, RecursionError, ValueError) as exc:
         raise SpanDecodeError(f"not an OTLP protobuf trace request: {exc}") from None
+    return spans_of(request)
+
+
+def spans_of(request: Any) -> list[Span]:
+    """Every span of a parsed `ExportTraceServiceRequest` (as gRPC hands it over)."""
     out: list[Span] = []
     for resource_spans in request.resource_spans:
         resource = attributes_of(resource_spans.resource.attributes)
@@ -48,6 +53,11 @@ def decode_logs(body: bytes) -> list[LogRecord]:
         request.ParseFromString(body)
     except (DecodeError, RecursionError, ValueError) as exc:
         raise SpanDecodeError(f"not an OTLP protobuf logs request: {exc}") from None
+    return records_of(request)
+
+
+def records_of(request: Any) -> list[LogRecord]:
+    """Every log record of a parsed `ExportLogsServiceRequest` that names a span."""
     out: list[LogRecord] = []
     for resource_logs in request.resource_logs:
         for scope_logs in resource_logs.scope_logs:

@@ -216,10 +216,14 @@ class RecordedTool(Tool):
 
         super().__init__(unavailable, name=name, description=function.get("description") or "")
         parameters = function.get("parameters")
-        self._params = copy.deepcopy(parameters) if isinstance(parameters, dict) else {
-            "type": "object",
-            "properties": {},
-        }
+        self._params = (
+            copy.deepcopy(parameters)
+            if isinstance(parameters, dict)
+            else {
+                "type": "object",
+                "properties": {},
+            }
+        )
 
     def parse_args(self, raw: str | dict[str, Any] | None) -> dict[str, Any]:
         """Any JSON object (the recorded schema is the model's to follow; the record answers
