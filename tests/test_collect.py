@@ -474,3 +474,29 @@ def test_otlp_over_grpc_gives_the_run_http_gives_and_checks_the_token(
     (by_grpc,) = run_logs(store)
     (by_http,) = run_logs(whole)
     assert by_grpc.name == by_http.name and log_lines(by_grpc) == log_lines(by_http)
+
+
+def test_a_langgraph_agent_with_openinference_is_one_run_not_one_per_graph_node(
+    tmp_path: Path, model: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = tmp_path / "runs"
+    with collecting(store) as collector:
+        emitted = run_emitter("langgraph_agent.py", model.url, collector.endpoint, PROMPT)
+        (log,) = wait_for_runs(store, 1)
+        wait_for(lambda: log_lines(log)[-1]["type"] == "run_end", 30, "the run's end")
+        collector.stop()
+    assert run_logs(store) == [log]  # each node of the graph is marked AGENT: no run of its own
+    lines = log_lines(log)
+    start, end = lines[0], lines[-1]
+    assert (start["agent"], start["model"]) == ("weather", "gpt-4o-mini")
+    assert start["messages"][-1] == {"role": "user", "content": PROMPT}
+    calls = {c["id"]: c for g in lines if g["type"] == "generation" for c in g.get("calls") or []}
+    results = [e for e in lines if e["type"] == "tool_result"]
+    assert len(results) == emitted.tool_calls == 3
+    for result in results:  # LangChain records a tool's input as text: the asked arguments
+        asked = calls[result["call_id"]]["function"]["arguments"]
+        assert result["args"] == json.loads(asked)
+        assert result["result"] == f"Sunny in {result['args']['city']}"
+    assert end["status"] == "completed" and end["text"] == emitted.output
+    (row,) = ls_json(store, capsys)
+    assert (row["status"], row["agent"], row["tool_calls"]) == ("completed", "weather", 3)

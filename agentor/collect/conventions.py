@@ -40,6 +40,13 @@ def kind_of(span: Span) -> str | None:
     if operation == "execute_tool":
         return TOOL
     kind = _OPENINFERENCE_KINDS.get(str(attrs.get("openinference.span.kind", "")).upper())
+    graph = _langgraph(attrs)
+    if graph is not None:
+        # LangGraph marks each node's span AGENT: the run is the graph's invocation, its root.
+        if "langgraph_node" in graph:
+            return None if kind == AGENT else kind
+        if kind is None or kind == "CHAIN" or attrs.get("openinference.span.kind") == "CHAIN":
+            return AGENT if span.parent_id is None or kind == AGENT else kind
     if kind is not None:
         return kind
     # pydantic-ai before the GenAI names settled: "agent run" and "running tool".
@@ -47,6 +54,16 @@ def kind_of(span: Span) -> str | None:
         return AGENT
     if span.name == "running tool" and "gen_ai.tool.name" in attrs:
         return TOOL
+    return None
+
+
+def _langgraph(attrs: Mapping[str, Any]) -> dict[str, Any] | None:
+    """OpenInference's LangChain `metadata` when it says the span is LangGraph's."""
+    metadata = _decoded(attrs.get("metadata"))
+    if isinstance(metadata, dict) and (
+        metadata.get("ls_integration") == "langgraph" or "langgraph_node" in metadata
+    ):
+        return metadata
     return None
 
 
@@ -68,6 +85,11 @@ def content(span: Span, key: str, logs: Sequence[LogRecord] = ()) -> Any:
                     value = record.body.get(key)
                 if value is not None:
                     break
+    return _decoded(value)
+
+
+def decoded_json(value: Any) -> Any:
+    """A JSON string decoded (other values as they are)."""
     return _decoded(value)
 
 
@@ -384,13 +406,26 @@ def tool_step(span: Span) -> dict[str, Any]:
         attrs, "gen_ai.tool.call.arguments", "tool.parameters_value", "input.value"
     )
     result = _first_present(attrs, "gen_ai.tool.call.result", "output.value")
+    result = _decoded(result)
+    message = _langchain_message(result)
+    if message is not None:  # LangChain's ToolMessage, serialized: its content is the result
+        result = message.get("content")
+        if not call_id and isinstance(message.get("tool_call_id"), str):
+            call_id = message["tool_call_id"]
     return {
         "name": name,
         "call_id": call_id if isinstance(call_id, str) and call_id else None,
         "args": _decoded(args) if args is not None else {},
-        "result": _decoded(result),
+        "result": result,
         "error": error_of(span),
     }
+
+
+def _langchain_message(value: Any) -> dict[str, Any] | None:
+    """A LangChain message as OpenInference serializes it (`{"type": ..., "data": {...}}`)."""
+    if isinstance(value, dict) and isinstance(value.get("data"), dict) and "type" in value:
+        return value["data"]
+    return None
 
 
 def tool_from_span(span: Span) -> dict[str, Any] | None:
@@ -420,8 +455,18 @@ def final_output(span: Span, logs: Sequence[LogRecord] = ()) -> str | None:
     attrs = span.attributes
     for key in ("final_result", "output.value"):
         value = attrs.get(key)
-        if value is not None:
-            return value if isinstance(value, str) else _json(value)
+        if value is None:
+            continue
+        state = _decoded(value)
+        if (
+            isinstance(state, dict)
+            and isinstance(state.get("messages"), list)
+            and state["messages"]
+        ):
+            last = _langchain_message(state["messages"][-1]) or state["messages"][-1]
+            if isinstance(last, dict) and isinstance(last.get("content"), str):
+                return last["content"]  # a LangGraph state: its last message is the answer
+        return value if isinstance(value, str) else _json(value)
     message = output_message(span, logs)
     if message is not None and isinstance(message.get("content"), str):
         return message["content"]

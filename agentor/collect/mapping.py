@@ -293,8 +293,14 @@ def _tool_events(span: Span, turn: int, asked: list[dict[str, Any]]) -> list[Eve
     """A tool span's call and result. A span that names no call id (OpenInference's tool
     spans) answers the first call of its tool that the generation before it asked."""
     step = c.tool_step(span)
-    call_id = _answered_call(step, asked)
-    call_id = call_id or f"span-{span.span_id}"
+    answered = _answered_call(step, asked)
+    call_id = step["call_id"] or (answered or {}).get("id") or f"span-{span.span_id}"
+    if answered is not None and not isinstance(step["args"], dict):
+        # A framework that records a tool's input as text (LangChain's single argument): the
+        # arguments are the ones the model asked with.
+        asked_args = c.decoded_json(answered.get("function", {}).get("arguments"))
+        if isinstance(asked_args, dict):
+            step["args"] = asked_args
     call = Event(
         TOOL_CALL,
         turn=turn,
@@ -318,9 +324,9 @@ def _tool_events(span: Span, turn: int, asked: list[dict[str, Any]]) -> list[Eve
     return [call, result]
 
 
-def _answered_call(step: dict[str, Any], asked: list[dict[str, Any]]) -> str | None:
-    """The id of the asked call a tool span answers (taken off `asked`): the one it names, else
-    the first of its tool with equal arguments, else the first of its tool."""
+def _answered_call(step: dict[str, Any], asked: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The asked call a tool span answers (taken off `asked`): the one it names, else the first
+    of its tool with equal arguments, else the first of its tool."""
     wanted = step["call_id"]
 
     def same_tool(call: dict[str, Any]) -> bool:
@@ -334,9 +340,8 @@ def _answered_call(step: dict[str, Any], asked: list[dict[str, Any]]) -> str | N
     for test in tests:
         for i, call in enumerate(asked):
             if test(call):
-                del asked[i]
-                return wanted or call.get("id") or None
-    return wanted
+                return asked.pop(i)
+    return None
 
 
 def _run_end(
