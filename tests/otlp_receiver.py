@@ -31,11 +31,14 @@ class ReceivedSpan:
 
 
 class OTLPReceiver:
-    """The collector (see the module): `url` is its base URL, `spans` what it got so far."""
+    """The collector (see the module): `url` is its base URL, `spans` what it got so far,
+    `requests` how many sends it was asked to take. With `refusing` set it takes none: it
+    answers 400, which the exporter does not try again."""
 
     def __init__(self) -> None:
         self.spans: list[ReceivedSpan] = []
         self.requests = 0
+        self.refusing = False
         self._changed = threading.Condition()
         receiver = self
 
@@ -44,7 +47,9 @@ class OTLPReceiver:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 if self.headers.get("Content-Encoding") == "gzip":
                     body = gzip.decompress(body)
-                receiver._take(self.path, body)
+                if not receiver._take(self.path, body):
+                    self.send_error(400, "refused by the test")
+                    return
                 answer = ExportTraceServiceResponse().SerializeToString()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/x-protobuf")
@@ -61,7 +66,8 @@ class OTLPReceiver:
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
 
-    def _take(self, path: str, body: bytes) -> None:
+    def _take(self, path: str, body: bytes) -> bool:
+        """Keep the spans of one request; False when refusing them."""
         request = ExportTraceServiceRequest()
         request.ParseFromString(body)
         got = [
@@ -79,8 +85,10 @@ class OTLPReceiver:
         with self._changed:
             assert path == "/v1/traces", path
             self.requests += 1
-            self.spans += got
+            if not self.refusing:
+                self.spans += got
             self._changed.notify_all()
+        return not self.refusing
 
     def of_trace(self, trace_id: str) -> list[ReceivedSpan]:
         with self._changed:

@@ -331,7 +331,7 @@ def _add_export_command(sub: Any) -> None:
     )
     trace.add_argument(
         "--idle",
-        type=float,
+        type=_seconds,
         default=300.0,
         metavar="SECONDS",
         help="a run written without a lock (upstream Agentor) that is quiet this long ended",
@@ -422,6 +422,17 @@ def _positive(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1: {value}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    """A number of seconds, 0 or more (finite)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 <= value < float("inf"):  # also refuses nan
+        raise argparse.ArgumentTypeError(f"must be 0 seconds or more: {text}")
     return value
 
 
