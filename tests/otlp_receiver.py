@@ -28,6 +28,7 @@ class ReceivedSpan:
     span_id: str  # 16 hex digits
     parent_id: str | None
     attributes: dict[str, Any]
+    status_message: str
 
 
 class OTLPReceiver:
@@ -77,6 +78,7 @@ class OTLPReceiver:
                 span.span_id.hex(),
                 span.parent_span_id.hex() or None,
                 {kv.key: _value(kv.value) for kv in span.attributes},
+                span.status.message,
             )
             for resource in request.resource_spans
             for scope in resource.scope_spans
