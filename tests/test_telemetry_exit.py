@@ -110,4 +110,5 @@ def test_a_collector_that_is_down_holds_the_exit_no_longer_than_the_bound(
     # request and never answers (the exporter waits up to its timeout, 10 s).
     endpoint = f"http://127.0.0.1:{free_port()}" if collector == "refusing" else silent_collector
     _, held = run_short_script(children, endpoint)
-    assert held <= EXIT_WAIT_S + 0.5  # the bound, and the hook's own return
+    # The bound, and the hook's own return on a busy machine; without it, 10 s (the timeout).
+    assert held <= EXIT_WAIT_S + 1.0
