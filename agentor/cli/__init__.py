@@ -373,7 +373,7 @@ def _add_export_command(sub: Any) -> None:
     )
     trace.add_argument(
         "--idle",
-        type=float,
+        type=_seconds,
         default=300.0,
         metavar="SECONDS",
         help="a run written without a lock (upstream Agentor) that is quiet this long ended",
@@ -475,6 +475,17 @@ def _port(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a port: {text!r}") from None
     if not 0 <= value <= 65535:
         raise argparse.ArgumentTypeError(f"a port is 0 to 65535, not {value}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    """A number of seconds, 0 or more (finite)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 <= value < float("inf"):  # also refuses nan
+        raise argparse.ArgumentTypeError(f"must be 0 seconds or more: {text}")
     return value
 
 

@@ -135,11 +135,21 @@ def trace(args: Namespace) -> int:
         state = SentFile(_state_path(args, spec), collector.url)
     except StateError as exc:
         raise Refusal(str(exc)) from None
-    follower = Follower(source, collector, state, content=args.content, idle=args.idle, said=_say)
+    follower = Follower(
+        source,
+        collector,
+        state,
+        content=args.content,
+        idle=args.idle,
+        said=_say,
+        once=args.once,
+    )
     try:
         if args.once:
             follower.catch_up()
-            return 0 if follower.error is None else 1
+            if follower.error is not None:  # what it took was sent (and said); the rest waits
+                raise Refusal(follower.error)
+            return 0
         _say(f"following {source.where}: spans go to {collector.url} (sent: {state.path})")
         asyncio.run(_follow(follower))
     except StateError as exc:

@@ -126,13 +126,24 @@ def tool(spans: RunSpans, result: Event | None, call: Event | None) -> dict[str,
     out = _common(spans, "execute_tool")
     out["gen_ai.tool.name"] = e.name or "unknown"
     out["tool.name"] = e.name or "unknown"
-    out["gen_ai.tool.type"] = "function"
+    # The conventions' types: "function", a tool the agent's side runs itself (our function
+    # tools, in the process); "extension", one it runs by calling an external API; "datastore",
+    # retrieval. An MCP tool is run by its server, which the agent calls (over stdio or HTTP):
+    # an extension. The MCP conventions (gen-ai/mcp.md) take such a call's span to be an
+    # execute_tool span and name no other type for it.
+    out["gen_ai.tool.type"] = "extension" if e.server else "function"
+    if e.server:
+        out["agentor.mcp.server"] = e.server
     if e.call_id:
         out["gen_ai.tool.call.id"] = e.call_id
     if e.turn is not None:
         out["agentor.turn"] = e.turn
     if result is not None and result.replayed_from:
         out["agentor.replayed_from"] = result.replayed_from
+    if result is not None and result.by:
+        # A person gave the result of a call a crash interrupted (`g`, `approve --result`):
+        # the tool did not run for it.
+        out["agentor.tool.result_given_by"] = result.by
     if spans.content:
         if e.args is not None:
             out["gen_ai.tool.call.arguments"] = _text(e.args)
@@ -175,6 +186,15 @@ def segment_error(end: Event | None) -> tuple[str | None, str | None]:
     if status == "max_turns":
         return "max_turns", end.error or "stopped by max_turns"
     return None, None
+
+
+def tool_error_message(text: str, content: bool) -> str:
+    """A tool's error as its span's status says it. A person's rejection ("rejected by bob:
+    REASON") without its reason unless content was asked for: the reason is a note, as the
+    approval's is."""
+    if content or error_type(text) != "rejected":
+        return text
+    return text.split(":", 1)[0]
 
 
 def error_type(text: str) -> str:

@@ -12,7 +12,8 @@ nothing for `idle` seconds.
 
 What was sent is kept in a `SentFile` (a journal) at every send, so a restart sends what it had not
 (the log is read again; spans are the same), and nothing twice. A collector that does not
-answer loses nothing: the spans wait, and are sent again every `retry` seconds.
+answer loses nothing: the spans wait, and are sent again every RETRY_S seconds; until then no
+other run is sent to it either (one try, bounded by the exporter's timeout, not one a run).
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ class Follower:
         content: bool = False,
         idle: float = IDLE_S,
         said: Callable[[str], None] = print,
+        once: bool = False,
     ) -> None:
         self.source = source
         self.collector = collector
@@ -65,6 +67,7 @@ class Follower:
         self.content = content
         self.idle = idle
         self.say = said
+        self.once = once  # one pass (`--once`): a refusal is the caller's to say, not retried
         self.followed: dict[str, Followed] = {}
         self.error: str | None = None  # the collector's last refusal, until it takes spans
         self._last_try = 0.0
@@ -154,13 +157,16 @@ class Follower:
         f.outbox = todo
         if not todo:
             return 0
+        if self.error is not None and time.monotonic() - self._last_try < RETRY_S:
+            return 0  # it refused a moment ago: the spans wait for the next try (retry())
         self._last_try = time.monotonic()
         try:
             self.collector.send(todo)
         except SendError as exc:
-            if self.error != str(exc):
+            if self.error != str(exc) and not self.once:
                 self.say(f"{exc}; the spans wait and are sent again")
             self.error = str(exc)
+            self._last_try = time.monotonic()  # the exporter's retries took a while
             return 0
         if self.error is not None:
             self.say(f"the collector at {self.collector.url} takes spans again")

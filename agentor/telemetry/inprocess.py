@@ -15,10 +15,17 @@ A resume traces what this process records, and what others recorded since the lo
 segment (a person's decision), and closes what the segment before left open (its writer
 died): the spans a run's earlier processes could not send. A run stopped in this process
 (cancelled) is closed as interrupted when its run is let go.
+
+At exit (`_at_exit`, an atexit hook) the process waits, EXIT_WAIT_S at most in all, for the
+tracing thread to make the spans of every event it was handed, then for the queues to send
+them: a script that exits right after `run()` still sends its spans. The hook is registered
+again as each run is traced, so it runs before the exit hooks registered before it (a
+`TracerProvider`'s shutdown, which would refuse the spans still to come).
 """
 
 from __future__ import annotations
 
+import atexit
 import collections
 import logging
 import os
@@ -37,6 +44,7 @@ from agentor.telemetry.spans import RunSpans, SpanRecord
 log = logging.getLogger("agentor")
 Sink = Callable[[Sequence[SpanRecord]], None]
 WORK_LIMIT = 100_000  # events waiting to be made into spans, at most
+EXIT_WAIT_S = 3.0  # at exit, the longest wait for the spans of what was recorded (in all)
 _NOT_THE_RUNS_WORK = frozenset({APPROVAL, CLAIM, RELEASE, FORK})
 _queue_lock = threading.Lock()
 _queues: dict[tuple[str, ...], Any] = {}  # SpanQueues for tracing=True, by what the variables say
@@ -77,7 +85,12 @@ def run_tracing(
     """The listener that traces run `run_id` (None: not traced)."""
     if not tracing:
         return None
+    # The queue and the thread are made here, in the run's caller: at exit no thread can be
+    # started any more (Python 3.12), and the last events are made into spans then.
     sink = _tracer_sink(tracing) if tracing is not True else _queue_sink(_variables())
+    _worker()
+    atexit.unregister(_at_exit)
+    atexit.register(_at_exit)
     tracer = RunTracing(sink, run_id or uuid.uuid4().hex, content)
     if store is not None and run_id is not None:
         try:  # read before the run writes anything: its events are numbered after these lines
@@ -197,6 +210,12 @@ def flush(timeout: float = 5.0) -> bool:
     return all(q.flush(max(0.0, deadline - time.monotonic())) for q in queues)
 
 
+def _at_exit() -> None:
+    """The spans of what was recorded are made and sent: EXIT_WAIT_S at most in all, and no
+    wait for a collector known to be down (its queue drops what it holds)."""
+    flush(EXIT_WAIT_S)
+
+
 def _is_work(e: Event) -> bool:
     return e.type not in _NOT_THE_RUNS_WORK
 
@@ -228,9 +247,10 @@ def _queue_for(variables: tuple[str, ...]) -> Any:
 
 def _queue_sink(variables: tuple[str, ...]) -> Sink:
     """Spans to the queue of the collector the variables named when the run began."""
+    queue = _queue_for(variables)
 
     def sink(records: Sequence[SpanRecord]) -> None:
-        _queue_for(variables).put(records)
+        queue.put(records)
 
     return sink
 

@@ -11,8 +11,8 @@ requires), and how.
   and a collector that is down or slow never slows a run. The queue is bounded; spans that do
   not fit, that the collector refused, or that arrive while it is down (for `PAUSE_S` after a
   failure, without trying) are dropped and counted (`dropped`), and said once, on the
-  `agentor` logger. At exit it waits at most `EXIT_WAIT_S` for what is queued, and not at all
-  while the collector is down.
+  `agentor` logger. `flush` waits for what is queued, and not at all while the collector is
+  down; at exit, inprocess.py waits so (a bounded time) for the spans still to be made too.
 
 The endpoint is a base URL (`http://127.0.0.1:6006`, `https://cloud.langfuse.com/api/public/otel`)
 or the traces URL itself; without one, the standard variables decide
@@ -22,7 +22,6 @@ or the traces URL itself; without one, the standard variables decide
 
 from __future__ import annotations
 
-import atexit
 import collections
 import contextlib
 import logging
@@ -32,7 +31,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from urllib.parse import urlsplit
 
-from agentor.telemetry.otel import readable_spans
+from agentor.telemetry.otel import default_resource, readable_spans
 from agentor.telemetry.spans import SpanRecord
 
 log = logging.getLogger("agentor")
@@ -41,7 +40,6 @@ TRACES_PATH = "/v1/traces"
 QUEUE_SPANS = 4096  # spans a SpanQueue holds at most
 BATCH_SPANS = 256
 PAUSE_S = 30.0  # after a failure, spans are dropped without trying for this long
-EXIT_WAIT_S = 3.0
 # The loggers the exporter reports its failures on.
 _EXPORTER_LOGGERS = (
     "opentelemetry.exporter.otlp.proto.http.trace_exporter",
@@ -120,12 +118,15 @@ class Collector:
             endpoint=url, headers=dict(headers or {}), timeout=timeout
         )
         self.url: str = self._exporter._endpoint  # what the exporter resolved (env included)
+        # Made once, here: the SDK detects a resource in a thread pool, which refuses work once
+        # the interpreter is exiting, when the last spans of a script are sent.
+        self._resource = default_resource()
 
     def send(self, records: Sequence[SpanRecord]) -> None:
         """Send `records` (in batches of BATCH_SPANS); SendError when a batch is not taken."""
         from opentelemetry.sdk.trace.export import SpanExportResult
 
-        spans = readable_spans(records)
+        spans = readable_spans(records, self._resource)
         for i in range(0, len(spans), BATCH_SPANS):
             with _quiet() as local:
                 result = self._exporter.export(spans[i : i + BATCH_SPANS])
@@ -154,7 +155,6 @@ class SpanQueue:
         self._said = False
         self._thread = threading.Thread(target=self._run, name="agentor-spans", daemon=True)
         self._thread.start()
-        atexit.register(self.flush, EXIT_WAIT_S)
 
     def put(self, records: Sequence[SpanRecord]) -> None:
         """Queue `records`; never blocks. What does not fit is dropped and counted."""

@@ -12,6 +12,9 @@ and fsynced as it happens, so what a send costs does not grow with the store. Op
 the lines back (a torn last line, from a kill, is ignored) and writes it anew, compacted, to a
 file beside it renamed over it. A span goes again only if the follower is killed between the
 collector's answer and the append (it is the same span, the same ids: Phoenix keeps one).
+
+A new file is only written once a collector took spans: a follower whose collector never
+answered (a wrong `--endpoint`) leaves no file bound to that collector behind.
 """
 
 from __future__ import annotations
@@ -52,9 +55,9 @@ class SentFile:
         self.path = path
         self.endpoint = endpoint
         self.runs: dict[str, RunSent] = {}
-        self._load()
         self._fd = -1
-        self._rewrite()
+        if self._load():
+            self._rewrite()
 
     def run(self, run_id: str) -> RunSent:
         return self.runs.setdefault(run_id, RunSent())
@@ -81,6 +84,10 @@ class SentFile:
     # -- the file ------------------------------------------------------------------------------
 
     def _append(self, entry: dict[str, Any]) -> None:
+        if self._fd < 0:  # a new file: written (and bound to the collector) once it took spans
+            if "sent" in entry:
+                self._rewrite()  # what is known so far, this send included
+            return
         data = json.dumps(entry, separators=(",", ":")).encode() + b"\n"
         try:
             os.write(self._fd, data)
@@ -111,11 +118,12 @@ class SentFile:
                 temp.unlink()
             raise StateError(f"cannot write {self.path}: {exc.strerror or exc}") from None
 
-    def _load(self) -> None:
+    def _load(self) -> bool:
+        """Read the file back; False when there is none."""
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:
-            return
+            return False
         except OSError as exc:
             raise StateError(f"cannot read {self.path}: {exc.strerror or exc}") from None
         entries = []
@@ -128,11 +136,13 @@ class SentFile:
         if header.get("endpoint") != self.endpoint:
             raise StateError(
                 f"{self.path} records spans sent to {header.get('endpoint')}, not "
-                f"{self.endpoint}: give each collector its own --state FILE"
+                f"{self.endpoint}: give each collector its own --state FILE, or delete "
+                f"{self.path} to send every run to {self.endpoint} from the start"
             )
         for entry in entries[1:]:
             if isinstance(entry, dict) and isinstance(entry.get("run"), str):
                 self._replay(entry)
+        return True
 
     def _replay(self, entry: dict[str, Any]) -> None:
         if entry.get("forget"):

@@ -254,7 +254,7 @@ class RunSpans:
                 seg.line if seg else None,
                 attrs.tool(self, e, call.event if call else None),
                 error=attrs.error_type(e.error) if e.error else None,
-                message=e.error,
+                message=attrs.tool_error_message(e.error, self.content) if e.error else None,
             )
         ]
 
