@@ -88,12 +88,23 @@ def _span(span: dict[str, Any], resource: dict[str, Any], scope: str, version: s
         end_ns=_int(_get(span, "endTimeUnixNano"), "end time"),
         attributes=_attributes(span),
         events=events,
-        status_code=_int(_get(status, "code"), "status code"),
+        status_code=_status_code(_get(status, "code")),
         status_message=_str(_get(status, "message"), "status message"),
         resource=resource,
         scope=scope,
         scope_version=version,
     )
+
+
+_STATUS_NAMES = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
+
+
+def _status_code(value: Any) -> int:
+    """An integer, as the OTLP JSON mapping writes enums; the enum's name is read too (what
+    protobuf's own JSON printer writes)."""
+    if isinstance(value, str) and value in _STATUS_NAMES:
+        return _STATUS_NAMES[value]
+    return _int(value, "status code")
 
 
 def _snake(key: str) -> str:
