@@ -43,6 +43,8 @@ if TYPE_CHECKING:
         InvalidArgsError,
         InvalidResultError,
         MalformedDsnError,
+        MCPServerError,
+        MCPToolError,
         ModelError,
         NothingToResumeError,
         NotRequestedError,
@@ -56,6 +58,7 @@ if TYPE_CHECKING:
         SchemaVersionError,
         StoreSpecError,
         StoreUnavailableError,
+        TelemetryUnavailableError,
         ToolArgumentsError,
         UnreadableRunError,
     )
@@ -71,6 +74,8 @@ _ERRORS = (
     "InvalidArgsError",
     "InvalidResultError",
     "MalformedDsnError",
+    "MCPServerError",
+    "MCPToolError",
     "ModelError",
     "NothingToResumeError",
     "NotRequestedError",
@@ -84,6 +89,7 @@ _ERRORS = (
     "SchemaVersionError",
     "StoreSpecError",
     "StoreUnavailableError",
+    "TelemetryUnavailableError",
     "ToolArgumentsError",
     "UnreadableRunError",
 )
