@@ -31,6 +31,7 @@ from agentor.errors import (
     InvalidResultError,
     RunLockedError,
     RunNotFoundError,
+    UnreadableRunError,
 )
 from agentor.literal import literal_line
 
@@ -76,7 +77,7 @@ def _deciding(decide: Callable[[], list[Decision]]) -> list[Decision]:
         return decide()
     except (InvalidArgsError, InvalidResultError) as exc:
         raise UsageError(str(exc)) from None
-    except (ApprovalError, RunNotFoundError, RunLockedError) as exc:
+    except (ApprovalError, RunNotFoundError, RunLockedError, UnreadableRunError) as exc:
         raise Refusal(str(exc)) from None
     except ValueError as exc:  # a blank --by
         raise UsageError(str(exc)) from None
