@@ -67,12 +67,12 @@ def add_app_arguments(p: argparse.ArgumentParser) -> None:
         metavar="STORE",
         help="a FileStore directory (default: runs); one run's log, path/to/<run id>.jsonl: "
         "its directory is opened with that run selected; or a PostgreSQL database, "
-        "postgresql://user@host/db (PostgresStore)",
+        "postgresql://user@host/db or 'host=... dbname=...' (PostgresStore)",
     )
     p.add_argument(
         "--schema",
         metavar="NAME",
-        help="with a postgresql:// STORE: the schema its runs are in (default: agentor)",
+        help="with a PostgreSQL STORE: the schema its runs are in (default: agentor)",
     )
     p.add_argument(
         "--agent",
@@ -187,7 +187,7 @@ class AppArguments:
 def open_app_arguments(args: argparse.Namespace) -> AppArguments:
     """Check the app's arguments and open what they name: ValueError saying in one line what is
     wrong with them. Sets `args.schema` to its default for a database."""
-    from agentor.engine.store.pg.dsn import is_dsn  # no driver: a DSN is told by its scheme
+    from agentor.engine.store.pg.dsn import is_dsn  # no driver: a DSN is told by its form
     from agentor.errors import StoreSpecError
     from agentor.sources.opening import DEFAULT_SCHEMA, check_schema
 

@@ -27,9 +27,54 @@ _KV_PASSWORD = re.compile(
 )
 
 
+# libpq's connection keywords (its documentation's "Parameter Key Words"): a `--store` value
+# made only of `key=value` pairs, one of them among these, is a DSN and not a directory name.
+# fmt: off
+LIBPQ_KEYWORDS = frozenset((
+    "host", "hostaddr", "port", "dbname", "user", "password", "passfile", "require_auth",
+    "channel_binding", "connect_timeout", "client_encoding", "options", "application_name",
+    "fallback_application_name", "keepalives", "keepalives_idle", "keepalives_interval",
+    "keepalives_count", "tcp_user_timeout", "replication", "gssencmode", "sslmode",
+    "requiressl", "sslnegotiation", "sslcompression", "sslcert", "sslkey", "sslkeylogfile",
+    "sslpassword", "sslcertmode", "sslrootcert", "sslcrl", "sslcrldir", "sslsni", "requirepeer",
+    "ssl_min_protocol_version", "ssl_max_protocol_version", "min_protocol_version",
+    "max_protocol_version", "krbsrvname", "gsslib", "gssdelegation", "service",
+    "target_session_attrs", "load_balance_hosts", "oauth_issuer", "oauth_client_id",
+    "oauth_client_secret", "oauth_scope",
+))
+# fmt: on
+# One `key = value` pair as libpq reads them: a value in single quotes (backslash escapes), or
+# up to the next blank; blanks around "=" allowed.
+_KV_PAIR = re.compile(r"\s*(?P<key>[A-Za-z_]+)\s*=\s*(?:'(?:[^'\\]|\\.)*'|(?:[^\s'\\]|\\.)*)")
+
+
 def is_dsn(spec: str) -> bool:
-    """Whether a `--store` value names a PostgreSQL database (a URL) rather than a directory."""
-    return spec.startswith(URL_PREFIXES)
+    """Whether a `--store` value names a PostgreSQL database rather than a directory: a URL
+    (`postgresql://...`), or libpq's `key=value` pairs and nothing else, one key a libpq
+    keyword (`host=db port=5432 dbname=agents`). A directory named like that is written as a
+    path: `./host=db`."""
+    if spec.startswith(URL_PREFIXES):
+        return True
+    return _kv_keys(spec) & LIBPQ_KEYWORDS != set()
+
+
+def _is_url(dsn: str) -> bool:
+    return dsn.startswith(URL_PREFIXES)
+
+
+def _kv_keys(spec: str) -> set[str]:
+    """The keys of `spec` if it is only `key=value` pairs, else none."""
+    keys: set[str] = set()
+    at = 0
+    while at < len(spec):
+        pair = _KV_PAIR.match(spec, at)
+        if pair is None or pair.end() == at:
+            return set() if spec[at:].strip() else keys
+        keys.add(pair["key"].lower())
+        at = pair.end()
+        if at < len(spec) and not spec[at].isspace():
+            return set()  # a value ends at a blank: `host=h'x` is no pair
+    return keys
 
 
 def validate_schema(schema: object) -> str:
@@ -40,9 +85,9 @@ def validate_schema(schema: object) -> str:
 
 def redact(dsn: str) -> str:
     """The DSN as it may be shown: the password, wherever it was written, becomes `***`."""
-    out = _URL_PASSWORD.sub(lambda m: m["head"] + ":***@", dsn) if is_dsn(dsn) else dsn
+    out = _URL_PASSWORD.sub(lambda m: m["head"] + ":***@", dsn) if _is_url(dsn) else dsn
     out = _QUERY_PASSWORD.sub(lambda m: m["head"] + "***", out)
-    if not is_dsn(dsn):
+    if not _is_url(dsn):
         out = _KV_PASSWORD.sub(lambda m: m["head"] + "***", out)
     return out
 
@@ -50,7 +95,7 @@ def redact(dsn: str) -> str:
 def _secrets(dsn: str) -> list[str]:
     """Every string in `dsn` that may be a password, longest first, as written and decoded."""
     found: set[str] = set()
-    patterns = (_URL_PASSWORD, _QUERY_PASSWORD) if is_dsn(dsn) else (_KV_PASSWORD,)
+    patterns = (_URL_PASSWORD, _QUERY_PASSWORD) if _is_url(dsn) else (_KV_PASSWORD,)
     for pattern in patterns:
         for m in pattern.finditer(dsn):
             secret = m["secret"].strip("'")
