@@ -88,6 +88,18 @@ class DeleteRefusedError(AgentorError, RuntimeError):
         self.detail = detail
 
 
+class RunIdTakenError(AgentorError, ValueError):
+    """A run named by its id (`run(input, run_id=...)`, `submit`) is already in the store and
+    was started with another input: nothing was written. Resume it, or choose another id."""
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        super().__init__(
+            f"run {run_id} exists and was started with a different input; "
+            f"resume({run_id!r}) continues it, or choose another run id"
+        )
+
+
 class StoreSpecError(AgentorError, ValueError):
     """A store named in a way that cannot be taken (the caller's usage error): a schema given
     with a directory, a schema name PostgreSQL cannot take."""

@@ -117,12 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == [SERVE]:
         return serve(argv[1:])
     args = build_parser().parse_args(argv)
-    from agentor.errors import SchemaNotFoundError
-
     try:
         opened = open_app_arguments(args)
-    except SchemaNotFoundError as exc:  # nothing to show, and none made: as agentor ls
-        return fail(str(exc), status=1)
     except ValueError as exc:
         return fail(str(exc))
 
@@ -161,15 +157,11 @@ def serve(argv: list[str]) -> int:
         from tui.serve.serving import Serving
     except ImportError as exc:
         return fail(f"{SERVE} needs textual-serve: pip install 'agentor-tui[serve]' ({exc})")
-    from agentor.errors import SchemaNotFoundError
-
     serving = Serving.from_arguments(args, token, app_argv(argv))
     try:
         opened = open_app_arguments(args)
         opened.source.close()  # it was opened to be checked; each tab opens its own
         serving.listen()
-    except SchemaNotFoundError as exc:
-        return fail(str(exc), status=1)
     except ValueError as exc:
         return fail(str(exc))
     return serving.run()
@@ -233,15 +225,13 @@ def open_app_arguments(args: argparse.Namespace) -> AppArguments:
 def open_app_source(spec: str, schema: str | None) -> RunSource:
     """The source of the store `spec` names (`agentor.sources.opening`); ValueError saying in one
     line why it cannot be used (a bad DSN or schema name, no server, refused credentials, a
-    newer schema, no driver; never with the password). `SchemaNotFoundError` when the schema
-    holds no store (none is made): the caller says so and exits 1, as `agentor ls` does."""
-    from agentor.errors import PostgresStoreError, SchemaNotFoundError, StoreSpecError
+    newer schema, a schema that holds no store (none is made), no driver; never with the
+    password): the app's bad input, exit status 2."""
+    from agentor.errors import PostgresStoreError, StoreSpecError
     from agentor.sources.opening import open_source
 
     try:
         return open_source(spec, schema)
-    except SchemaNotFoundError:
-        raise
     except ImportError as exc:  # a database, and no driver to reach it
         from agentor.engine.store.postgres import DRIVER_HINT
 

@@ -68,7 +68,19 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-class Intermixed(Parser):
+class CommandParser(Parser):
+    """A command's parser: an argument it does not know is its own usage error
+    (`agentor approve: error: unrecognized arguments: --json`). Plain argparse hands what a
+    subparser leaves over to the top parser, which would blame `agentor`."""
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
+
+
+class Intermixed(CommandParser):
     """A parser whose positionals and options may come in any order: `agentor search DSN
     --schema S QUERY` (plain argparse takes DSN for QUERY there: the first positionals it meets
     are all it assigns). The arguments are put in order first, options then positionals after
@@ -119,7 +131,7 @@ def build_parser() -> Parser:
         ),
     )
     p.add_argument("--version", action="version", version=f"agentor {_version()}")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=CommandParser)
     sub.required = True
 
     _add_run_commands(sub)

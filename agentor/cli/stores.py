@@ -116,10 +116,10 @@ def _not_there(directory: str, why: str) -> str:
 
 def _open_directory(directory: str, create: bool) -> FileStore:
     path = Path(directory)
+    if path.exists() and not path.is_dir():  # a file: never a store, even one to be made
+        raise Refusal(_not_there(directory, "not a directory"))
     if not create and not path.is_dir():
-        raise Refusal(
-            _not_there(directory, "not a directory" if path.exists() else "no such directory")
-        )
+        raise Refusal(_not_there(directory, "no such directory"))
     try:
         return FileStore(path)
     except OSError as exc:

@@ -77,6 +77,37 @@ def _kv_keys(spec: str) -> set[str]:
     return keys
 
 
+# Options libpq reads as whole numbers, and refuses only when it connects; a port may be a list
+# (one per host, comma-separated). Checked when the DSN is parsed: a usage error, not a server's.
+_WHOLE_NUMBER_OPTIONS = (
+    "port",
+    "connect_timeout",
+    "keepalives",
+    "keepalives_idle",
+    "keepalives_interval",
+    "keepalives_count",
+    "tcp_user_timeout",
+)
+_WHOLE_NUMBER = re.compile(r"\s*[+-]?\d+\s*")
+
+
+def bad_option(params: dict[str, Any]) -> str | None:
+    """Why libpq would refuse these parsed parameters when connecting (a port that is no
+    number, 1 to 65535), or None; never quotes a password."""
+    for key in _WHOLE_NUMBER_OPTIONS:
+        value = params.get(key)
+        if value is None:
+            continue
+        for part in str(value).split(",") if key == "port" else [str(value)]:
+            if key == "port" and part.strip() == "":
+                continue  # the default port for that host
+            if not _WHOLE_NUMBER.fullmatch(part):
+                return f"invalid integer value {part!r} for connection option {key!r}"
+            if key == "port" and not 1 <= int(part) <= 65535:
+                return f"invalid port number {part.strip()!r}"
+    return None
+
+
 def validate_schema(schema: object) -> str:
     if not isinstance(schema, str) or not SCHEMA_RE.fullmatch(schema):
         raise ValueError(f"invalid schema name {schema!r}: use {SCHEMA_RULE}")
