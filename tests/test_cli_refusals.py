@@ -51,7 +51,7 @@ def test_approve_and_reject_refuse_an_entry_that_is_no_log_in_one_line(
 
     for command, extra in (("approve", ()), ("reject", ("--reason", "no"))):
         line = refused(agentor(command, RUN_ID, "--dir", str(runs), *extra))
-        assert line == f"agentor {command}: run {RUN_ID} is unreadable ({why})"
+        assert line == f"agentor {command}: cannot read run {RUN_ID}: {why}"
 
     assert listing(tmp_path) == before
     assert target.read_bytes() == target_bytes

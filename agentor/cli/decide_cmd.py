@@ -76,7 +76,9 @@ def _deciding(decide: Callable[[], list[Decision]]) -> list[Decision]:
         return decide()
     except (InvalidArgsError, InvalidResultError) as exc:
         raise UsageError(str(exc)) from None
-    except (ApprovalError, RunNotFoundError, RunLockedError, UnreadableRunError) as exc:
+    except UnreadableRunError as exc:  # as every command says it
+        raise Refusal(f"cannot read run {exc.run_id}: {exc.reason}") from None
+    except (ApprovalError, RunNotFoundError, RunLockedError) as exc:
         raise Refusal(str(exc)) from None
     except ValueError as exc:  # a blank --by
         raise UsageError(str(exc)) from None
