@@ -106,10 +106,11 @@ def add_app_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def fail(message: str, status: int = 2) -> int:
-    """One line on stderr; exit status 2 (a usage error, as argparse uses) unless told."""
+def fail(message: str) -> int:
+    """One line on stderr; exit status 2: a store or an option the app cannot use is a usage
+    error, as argparse's own are."""
     print(f"agentor-tui: error: {message}", file=sys.stderr)
-    return status
+    return 2
 
 
 def main(argv: list[str] | None = None) -> int:
