@@ -53,9 +53,7 @@ def is_dsn(spec: str) -> bool:
     (`postgresql://...`), or libpq's `key=value` pairs and nothing else, one key a libpq
     keyword (`host=db port=5432 dbname=agents`). A directory named like that is written as a
     path: `./host=db`."""
-    if spec.startswith(URL_PREFIXES):
-        return True
-    return _kv_keys(spec) & LIBPQ_KEYWORDS != set()
+    return _is_url(spec) or _kv_keys(spec) & LIBPQ_KEYWORDS != set()
 
 
 def _is_url(dsn: str) -> bool:
