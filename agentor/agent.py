@@ -159,8 +159,9 @@ class Agentor:
         `run_id` names the run (a job's id, say) instead of a fresh uuid, so the id is known
         before anything can crash. If the store already holds that run, it is continued as
         `aresume` would (a finished run comes back without a model call), provided it was
-        started with the same input: a different input raises `ValueError`. So a worker can
-        call `run(input, run_id=job_id)` whether the job is new or its last worker died.
+        started with the same input: a different input raises `RunIdTakenError` (a
+        `ValueError`). So a worker can call `run(input, run_id=job_id)` whether the job is new
+        or its last worker died.
 
         `max_turns` applies to this call; `fallback_models` are asked in order when the model
         endpoint fails (engine/fallback.py); `tracing`: agentor/tracing_setting.py.
@@ -192,7 +193,7 @@ class Agentor:
     def submit(self, input: Input, *, run_id: str | None = None) -> str:
         """Record a new run for a fleet of workers (`agentor worker`) without running it: its
         `run_start` alone; returns the run id. The same input under an existing `run_id`
-        writes nothing; another input is a `ValueError`, as for `run(run_id=)`."""
+        writes nothing; another input is a `RunIdTakenError`, as for `run(run_id=)`."""
         messages = self._input_messages(input)
         config = self._request_config()
         return submit_run(

@@ -88,6 +88,18 @@ class DeleteRefusedError(AgentorError, RuntimeError):
         self.detail = detail
 
 
+class RunIdTakenError(AgentorError, ValueError):
+    """A run named by its id (`run(input, run_id=...)`, `submit`) is already in the store and
+    was started with another input: nothing was written. Resume it, or choose another id."""
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        super().__init__(
+            f"run {run_id} exists and was started with a different input; "
+            f"resume({run_id!r}) continues it, or choose another run id"
+        )
+
+
 class StoreSpecError(AgentorError, ValueError):
     """A store named in a way that cannot be taken (the caller's usage error): a schema given
     with a directory, a schema name PostgreSQL cannot take."""
@@ -130,6 +142,16 @@ class ToolArgumentsError(AgentorError, ValueError):
     """The model's arguments are not valid JSON or do not fit the tool's parameters."""
 
 
+class MCPToolError(AgentorError):
+    """An MCP tool's result marked `isError`: its text is the error the model gets (recorded as
+    `MCPToolError: <its text>`, as a function tool's exception is)."""
+
+
+class MCPServerError(AgentorError):
+    """An MCP server that cannot be reached, or that a call could not get an answer from: a
+    tool error in the run, never a crash of it."""
+
+
 class AgentSpecError(AgentorError, ValueError):
     """An `--agent` spec that cannot be loaded; the message is one line naming the cause."""
 
@@ -162,6 +184,15 @@ class OutputValidationError(AgentorError, ValueError):
         super().__init__(message)
         self.run_id = run_id
         self.raw = raw
+
+
+# -- tracing ------------------------------------------------------------------------------------
+
+
+class TelemetryUnavailableError(AgentorError, ImportError):
+    """Tracing was asked for (`Agentor(tracing=True)`, `agentor trace`, `agentor export`) and
+    the OpenTelemetry packages are not installed; the message says how to install them. An
+    `ImportError`, as the missing package itself would be."""
 
 
 # -- a person's decisions -----------------------------------------------------------------------

@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+import agentor
 from agentor import Agentor, MCPServer, MCPServerStdio, function_tool
 from agentor.engine.events import RUN_START, TOOL_CALL, TOOL_RESULT, Event
 from agentor.engine.statuses import COMPLETED, MAX_TURNS
@@ -299,6 +300,19 @@ async def test_the_server_used_directly_as_upstream_agentors(http):
         assert await tools["add"].invoke({"a": 20, "b": 22}) == "42"
     with pytest.raises(RuntimeError, match="is not connected"):
         await server.list_tools()
+
+
+async def test_a_tool_called_directly_fails_with_agentor_errors(http):
+    """What reaches code that calls a server's tools itself: the tool's own error, and a
+    server no longer connected, each an `AgentorError` importable from `agentor`."""
+    async with http.server(name="direct") as server:
+        tools = {t.name: t for t in await server.list_tools()}
+        with pytest.raises(agentor.MCPToolError, match=r"^disk full$") as failed:
+            await tools["fail"].invoke({"why": "disk full"})
+    assert isinstance(failed.value, agentor.AgentorError)
+    with pytest.raises(agentor.MCPServerError, match="is not connected") as gone:
+        await tools["add"].invoke({"a": 1, "b": 2})
+    assert isinstance(gone.value, agentor.AgentorError)
 
 
 def test_what_cannot_be_a_server_is_refused_where_it_is_written():

@@ -399,4 +399,5 @@ def test_a_store_value_names_a_directory_or_a_database(pg_stores: PgStores, tmp_
     assert isinstance(open_store(tmp_path / "runs"), FileStore)
     with open_store(pg_stores.dsn, schema=SCHEMA) as store:
         assert isinstance(store, PostgresStore) and store.schema == SCHEMA
-    assert is_dsn("postgres://h/db") and not is_dsn("runs") and not is_dsn("host=h")
+    assert is_dsn("postgres://h/db") and not is_dsn("runs")
+    assert is_dsn("host=h") and not is_dsn("./host=h") and not is_dsn("a=b")

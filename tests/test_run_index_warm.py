@@ -128,7 +128,7 @@ def test_frozen_and_partly_missing_objects_come_back_as_they_were_built() -> Non
     cols = columns.to_columns(Outer, all_there)
     assert columns.from_columns(Outer, cols, 2) == all_there
     cols["inner.n"] = [1, "2"]
-    with pytest.raises(columns.ShapeError, match="wrong type"):
+    with pytest.raises(columns._ShapeError, match="wrong type"):
         columns.from_columns(Outer, cols, 2)
 
 

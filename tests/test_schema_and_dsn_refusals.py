@@ -48,7 +48,7 @@ def test_reading_commands_refuse_a_schema_that_does_not_exist_and_make_none(
         assert f'schema "{typo}" does not exist in postgresql://' in line, line
         assert schemas(pg_stores, typo) == [], f"agentor {name} made the schema"
     tui = run_cli(pg_stores.dsn, "--schema", typo)
-    assert tui.returncode == 1 and tui.stdout == ""
+    assert tui.returncode == 2 and tui.stdout == ""
     assert tui.stderr == (
         f'agentor-tui: error: schema "{typo}" does not exist in {pg_stores.dsn} '
         "(only a command that writes runs makes one)\n"
@@ -71,7 +71,7 @@ def test_a_schema_of_something_else_is_refused_and_left_without_our_tables(
     line = refused(agentor("ls", pg_stores.dsn, "--schema", theirs), 1)
     assert f'schema "{theirs}" holds no agentor store in postgresql://' in line
     tui = run_cli(pg_stores.dsn, "--schema", theirs)
-    assert tui.returncode == 1 and "holds no agentor store" in tui.stderr
+    assert tui.returncode == 2 and "holds no agentor store" in tui.stderr
     assert tables_in(pg_stores, theirs) == 0
 
 

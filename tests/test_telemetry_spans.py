@@ -144,7 +144,7 @@ def test_tracing_takes_true_false_or_an_sdk_tracer() -> None:
 def test_the_state_of_a_follower_survives_a_torn_write_and_names_its_collector(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from agentor.telemetry.sent import SentFile, StateError
+    from agentor.telemetry.sent import SentFile, _StateError
 
     path = tmp_path / "sent.json"
     state = SentFile(path, "http://a/v1/traces")
@@ -158,7 +158,7 @@ def test_the_state_of_a_follower_survives_a_torn_write_and_names_its_collector(
     assert again.run("run2").has(7) and not again.run("run2").has(8)
     again.close()
     assert path.read_bytes().count(b"\n") == 3  # rewritten: the header and a line a run
-    with pytest.raises(StateError, match="records spans sent to http://a/v1/traces, not http://b"):
+    with pytest.raises(_StateError, match="records spans sent to http://a/v1/traces, not http://b"):
         SentFile(path, "http://b/v1/traces")
     code = main(["trace", str(tmp_path), "--state", str(path), "--endpoint", "http://b", "--once"])
     err = capsys.readouterr().err

@@ -70,12 +70,12 @@ def add_app_arguments(p: argparse.ArgumentParser) -> None:
         metavar="STORE",
         help="a FileStore directory (default: runs); one run's log, path/to/<run id>.jsonl: "
         "its directory is opened with that run selected; or a PostgreSQL database, "
-        "postgresql://user@host/db (PostgresStore)",
+        "postgresql://user@host/db or 'host=... dbname=...' (PostgresStore)",
     )
     p.add_argument(
         "--schema",
         metavar="NAME",
-        help="with a postgresql:// STORE: the schema its runs are in (default: agentor)",
+        help="with a PostgreSQL STORE: the schema its runs are in (default: agentor)",
     )
     p.add_argument(
         "--agent",
@@ -129,7 +129,8 @@ def _port(text: str) -> int:
 
 
 def fail(message: str, status: int = 2) -> int:
-    """One line on stderr; exit status 2 (a usage error, as argparse uses) unless told."""
+    """One line on stderr; exit status 2 unless told: a store or an option the app cannot use
+    is a usage error, as argparse's own are (a receiver that cannot listen is refused: 1)."""
     print(f"agentor-tui: error: {message}", file=sys.stderr)
     return status
 
@@ -139,12 +140,8 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == [SERVE]:
         return serve(argv[1:])
     args = build_parser().parse_args(argv)
-    from agentor.errors import SchemaNotFoundError
-
     try:
         opened = open_app_arguments(args)
-    except SchemaNotFoundError as exc:  # nothing to show, and none made: as agentor ls
-        return fail(str(exc), status=1)
     except ValueError as exc:
         return fail(str(exc))
 
@@ -239,15 +236,11 @@ def serve(argv: list[str]) -> int:
         from tui.serve.serving import Serving
     except ImportError as exc:
         return fail(f"{SERVE} needs textual-serve: pip install 'agentor-tui[serve]' ({exc})")
-    from agentor.errors import SchemaNotFoundError
-
     serving = Serving.from_arguments(args, token, app_argv(argv))
     try:
         opened = open_app_arguments(args)
         opened.source.close()  # it was opened to be checked; each tab opens its own
         serving.listen()
-    except SchemaNotFoundError as exc:
-        return fail(str(exc), status=1)
     except ValueError as exc:
         return fail(str(exc))
     return serving.run()
@@ -265,7 +258,7 @@ class AppArguments:
 def open_app_arguments(args: argparse.Namespace) -> AppArguments:
     """Check the app's arguments and open what they name: ValueError saying in one line what is
     wrong with them. Sets `args.schema` to its default for a database."""
-    from agentor.engine.store.pg.dsn import is_dsn  # no driver: a DSN is told by its scheme
+    from agentor.engine.store.pg.dsn import is_dsn  # no driver: a DSN is told by its form
     from agentor.errors import StoreSpecError
     from agentor.sources.opening import DEFAULT_SCHEMA, check_schema
 
@@ -311,15 +304,13 @@ def open_app_arguments(args: argparse.Namespace) -> AppArguments:
 def open_app_source(spec: str, schema: str | None) -> RunSource:
     """The source of the store `spec` names (`agentor.sources.opening`); ValueError saying in one
     line why it cannot be used (a bad DSN or schema name, no server, refused credentials, a
-    newer schema, no driver; never with the password). `SchemaNotFoundError` when the schema
-    holds no store (none is made): the caller says so and exits 1, as `agentor ls` does."""
-    from agentor.errors import PostgresStoreError, SchemaNotFoundError, StoreSpecError
+    newer schema, a schema that holds no store (none is made), no driver; never with the
+    password): the app's bad input, exit status 2."""
+    from agentor.errors import PostgresStoreError, StoreSpecError
     from agentor.sources.opening import open_source
 
     try:
         return open_source(spec, schema)
-    except SchemaNotFoundError:
-        raise
     except ImportError as exc:  # a database, and no driver to reach it
         from agentor.engine.store.postgres import DRIVER_HINT
 

@@ -19,7 +19,7 @@ and the worker of a fleet.
     agentor trace [DIR|DSN] --endpoint URL [--header K=V] [--content] [--state FILE]
     agentor search [DIR|DSN] QUERY [--regex] [--json]
 
-Each takes `--store DIR|DSN` (a runs directory or a `postgresql://` URL, default `runs`) and
+Each takes `--store DIR|DSN` (a runs directory or a PostgreSQL DSN, default `runs`) and
 `--schema NAME` (stores.py); those that took `--dir DIR` still do. Exit status: 0 done, 1
 refused (not found, already decided, locked, a run that failed), 2 a usage error; every
 refusal and usage error is one line on stderr. Each subcommand group is a module (runs_cmd:
@@ -49,7 +49,10 @@ from agentor.engine.statuses import (  # a module of names only: --help stays fa
 )
 
 # What the store arguments say (cli/stores.py has the rest: it imports the engine).
-STORE_HELP = "a runs directory or a postgresql:// URL (default: runs)"
+STORE_HELP = (
+    "a runs directory or a PostgreSQL DSN, postgresql://... or 'host=... dbname=...' "
+    "(default: runs)"
+)
 SCHEMA_HELP = "the schema of a PostgreSQL store (default: agentor)"
 
 # What `agentor ls --status` takes: the statuses a listed run can have.
@@ -65,7 +68,19 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-class Intermixed(Parser):
+class CommandParser(Parser):
+    """A command's parser: an argument it does not know is its own usage error
+    (`agentor approve: error: unrecognized arguments: --json`). Plain argparse hands what a
+    subparser leaves over to the top parser, which would blame `agentor`."""
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
+
+
+class Intermixed(CommandParser):
     """A parser whose positionals and options may come in any order: `agentor search DSN
     --schema S QUERY` (plain argparse takes DSN for QUERY there: the first positionals it meets
     are all it assigns). The arguments are put in order first, options then positionals after
@@ -117,7 +132,7 @@ def build_parser() -> Parser:
         ),
     )
     p.add_argument("--version", action="version", version=f"agentor {_version()}")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=CommandParser)
     sub.required = True
 
     _add_run_commands(sub)
@@ -253,7 +268,7 @@ def _add_fleet_commands(sub: Any) -> None:
     worker.set_defaults(run="fleet_cmd:worker")
 
     copy = sub.add_parser("copy", help="copy runs between stores (a directory, a database)")
-    copy.add_argument("src", metavar="SRC", help="a runs directory or a postgresql:// URL")
+    copy.add_argument("src", metavar="SRC", help="a runs directory or a PostgreSQL DSN")
     copy.add_argument("dst", metavar="DST", help="the same; a missing directory is made")
     copy.add_argument(
         "--run",

@@ -4,10 +4,10 @@ PostgreSQL database either way (or two of a kind), keeping ids and events
 
 A run being written in either store (someone holds it) is skipped with a notice on stderr, as
 is one the destination holds differently (never overwritten), and an entry that is no readable
-run (a directory or a symlink named like one, a file of no event), for which nothing is
-written; copying again later picks up what was skipped and what the source added since. A
-missing destination directory is made. The last line on stdout says what was done. Skips are
-notices, not failures: exit status 0.
+run (a directory or a symlink named like one, an empty file, a file of no event), for which
+nothing is written; copying again later picks up what was skipped and what the source added
+since. A missing destination directory is made. The last line on stdout says what was done.
+Skips are notices, not failures: exit status 0.
 """
 
 from __future__ import annotations

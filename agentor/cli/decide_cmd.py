@@ -19,18 +19,18 @@ from collections.abc import Callable
 from typing import Any
 
 from agentor.cli.lines import Refusal, UsageError, compact, plural
-from agentor.cli.stores import the_run
+from agentor.cli.stores import load_with_errors, the_run
 from agentor.engine.approval.decisions import approve as approve_call
 from agentor.engine.approval.decisions import reject as reject_call
 from agentor.engine.approval.pending import Decision, pending_calls
 from agentor.engine.store.api import Store
-from agentor.engine.store.holding import load_run
 from agentor.errors import (
     ApprovalError,
     InvalidArgsError,
     InvalidResultError,
     RunLockedError,
     RunNotFoundError,
+    UnreadableRunError,
 )
 from agentor.literal import literal_line
 
@@ -76,6 +76,8 @@ def _deciding(decide: Callable[[], list[Decision]]) -> list[Decision]:
         return decide()
     except (InvalidArgsError, InvalidResultError) as exc:
         raise UsageError(str(exc)) from None
+    except UnreadableRunError as exc:  # as every command says it
+        raise Refusal(f"cannot read run {exc.run_id}: {exc.reason}") from None
     except (ApprovalError, RunNotFoundError, RunLockedError) as exc:
         raise Refusal(str(exc)) from None
     except ValueError as exc:  # a blank --by
@@ -90,7 +92,8 @@ def _report(store: Store, run_id: str, made: list[Decision]) -> None:
         if d.given:
             line += f", with the result it had: {compact(d.result)}"
         print(literal_line(line, 400))
-    waiting = pending_calls(load_run(store, run_id), time.time())
+    events, _ = load_with_errors(store, run_id)  # its bad lines were warned of once already
+    waiting = pending_calls(events, time.time())
     if waiting:
         names = ", ".join(f"{p.call_id} ({p.name})" for p in waiting)
         print(literal_line(f"{plural(len(waiting), 'call')} still waiting: {names}", 400))

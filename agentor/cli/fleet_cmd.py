@@ -23,7 +23,7 @@ from agentor.agents import load_agent
 from agentor.cli.lines import Refusal, UsageError, clock
 from agentor.cli.stores import store_of, where
 from agentor.engine.store.run_ids import RUN_ID_RE, RUN_ID_RULE
-from agentor.errors import AgentSpecError, RunLockedError
+from agentor.errors import AgentSpecError, RunIdTakenError, RunLockedError
 from agentor.fleet.worker import Report, Worker
 from agentor.literal import literal_line
 
@@ -41,8 +41,15 @@ def submit(args: Namespace) -> int:
     store = store_of(args, make_schema=True)
     try:
         run_id = agent.clone(store=store).submit(prompt, run_id=args.run_id)
-    except (ValueError, RunLockedError) as exc:  # the id is taken by another input
+    except RunIdTakenError as exc:
+        raise Refusal(
+            f"run {exc.run_id} exists and was started with a different input: "
+            f"agentor resume {exc.run_id} --agent SPEC continues it, or give another --run-id"
+        ) from None
+    except (ValueError, RunLockedError) as exc:
         raise Refusal(str(exc)) from None
+    except OSError as exc:  # an entry named so that is no log (a directory, a symlink)
+        raise Refusal(f"cannot read run {args.run_id}: {exc.strerror or exc}") from None
     print(run_id)
     return 0
 

@@ -1,7 +1,8 @@
 """The store a command works on, and the run it names.
 
-`--store DIR|DSN` names the store: a directory (a FileStore) or a `postgresql://` URL (a
-PostgresStore, in the schema `--schema`, default `agentor`). `--dir DIR` is its older name for
+`--store DIR|DSN` names the store: a directory (a FileStore) or a PostgreSQL DSN, a
+`postgresql://` URL or libpq's `key=value` pairs (`pg.dsn.is_dsn` tells which; a PostgresStore,
+in the schema `--schema`, default `agentor`). `--dir DIR` is its older name for
 a directory, and `agentor ls` takes the store as its argument too. A command never creates a
 directory or a log: a missing directory is refused (`FileStore` would make it, and taking a
 run's lock would create its file); only `agentor copy` makes its destination. Nor a schema: one
@@ -115,10 +116,10 @@ def _not_there(directory: str, why: str) -> str:
 
 def _open_directory(directory: str, create: bool) -> FileStore:
     path = Path(directory)
+    if path.exists() and not path.is_dir():  # a file: never a store, even one to be made
+        raise Refusal(_not_there(directory, "not a directory"))
     if not create and not path.is_dir():
-        raise Refusal(
-            _not_there(directory, "not a directory" if path.exists() else "no such directory")
-        )
+        raise Refusal(_not_there(directory, "no such directory"))
     try:
         return FileStore(path)
     except OSError as exc:

@@ -35,7 +35,7 @@ def export_otlp(args: Namespace) -> int:
         raise UsageError("-o is not for --format otlp: spans go to the collector (--endpoint)")
     collector = _collector(args)
     from agentor.telemetry.export import run_trace
-    from agentor.telemetry.sending import SendError
+    from agentor.telemetry.sending import _SendError
 
     store, run_ids = _runs(args)
     for run_id in run_ids:
@@ -46,7 +46,7 @@ def export_otlp(args: Namespace) -> int:
             raise Refusal(f"no run {run_id} to export") from None
         except OSError as exc:
             raise Refusal(f"cannot read run {run_id}: {exc.strerror or exc}") from None
-        except SendError as exc:
+        except _SendError as exc:
             raise Refusal(str(exc)) from None
         line = (
             f"sent {plural(len(trace.spans), 'span')} of run {run_id} ({trace.status}, "
@@ -106,11 +106,11 @@ def _matches(run_status: str, wanted: frozenset[str]) -> bool:
 
 
 def _collector(args: Namespace):  # -> agentor.telemetry.sending.Collector
-    from agentor.telemetry.otel import TelemetryUnavailable
+    from agentor.telemetry.otel import TelemetryUnavailableError
 
     try:
         from agentor.telemetry.sending import Collector, parse_header, traces_url
-    except TelemetryUnavailable as exc:
+    except TelemetryUnavailableError as exc:
         raise Refusal(str(exc)) from None
     try:
         headers = dict(parse_header(h) for h in args.header)
@@ -128,12 +128,12 @@ def trace(args: Namespace) -> int:
     spec = store_spec(args)
     collector = _collector(args)
     from agentor.telemetry.follow import Follower
-    from agentor.telemetry.sent import SentFile, StateError
+    from agentor.telemetry.sent import SentFile, _StateError
 
     source = _source(spec, args.schema)
     try:
         state = SentFile(_state_path(args, spec), collector.url)
-    except StateError as exc:
+    except _StateError as exc:
         raise Refusal(str(exc)) from None
     follower = Follower(
         source,
@@ -152,7 +152,7 @@ def trace(args: Namespace) -> int:
             return 0
         _say(f"following {source.where}: spans go to {collector.url} (sent: {state.path})")
         asyncio.run(_follow(follower))
-    except StateError as exc:
+    except _StateError as exc:
         raise Refusal(str(exc)) from None
     finally:
         follower.close()

@@ -19,6 +19,7 @@ from agentor.engine.store.api import LockingStore, Store
 from agentor.engine.store.file import FileStore
 from agentor.engine.structured import response_format
 from agentor.engine.tools import Tool, function_tool
+from agentor.errors import RunIdTakenError
 
 Input = str | Sequence[dict[str, Any]]
 STORE_METHODS = ("append", "load", "list_runs")
@@ -152,7 +153,4 @@ def check_same_input(run_id: str, events: list[Event], messages: list[dict[str, 
     """A named run already in the store is continued only with the input it started with."""
     recorded = resume_point(events).input_messages
     if recorded and recorded != messages:
-        raise ValueError(
-            f"run {run_id} exists and was started with a different input; "
-            f"resume({run_id!r}) continues it, or choose another run id"
-        )
+        raise RunIdTakenError(run_id)

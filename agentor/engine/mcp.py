@@ -31,20 +31,16 @@ from pathlib import Path
 from typing import Any
 
 from agentor.engine.interrupted import ASK, check_on_interrupt
-from agentor.engine.mcp_connection import Connection, MCPServerError
+from agentor.engine.mcp_connection import Connection
 from agentor.engine.mcp_text import Secrets, masked_args, masked_url, result_text, url_secrets
 from agentor.engine.tools import Tool
-from agentor.errors import ToolArgumentsError
+from agentor.errors import MCPServerError, MCPToolError, ToolArgumentsError
 
 __all__ = ["MCPServer", "MCPServerError", "MCPServerStdio", "MCPTool", "MCPToolError"]
 
 log = logging.getLogger("agentor")
 
 STDERR_TAIL = 400  # characters of a stdio server's stderr quoted when it would not start
-
-
-class MCPToolError(Exception):
-    """An MCP tool's result marked `isError`: its text is the error the model gets."""
 
 
 class ToolServer:

@@ -14,10 +14,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from agentor.engine.mcp_text import Secrets
-
-
-class MCPServerError(Exception):
-    """An MCP server that cannot be reached, or that a call could not get an answer from."""
+from agentor.errors import MCPServerError
 
 
 class Server(Protocol):

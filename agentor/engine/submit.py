@@ -27,7 +27,8 @@ def submit_run(
     run_id: str | None = None,
 ) -> str:
     """Record `run_start(run_id)` as a new run in `store` unless the run exists with these
-    `messages`; the run id. `ValueError` when it exists with other messages."""
+    `messages`; the run id. `RunIdTakenError` (a `ValueError`) when it exists with other
+    messages."""
     run_id = uuid.uuid4().hex if run_id is None else validate_run_id(run_id)
     if _exists(store, run_id, messages):
         return run_id

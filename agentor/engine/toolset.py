@@ -26,9 +26,10 @@ from typing import Any
 
 from agentor.engine.events import TOOL_CALL, Event
 from agentor.engine.mcp import MCPTool, ToolServer, tools_of
-from agentor.engine.mcp_connection import Connection, MCPServerError
+from agentor.engine.mcp_connection import Connection
 from agentor.engine.mcp_record import GONE, SCHEMA_CHANGED, last_record
 from agentor.engine.tools import Tool
+from agentor.errors import MCPServerError
 
 log = logging.getLogger("agentor")
 

@@ -7,9 +7,9 @@ is taken it reads the run again and decides, while nobody else can change the ru
 
 - the run is no longer the fleet's to run (finished, waiting for a decision, failed without
   `retry_failed`, given up, another agent's, nothing to resume, the worker is stopping):
-  `NotClaimed`, nothing written;
+  `_NotClaimed`, nothing written;
 - `max_attempts` attempts at it died with their worker since it last ended a segment: a
-  `run_end` (failed, "gave up after K attempts"), then `GaveUp`: one poison run cannot take
+  `run_end` (failed, "gave up after K attempts"), then `_GaveUp`: one poison run cannot take
   the fleet down;
 - else a `claim` event (the worker, its pid and host, the attempt's number), and the resume
   goes on. If the hold ends without a `run_end` (the worker stopped the run at a turn's end,
@@ -58,7 +58,7 @@ GAVE_UP = "gave_up"  # the field of a run_end the fleet wrote when it gave up on
 ATTEMPT = "attempt"  # the field of a claim: its number since the run last ended a segment
 
 
-class NotClaimed(Exception):
+class _NotClaimed(Exception):
     """The worker took the run's lock, found the run not its to run, and let it go unwritten."""
 
     def __init__(self, run_id: str, why: str) -> None:
@@ -67,7 +67,7 @@ class NotClaimed(Exception):
         super().__init__(f"run {run_id}: not claimed: {why}")
 
 
-class GaveUp(Exception):
+class _GaveUp(Exception):
     """The worker ended the run as failed: too many attempts at it died with their worker."""
 
     def __init__(self, run_id: str, error: str) -> None:
@@ -241,12 +241,12 @@ class ClaimingStore:
         try:
             events = self.store.load(run_id)
         except KeyError:
-            raise NotClaimed(run_id, "no such run") from None
+            raise _NotClaimed(run_id, "no such run") from None
         if self.claims.stopping.is_set():
-            raise NotClaimed(run_id, "this worker is stopping")
+            raise _NotClaimed(run_id, "this worker is stopping")
         why = self.claims.wanted.why_not(events)
         if why is not None:
-            raise NotClaimed(run_id, why)
+            raise _NotClaimed(run_id, why)
         tries = attempts(events)
         if tries.died >= self.claims.max_attempts:
             error = gave_up_error(tries)
@@ -254,7 +254,7 @@ class ClaimingStore:
             end.extra[GAVE_UP] = tries.died
             end.by = self.claims.worker
             self.store.append(run_id, end)
-            raise GaveUp(run_id, error)
+            raise _GaveUp(run_id, error)
         attempt = tries.died + 1
         self.store.append(run_id, self.claims.marker(CLAIM, attempt=attempt))
         return attempt

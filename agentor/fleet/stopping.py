@@ -7,7 +7,7 @@ incomplete, its lock let go (a `release` event says why): *interrupted*, for the
 
 The stop is made where a new turn begins: the worker's agents talk to their model through
 `StoppableModel`, which refuses to start a request once the worker is stopping, raising
-`StopBeforeTurn`. That is a cancellation (`asyncio.CancelledError`), so the engine treats it
+`_StopBeforeTurn`. That is a cancellation (`asyncio.CancelledError`), so the engine treats it
 as any cancelled run: nothing more is written, the run stays resumable. Stopping at once
 (`Worker.abort`) is a real cancellation instead: a model call in flight is abandoned, a running
 tool's thread is still waited for and recorded (the engine never lets go of a run before).
@@ -23,7 +23,7 @@ from typing import Any
 from agentor.engine.models import Model, ModelResponse, TextCallback
 
 
-class StopBeforeTurn(asyncio.CancelledError):
+class _StopBeforeTurn(asyncio.CancelledError):
     """The worker is stopping: the run ends here, between two turns, with nothing lost."""
 
 
@@ -54,5 +54,5 @@ class StoppableModel:
         on_text: TextCallback | None = None,
     ) -> ModelResponse:
         if self.stopping.is_set():
-            raise StopBeforeTurn()
+            raise _StopBeforeTurn()
         return await self.model.generate(messages, tools, on_text)

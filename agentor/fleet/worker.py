@@ -33,9 +33,9 @@ from agentor.agents import AgentSet
 from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED
 from agentor.engine.store.api import Store
 from agentor.errors import NothingToResumeError, RunLockedError, RunLostError, RunNotFoundError
-from agentor.fleet.claims import MAX_ATTEMPTS, ClaimingStore, Claims, GaveUp, NotClaimed, Wanted
+from agentor.fleet.claims import MAX_ATTEMPTS, ClaimingStore, Claims, Wanted, _GaveUp, _NotClaimed
 from agentor.fleet.finders import WAKE_GAP, Candidate, finder_for
-from agentor.fleet.stopping import StopBeforeTurn, StoppableModel
+from agentor.fleet.stopping import StoppableModel, _StopBeforeTurn
 from agentor.result import RunResult
 
 log = logging.getLogger("agentor")
@@ -233,15 +233,15 @@ class Worker:
         assert agent is not None  # claims take only runs of these agents' names
         try:
             result = await agent.aresume(c.run_id)
-        except StopBeforeTurn:
+        except _StopBeforeTurn:
             self._say(STOPPED, c.run_id, "left interrupted at the end of a turn, for any worker")
         except asyncio.CancelledError:
             self._say(STOPPED, c.run_id, "stopped at once; left interrupted")
             raise
-        except (NotClaimed, RunLockedError) as exc:
+        except (_NotClaimed, RunLockedError) as exc:
             # Another worker was first, or finished it, or it changed meanwhile: nothing to say.
             self._skip(c, str(exc), quiet=True)
-        except GaveUp as exc:
+        except _GaveUp as exc:
             self._say(GAVE_UP, c.run_id, exc.error)
         except RunLostError as exc:
             self._say(LOST, c.run_id, f"{exc}; whoever holds it now goes on")

@@ -72,7 +72,10 @@ def parse_age(value: timedelta | str) -> timedelta:
     if isinstance(value, timedelta):
         age = value
     elif isinstance(value, str) and (m := _AGE.fullmatch(value)):
-        age = timedelta(**{_UNITS[m.group(2).lower()]: float(m.group(1))})
+        try:
+            age = timedelta(**{_UNITS[m.group(2).lower()]: float(m.group(1))})
+        except OverflowError:
+            raise ValueError(f"an age too long: {value!r}; at most 999999999d") from None
     else:
         raise ValueError(
             f"not an age: {value!r}; use a number and a unit: 30d, 12h, 90m, 45s or 2w"
@@ -289,6 +292,11 @@ def _criteria(
     return _Criteria(statuses, cutoff, keep_last)
 
 
+def _words(exc: Exception) -> str:
+    """Why, in words: an OSError's own text without its "[Errno 22]"."""
+    return (exc.strerror or str(exc)) if isinstance(exc, OSError) else str(exc)
+
+
 def _read_every_run(store: Store, report: PruneReport) -> dict[str, RunFacts]:
     facts: dict[str, RunFacts] = {}
     for run_id in store.list_runs():
@@ -297,7 +305,7 @@ def _read_every_run(store: Store, report: PruneReport) -> dict[str, RunFacts]:
         except KeyError:
             continue  # removed since it was listed
         except (OSError, ValueError) as exc:
-            report.kept.append(Kept(run_id, UNREADABLE, f"could not be read: {exc}"))
+            report.kept.append(Kept(run_id, UNREADABLE, f"could not be read: {_words(exc)}"))
     return facts
 
 
@@ -374,7 +382,7 @@ def _delete_one(
     except RunNotFoundError:
         return True  # removed by someone else meanwhile: gone all the same
     except OSError as exc:
-        report.kept.append(Kept(f.run_id, NOT_DELETED, f"could not be deleted: {exc}"))
+        report.kept.append(Kept(f.run_id, NOT_DELETED, f"could not be deleted: {_words(exc)}"))
         return False
     report.freed += freed or 0
     return True

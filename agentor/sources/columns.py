@@ -11,7 +11,7 @@ a column of booleans (present or None) and its own columns over the present valu
 Reading columns back checks that every value has a type the field allows (one `set(map(type,
 column))` per column, in C), and builds objects with their fields in order, positionally
 (`map(cls, *columns)`): 100,000 rows in a few hundred milliseconds. A shape that differs from
-the one stored (a field added, renamed, retyped, reordered) is not read at all: `ShapeError`.
+the one stored (a field added, renamed, retyped, reordered) is not read at all: `_ShapeError`.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ _TEXT: dict[type, tuple[Callable[[Any], str], Callable[[str], Any]]] = {
 }
 
 
-class ShapeError(ValueError):
+class _ShapeError(ValueError):
     """Columns that do not fit the class (another version wrote them, or they are damaged)."""
 
 
@@ -84,7 +84,7 @@ def _fields(cls: type) -> tuple[_Field, ...]:
     out = []
     for f in dataclasses.fields(cls):
         if not f.init:
-            raise ShapeError(f"{cls.__name__}.{f.name} is not set by __init__")
+            raise _ShapeError(f"{cls.__name__}.{f.name} is not set by __init__")
         kinds: list[str] = []
         allowed: set[type] = set()
         nested = None
@@ -97,11 +97,11 @@ def _fields(cls: type) -> tuple[_Field, ...]:
                 kind, types_ = _LEAVES[origin]
                 allowed.update(types_)
             else:
-                raise ShapeError(f"{cls.__name__}.{f.name}: {arg!r} has no JSON form here")
+                raise _ShapeError(f"{cls.__name__}.{f.name}: {arg!r} has no JSON form here")
             kinds.append(kind)
         text = next((t for t in _TEXT if _LEAVES[t][0] in kinds), None)
         if nested is not None and len([k for k in kinds if k != "null"]) > 1:
-            raise ShapeError(f"{cls.__name__}.{f.name}: a dataclass or None, nothing else")
+            raise _ShapeError(f"{cls.__name__}.{f.name}: a dataclass or None, nothing else")
         out.append(_Field(f.name, tuple(kinds), frozenset(allowed), nested, text))
     return tuple(out)
 
@@ -145,13 +145,13 @@ def from_columns(
 ) -> list[Any]:
     """`count` objects from their columns (lists, or `Repeated`; `given`: the columns of
     skipped fields, as built).
-    ShapeError when a column is missing, of another length, or holds a value of a wrong type."""
+    _ShapeError when a column is missing, of another length, or holds a value of a wrong type."""
     try:
         return _objects(cls, cols, count, given or {})
     except (TypeError, ValueError, UnicodeError, ArithmeticError) as exc:
-        if isinstance(exc, ShapeError):
+        if isinstance(exc, _ShapeError):
             raise
-        raise ShapeError(f"{cls.__name__}: {exc}") from None
+        raise _ShapeError(f"{cls.__name__}: {exc}") from None
 
 
 def _objects(cls: type, cols: dict[str, Any], count: int, given: dict[str, list[Any]]) -> list[Any]:
@@ -163,7 +163,7 @@ def _objects(cls: type, cols: dict[str, Any], count: int, given: dict[str, list[
         col = _column(cols, f.name, count)
         kinds = col.types if isinstance(col, Column) else set(map(type, col))
         if not kinds <= f.allowed:
-            raise ShapeError(f"{cls.__name__}.{f.name}: a value of a wrong type")
+            raise _ShapeError(f"{cls.__name__}.{f.name}: a value of a wrong type")
         if f.nested is not None:
             col = _nested(f, cols, col)
         elif f.text is not None:
@@ -194,5 +194,5 @@ def _column(cols: dict[str, Any], name: str, count: int) -> list[Any]:
     if isinstance(col, Repeated):
         return col.sized(count)
     if not isinstance(col, list) or len(col) != count:
-        raise ShapeError(f"column {name!r} is missing or of another length")
+        raise _ShapeError(f"column {name!r} is missing or of another length")
     return col

@@ -39,7 +39,7 @@ def line_of_type_after_newline(kind: str) -> re.Pattern[bytes]:
     return re.compile(b"\n" + _TYPE_PREFIX + re.escape(kind.encode()) + b'"')
 
 
-class Unreadable(Exception):
+class _Unreadable(Exception):
     """A file that is there but cannot be read as a log; the message is the row's error."""
 
 
@@ -54,20 +54,20 @@ def os_reason(exc: OSError) -> str:
 
 
 def open_readonly(path: str | os.PathLike[str]) -> tuple[int, os.stat_result]:
-    """A read-only fd on a regular file (never through a symlink); `Unreadable` for anything
+    """A read-only fd on a regular file (never through a symlink); `_Unreadable` for anything
     else, FileNotFoundError if it is gone."""
     try:
         fd = os.open(path, READ_FLAGS)
     except FileNotFoundError:
         raise
     except OSError as exc:
-        raise Unreadable(os_reason(exc)) from None
+        raise _Unreadable(os_reason(exc)) from None
     try:
         st = os.fstat(fd)
         if stat.S_ISDIR(st.st_mode):
-            raise Unreadable("is a directory")
+            raise _Unreadable("is a directory")
         if not stat.S_ISREG(st.st_mode):
-            raise Unreadable("not a regular file")
+            raise _Unreadable("not a regular file")
     except BaseException:
         os.close(fd)
         raise
@@ -82,7 +82,7 @@ def not_a_log(path: str | os.PathLike[str]) -> str | None:
         fd, _ = open_readonly(path)
     except FileNotFoundError:
         return "no such file"
-    except Unreadable as exc:
+    except _Unreadable as exc:
         return str(exc)
     try:
         head = pread(fd, FIRST_LINE_MAX, 0)

@@ -24,7 +24,7 @@ import orjson
 from agentor.engine.events import RUN_END, TOOL_CALL, TOOL_RESULT, Event
 from agentor.engine.log.format import BadLine
 from agentor.engine.statuses import FAILED, MAX_TURNS
-from agentor.sources.logfile import Unreadable, decode_line, open_readonly, whole_lines
+from agentor.sources.logfile import _Unreadable, decode_line, open_readonly, whole_lines
 from agentor.sources.source import Scan
 
 # What a `run_end` ends with when the run did not get its answer.
@@ -148,7 +148,7 @@ def _chunks(path: str | os.PathLike[str], start: int, end: int) -> Iterator[tupl
     """(offset, bytes) of whole lines in [start, end), from a descriptor of the scan's own."""
     try:
         fd, _ = open_readonly(path)
-    except Unreadable as exc:  # the protocol's error: an OSError saying why
+    except _Unreadable as exc:  # the protocol's error: an OSError saying why
         raise OSError(errno.EINVAL, str(exc)) from None
     try:
         yield from whole_lines(fd, start, end)

@@ -1,5 +1,5 @@
 """The source a store's name gives, opened to read: `open_source(spec, schema)`, a
-`DirectorySource` for a directory or a `PostgresSource` for a `postgresql://` DSN. Used by
+`DirectorySource` for a directory or a `PostgresSource` for a DSN (`pg.dsn.is_dsn`). Used by
 `agentor-tui` and by the `agentor` commands that read (`ls`, `show`), so both list the same
 rows. Never imports textual.
 

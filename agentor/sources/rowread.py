@@ -17,7 +17,7 @@ from agentor.engine.store.run_ids import RUN_ID_RULE, SUFFIX
 from agentor.ops.pricing import RunCost
 from agentor.sources.lineage import note_fork
 from agentor.sources.logfile import (
-    Unreadable,
+    _Unreadable,
     decode_for_summary,
     open_readonly,
     os_reason,
@@ -71,7 +71,7 @@ class RowReader:
         except FileNotFoundError:
             row.error, row.complete, row.status = "deleted", True, UNREADABLE
             return
-        except Unreadable as exc:
+        except _Unreadable as exc:
             row.error, row.complete, row.status = str(exc), True, UNREADABLE
             return
         try:
@@ -96,7 +96,7 @@ class RowReader:
         """Read what was appended; None when the file must be read again from the start."""
         try:
             fd, st = open_readonly(tail.path)
-        except (OSError, Unreadable):
+        except (OSError, _Unreadable):
             return None
         try:
             if st.st_ino != tail.inode or st.st_size < tail.offset:

@@ -47,7 +47,7 @@ from typing import Any
 
 import orjson
 
-from agentor.sources.columns import Column, Repeated, ShapeError, from_columns, shape, to_columns
+from agentor.sources.columns import Column, Repeated, _ShapeError, from_columns, shape, to_columns
 from agentor.sources.logfile import gc_paused
 from agentor.sources.rowread import LogTail
 from agentor.sources.runrow import RunRow
@@ -222,7 +222,7 @@ class RunIndex:
                 found = self._read(place)
             except FileNotFoundError:
                 continue
-            except (OSError, ValueError, ShapeError, UnicodeError, RecursionError) as exc:
+            except (OSError, ValueError, _ShapeError, UnicodeError, RecursionError) as exc:
                 problems.append(f"{place}: {exc}")
                 continue
             self.problem, self.path = None, place

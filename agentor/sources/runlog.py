@@ -28,7 +28,7 @@ from pathlib import Path
 
 from agentor.sources import logscan
 from agentor.sources.linelog import LineLog
-from agentor.sources.logfile import Unreadable, open_readonly, pread, whole_lines
+from agentor.sources.logfile import _Unreadable, open_readonly, pread, whole_lines
 from agentor.sources.source import Scan
 
 
@@ -91,7 +91,7 @@ class RunLog(LineLog):
     def _open(self) -> None:
         try:
             fd, st = open_readonly(self.path)
-        except Unreadable as exc:
+        except _Unreadable as exc:
             raise OSError(f"{self.path}: {exc}") from None
         self._fd, self._inode = fd, st.st_ino
         self._index(0, st.st_size)

@@ -45,7 +45,7 @@ def run_trace(store: Store, run_id: str, *, content: bool = False) -> RunTrace:
 def export_run(
     store: Store, run_id: str, collector: Collector, *, content: bool = False
 ) -> RunTrace:
-    """Send the spans of run `run_id` to `collector`; `SendError` when it does not take them."""
+    """Send the spans of run `run_id` to `collector`; `_SendError` when it does not take them."""
     trace = run_trace(store, run_id, content=content)
     collector.send(trace.spans)
     return trace

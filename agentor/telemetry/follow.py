@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from agentor.engine.events import GENERATION, Event
 from agentor.engine.statuses import RUNNING
 from agentor.sources.source import RunEvents, RunSource
-from agentor.telemetry.sending import Collector, SendError
+from agentor.telemetry.sending import Collector, _SendError
 from agentor.telemetry.sent import SentFile
 from agentor.telemetry.spans import RunSpans, SpanRecord
 
@@ -162,7 +162,7 @@ class Follower:
         self._last_try = time.monotonic()
         try:
             self.collector.send(todo)
-        except SendError as exc:
+        except _SendError as exc:
             if self.error != str(exc) and not self.once:
                 self.say(f"{exc}; the spans wait and are sent again")
             self.error = str(exc)

@@ -61,7 +61,7 @@ def check_tracing(value: object) -> object:
     or an `opentelemetry.sdk.trace.Tracer`; TypeError for anything else."""
     if value is None or isinstance(value, bool):
         if value:
-            import agentor.telemetry.otel  # noqa: F401 (TelemetryUnavailable says how to install)
+            import agentor.telemetry.otel  # noqa: F401 (TelemetryUnavailableError says how to install)
         return value
     if _is_sdk_tracer(value):
         return value

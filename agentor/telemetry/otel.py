@@ -5,21 +5,18 @@ The SDK makes spans as a program runs, with ids it draws and times it reads from
 ours are made after the fact from a log, so they are built as the finished spans the SDK's
 processors and exporters take (`ReadableSpan`), never started and ended. The OpenTelemetry
 packages are an optional extra (`pip install 'agentor-tui[otel]'`): importing this module
-without them raises `TelemetryUnavailable`, which says so in one line.
+without them raises `TelemetryUnavailableError`, which says so in one line.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from agentor.errors import TelemetryUnavailableError
 from agentor.telemetry.ids import span_id_of, trace_id_of
 from agentor.telemetry.spans import CHAT, SpanRecord
 
 INSTALL = "OpenTelemetry is not installed: pip install 'agentor-tui[otel]'"
-
-
-class TelemetryUnavailable(ImportError):
-    """The OpenTelemetry SDK or its OTLP exporter is missing."""
 
 
 try:
@@ -29,7 +26,7 @@ try:
     from opentelemetry.sdk.util.instrumentation import InstrumentationScope
     from opentelemetry.trace.status import Status, StatusCode
 except ImportError as exc:  # the extra is not installed
-    raise TelemetryUnavailable(INSTALL) from exc
+    raise TelemetryUnavailableError(INSTALL) from exc
 
 SCOPE = InstrumentationScope("agentor.telemetry")
 SERVICE = "agentor"

@@ -2,7 +2,7 @@
 collector), through the SDK's exporter (`OTLPSpanExporter`: protobuf over HTTP, which Langfuse
 requires), and how.
 
-- `Collector.send` sends a batch and returns once the collector took it, or raises `SendError`
+- `Collector.send` sends a batch and returns once the collector took it, or raises `_SendError`
   saying why in one line, after the exporter's own retries of transient errors (within
   `OTEL_EXPORTER_OTLP_TIMEOUT` seconds, default 10). The
   exporter logs every failure itself; those records are kept from the log while we send and
@@ -48,7 +48,7 @@ _EXPORTER_LOGGERS = (
 )
 
 
-class SendError(Exception):
+class _SendError(Exception):
     """A collector did not take a batch; the message says why in one line."""
 
 
@@ -123,7 +123,7 @@ class Collector:
         self._resource = default_resource()
 
     def send(self, records: Sequence[SpanRecord]) -> None:
-        """Send `records` (in batches of BATCH_SPANS); SendError when a batch is not taken."""
+        """Send `records` (in batches of BATCH_SPANS); _SendError when a batch is not taken."""
         from opentelemetry.sdk.trace.export import SpanExportResult
 
         spans = readable_spans(records, self._resource)
@@ -133,7 +133,7 @@ class Collector:
                 reason = local.reason
             if result is not SpanExportResult.SUCCESS:
                 why = _one_line(reason or "no answer")
-                raise SendError(f"the collector at {self.url} did not take the spans: {why}")
+                raise _SendError(f"the collector at {self.url} did not take the spans: {why}")
 
     def close(self) -> None:
         with _quiet():

@@ -30,7 +30,7 @@ FORMAT = "agentor-trace-sent"
 VERSION = 1
 
 
-class StateError(Exception):
+class _StateError(Exception):
     """The state file cannot be used; the message says why in one line."""
 
 
@@ -93,7 +93,7 @@ class SentFile:
             os.write(self._fd, data)
             os.fsync(self._fd)
         except OSError as exc:
-            raise StateError(f"cannot write {self.path}: {exc.strerror or exc}") from None
+            raise _StateError(f"cannot write {self.path}: {exc.strerror or exc}") from None
 
     def _rewrite(self) -> None:
         """The file anew: the header and one line a run (what was read, compacted)."""
@@ -116,7 +116,7 @@ class SentFile:
         except OSError as exc:
             with contextlib.suppress(OSError):
                 temp.unlink()
-            raise StateError(f"cannot write {self.path}: {exc.strerror or exc}") from None
+            raise _StateError(f"cannot write {self.path}: {exc.strerror or exc}") from None
 
     def _load(self) -> bool:
         """Read the file back; False when there is none."""
@@ -125,16 +125,16 @@ class SentFile:
         except FileNotFoundError:
             return False
         except OSError as exc:
-            raise StateError(f"cannot read {self.path}: {exc.strerror or exc}") from None
+            raise _StateError(f"cannot read {self.path}: {exc.strerror or exc}") from None
         entries = []
         for raw in data.split(b"\n")[:-1]:  # the part after the last newline: a torn write
             with contextlib.suppress(ValueError):
                 entries.append(json.loads(raw))
         header = entries[0] if entries else None
         if not isinstance(header, dict) or header.get("format") != FORMAT:
-            raise StateError(f"{self.path} is not a state file of agentor trace")
+            raise _StateError(f"{self.path} is not a state file of agentor trace")
         if header.get("endpoint") != self.endpoint:
-            raise StateError(
+            raise _StateError(
                 f"{self.path} records spans sent to {header.get('endpoint')}, not "
                 f"{self.endpoint}: give each collector its own --state FILE, or delete "
                 f"{self.path} to send every run to {self.endpoint} from the start"

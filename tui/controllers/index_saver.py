@@ -19,7 +19,6 @@ import time
 
 from textual import work
 
-from agentor.sources.columns import ShapeError
 from agentor.sources.directory import DirectorySource
 from agentor.sources.source import RunSource
 from tui.controllers.controller import Controller
@@ -58,7 +57,7 @@ class IndexSaver(Controller):
         started = time.monotonic()
         try:
             source.save_index()
-        except (OSError, ShapeError) as exc:  # not writable; a row field of no JSON form
+        except (OSError, ValueError) as exc:  # not writable; a row field of no JSON form
             if not self.failed:
                 self.failed = True
                 self.say(notices.index_not_saved(source.where, exc))

@@ -33,7 +33,7 @@ from agentor.engine.argschema import check_schema, tool_parameters
 from agentor.engine.events import APPROVAL, APPROVAL_REQUEST, RUN_START, TOOL_CALL, Event
 from agentor.engine.history import canonical_args
 from agentor.engine.store.api import BatchStore, Store
-from agentor.engine.store.holding import holding_briefly, load_run
+from agentor.engine.store.holding import holding_briefly, load_run, readable_lines
 from agentor.engine.store.run_ids import validate_run_id
 from agentor.errors import (
     AlreadyDecidedError,
@@ -84,7 +84,8 @@ def approve(
     (`PendingCall.interrupted`): the result it had, recorded as the tool's result when the run
     is resumed; the tool is not run again.
 
-    Raises `RunNotFoundError`, `RunLockedError` (a live process holds the run),
+    Raises `RunNotFoundError`, `UnreadableRunError` (the entry is no log: a directory, a
+    symlink, a FIFO, a file without one event), `RunLockedError` (a live process holds the run),
     `NotRequestedError`, `AlreadyDecidedError` (`ApprovalTimedOutError`), `InvalidArgsError`,
     `InvalidResultError`.
     """
@@ -139,7 +140,10 @@ def _decide(
         raise ValueError("by= names who decides; give a non-empty name or leave it out")
     if note is not None and not isinstance(note, str):
         raise TypeError(f"note must be a str, not {type(note).__name__}")
-    load_run(store, run_id)  # an unknown run is refused before a lock could create its file
+    # An unknown run, or an entry that is no log (a directory, a symlink, a FIFO, no event),
+    # is refused before a lock could create its file; read without a warning about bad lines,
+    # which the read under the lock gives.
+    readable_lines(store, run_id)
     with holding_briefly(store, run_id):
         events = load_run(store, run_id)  # again, under the lock: the first decision wins
         now = time.time()

@@ -5,8 +5,9 @@ the source (someone holds it) is skipped, so no half-written step is copied; a r
 destination is skipped too. Copying again is safe: a run already there is left alone, one whose
 copy is a beginning of the source's (the source went on, or an earlier copy was cut short) gets
 the rest, and one that differs is skipped and said so, never overwritten. An entry of the
-source that is no readable log (a directory or a symlink named like a run, a file of no event
-at all) is skipped and said so, and nothing is written for it; the rest is copied.
+source that is no readable log (a directory or a symlink named like a run, an empty file, a
+file of no event at all) is skipped and said so, and nothing is written for it; the rest is
+copied.
 """
 
 from __future__ import annotations
@@ -70,6 +71,8 @@ def _copy_one(src: Store, dst: Store, run_id: str, report: CopyReport) -> str | 
         lines = readable_lines(src, run_id)
     except UnreadableRunError as exc:
         return f"unreadable in the source ({exc.reason})"
+    if not lines:  # a log killed before its first line: no run to copy, and none is made
+        return "empty in the source (no event): nothing to copy"
     events = [x for x in lines if isinstance(x, Event)]
     try:
         with _holding(dst, run_id):
@@ -86,8 +89,6 @@ def _copy_one(src: Store, dst: Store, run_id: str, report: CopyReport) -> str | 
                 return "the destination has a different run under this id (left as it is)"
             for start in range(len(have), len(events), BATCH):
                 _append(dst, run_id, events[start : start + BATCH])
-            if not events and there is None:
-                _append(dst, run_id, [])
             (report.extended if have else report.copied).append(run_id)
     except RunLockedError as exc:
         return f"being written in the destination ({_holder(exc)})"

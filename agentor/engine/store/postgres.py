@@ -37,8 +37,9 @@ def __getattr__(name: str) -> Any:
 def open_store(
     spec: str | os.PathLike[str], *, schema: str = "agentor"
 ) -> FileStore | PostgresStore:
-    """The store a `--store` value names: a `postgresql://` URL is a PostgresStore (in
-    `schema`), anything else a FileStore directory."""
+    """The store a `--store` value names: a DSN (a `postgresql://` URL, or libpq's
+    `key=value` pairs: `is_dsn`) is a PostgresStore (in `schema`), anything else a FileStore
+    directory."""
     if isinstance(spec, str) and is_dsn(spec):
         return __getattr__("PostgresStore")(spec, schema=schema)
     from agentor.engine.store.file import FileStore

@@ -19,6 +19,7 @@ from agentor.engine.store.pg.dsn import (
     KEEPALIVE_COUNT,
     KEEPALIVE_IDLE,
     KEEPALIVE_INTERVAL,
+    bad_option,
     connect_options,
     redact,
     scrub,
@@ -34,11 +35,15 @@ def parse(dsn: str) -> dict[str, Any]:
     if not isinstance(dsn, str):
         raise TypeError(f"a DSN is a str, not {type(dsn).__name__}")
     try:
-        return conninfo.conninfo_to_dict(dsn)
+        params = conninfo.conninfo_to_dict(dsn)
     except psycopg.Error as exc:
         raise MalformedDsnError(
             f"not a valid PostgreSQL DSN ({redact(dsn)}): {scrub(exc, dsn)}"
         ) from None
+    why = bad_option(params)
+    if why is not None:
+        raise MalformedDsnError(f"not a valid PostgreSQL DSN ({redact(dsn)}): {why}")
+    return params
 
 
 def connect(dsn: str, role: str, *, watched: bool = False) -> psycopg.Connection[Any]:

@@ -27,9 +27,83 @@ _KV_PASSWORD = re.compile(
 )
 
 
+# libpq's connection keywords (its documentation's "Parameter Key Words"): a `--store` value
+# made only of `key=value` pairs, one of them among these, is a DSN and not a directory name.
+# fmt: off
+LIBPQ_KEYWORDS = frozenset((
+    "host", "hostaddr", "port", "dbname", "user", "password", "passfile", "require_auth",
+    "channel_binding", "connect_timeout", "client_encoding", "options", "application_name",
+    "fallback_application_name", "keepalives", "keepalives_idle", "keepalives_interval",
+    "keepalives_count", "tcp_user_timeout", "replication", "gssencmode", "sslmode",
+    "requiressl", "sslnegotiation", "sslcompression", "sslcert", "sslkey", "sslkeylogfile",
+    "sslpassword", "sslcertmode", "sslrootcert", "sslcrl", "sslcrldir", "sslsni", "requirepeer",
+    "ssl_min_protocol_version", "ssl_max_protocol_version", "min_protocol_version",
+    "max_protocol_version", "krbsrvname", "gsslib", "gssdelegation", "service",
+    "target_session_attrs", "load_balance_hosts", "oauth_issuer", "oauth_client_id",
+    "oauth_client_secret", "oauth_scope",
+))
+# fmt: on
+# One `key = value` pair as libpq reads them: a value in single quotes (backslash escapes), or
+# up to the next blank; blanks around "=" allowed.
+_KV_PAIR = re.compile(r"\s*(?P<key>[A-Za-z_]+)\s*=\s*(?:'(?:[^'\\]|\\.)*'|(?:[^\s'\\]|\\.)*)")
+
+
 def is_dsn(spec: str) -> bool:
-    """Whether a `--store` value names a PostgreSQL database (a URL) rather than a directory."""
-    return spec.startswith(URL_PREFIXES)
+    """Whether a `--store` value names a PostgreSQL database rather than a directory: a URL
+    (`postgresql://...`), or libpq's `key=value` pairs and nothing else, one key a libpq
+    keyword (`host=db port=5432 dbname=agents`). A directory named like that is written as a
+    path: `./host=db`."""
+    return _is_url(spec) or _kv_keys(spec) & LIBPQ_KEYWORDS != set()
+
+
+def _is_url(dsn: str) -> bool:
+    return dsn.startswith(URL_PREFIXES)
+
+
+def _kv_keys(spec: str) -> set[str]:
+    """The keys of `spec` if it is only `key=value` pairs, else none."""
+    keys: set[str] = set()
+    at = 0
+    while at < len(spec):
+        pair = _KV_PAIR.match(spec, at)
+        if pair is None or pair.end() == at:
+            return set() if spec[at:].strip() else keys
+        keys.add(pair["key"].lower())
+        at = pair.end()
+        if at < len(spec) and not spec[at].isspace():
+            return set()  # a value ends at a blank: `host=h'x` is no pair
+    return keys
+
+
+# Options libpq reads as whole numbers, and refuses only when it connects; a port may be a list
+# (one per host, comma-separated). Checked when the DSN is parsed: a usage error, not a server's.
+_WHOLE_NUMBER_OPTIONS = (
+    "port",
+    "connect_timeout",
+    "keepalives",
+    "keepalives_idle",
+    "keepalives_interval",
+    "keepalives_count",
+    "tcp_user_timeout",
+)
+_WHOLE_NUMBER = re.compile(r"\s*[+-]?\d+\s*")
+
+
+def bad_option(params: dict[str, Any]) -> str | None:
+    """Why libpq would refuse these parsed parameters when connecting (a port that is no
+    number, 1 to 65535), or None; never quotes a password."""
+    for key in _WHOLE_NUMBER_OPTIONS:
+        value = params.get(key)
+        if value is None:
+            continue
+        for part in str(value).split(",") if key == "port" else [str(value)]:
+            if key == "port" and part.strip() == "":
+                continue  # the default port for that host
+            if not _WHOLE_NUMBER.fullmatch(part):
+                return f"invalid integer value {part!r} for connection option {key!r}"
+            if key == "port" and not 1 <= int(part) <= 65535:
+                return f"invalid port number {part.strip()!r}"
+    return None
 
 
 def validate_schema(schema: object) -> str:
@@ -40,9 +114,9 @@ def validate_schema(schema: object) -> str:
 
 def redact(dsn: str) -> str:
     """The DSN as it may be shown: the password, wherever it was written, becomes `***`."""
-    out = _URL_PASSWORD.sub(lambda m: m["head"] + ":***@", dsn) if is_dsn(dsn) else dsn
+    out = _URL_PASSWORD.sub(lambda m: m["head"] + ":***@", dsn) if _is_url(dsn) else dsn
     out = _QUERY_PASSWORD.sub(lambda m: m["head"] + "***", out)
-    if not is_dsn(dsn):
+    if not _is_url(dsn):
         out = _KV_PASSWORD.sub(lambda m: m["head"] + "***", out)
     return out
 
@@ -50,7 +124,7 @@ def redact(dsn: str) -> str:
 def _secrets(dsn: str) -> list[str]:
     """Every string in `dsn` that may be a password, longest first, as written and decoded."""
     found: set[str] = set()
-    patterns = (_URL_PASSWORD, _QUERY_PASSWORD) if is_dsn(dsn) else (_KV_PASSWORD,)
+    patterns = (_URL_PASSWORD, _QUERY_PASSWORD) if _is_url(dsn) else (_KV_PASSWORD,)
     for pattern in patterns:
         for m in pattern.finditer(dsn):
             secret = m["secret"].strip("'")
