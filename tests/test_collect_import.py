@@ -199,3 +199,39 @@ def test_a_file_is_read_in_one_pass_with_progress(tmp_path: Path, bodies: list[b
     assert len(spans) == 300 * sum(len(otlp_proto.decode_traces(b)) for b in bodies)
     assert seen[-1] == (path.stat().st_size, path.stat().st_size)
     assert len(seen) > 2 and [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_every_command_reads_a_collected_run_as_it_reads_its_own(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The example spans of three frameworks (examples/otlp): show, search, export, diff."""
+    from tests.conftest import ROOT
+
+    store = tmp_path / "runs"
+    spans = ROOT / "examples" / "otlp" / "three-frameworks.jsonl"
+    status, out, _ = _import(capsys, str(spans), "--store", str(store))
+    assert status == 0 and out.startswith("3 runs from ")
+    runs = {lines[0]["messages"][-1]["content"]: log for log in run_logs(store)
+            for lines in [log_lines(log)]}  # fmt: skip
+    lisbon = runs["What is the weather in Lisbon and Porto?"].stem
+    madrid = runs["Is it warm in Madrid?"].stem
+
+    def run(*argv: str) -> str:
+        capsys.readouterr()
+        assert agentor_main(list(argv)) == 0, capsys.readouterr().err
+        return capsys.readouterr().out
+
+    shown = json.loads(run("show", lisbon, "--store", str(store), "--json"))
+    row = shown["run"]
+    assert (row["status"], row["agent"], row["tool_calls"]) == ("completed", "weather", 2)
+    assert row["total_tokens"] == shown["usage"]["total_tokens"] > 0
+    assert shown["final_output"] == "Sunny in Lisbon Sunny in Porto"
+    hits = json.loads(run("search", str(store), "Porto", "--json"))
+    assert {h["run_id"] for h in hits} == {lisbon}
+    assert "Sunny in Lisbon" in run("export", lisbon, "--store", str(store), "--format", "md")
+    page = run("export", madrid, "--store", str(store), "--format", "html")
+    assert "Is it warm in Madrid?" in page and "<script" not in page.split("</head>", 1)[-1]
+    document = json.loads(run("export", madrid, "--store", str(store), "--format", "json"))
+    assert document["run_id"] == madrid
+    difference = json.loads(run("diff", lisbon, madrid, "--store", str(store), "--json"))
+    assert difference["first_divergence"] is not None
