@@ -7,6 +7,7 @@ it is, so it is made of URL-safe characters, and long enough not to be guessed.
 
 from __future__ import annotations
 
+import argparse
 import ipaddress
 import re
 
@@ -32,3 +33,14 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def port(text: str) -> int:
+    """A port number for a command line (0: any free one), as argparse's `type=`."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port: {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0 to 65535, not {value}")
+    return value

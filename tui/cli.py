@@ -119,13 +119,9 @@ def add_app_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a port: {text!r}") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"a port is 0 to 65535, not {value}")
-    return value
+    from agentor.access import port  # only when given: --help and --version load no agentor
+
+    return port(text)
 
 
 def fail(message: str, status: int = 2) -> int:

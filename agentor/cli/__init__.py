@@ -37,6 +37,7 @@ import importlib
 import sys
 from typing import Any, NoReturn
 
+from agentor.access import port
 from agentor.engine.statuses import (  # a module of names only: --help stays fast
     AWAITING_APPROVAL,
     COMPLETED,
@@ -156,11 +157,11 @@ def _add_collect_commands(sub: Any) -> None:
     _store_positional(collect)
     collect.add_argument("--host", default="127.0.0.1", help="listen here (default: 127.0.0.1)")
     collect.add_argument(
-        "--port", type=_port, default=4318, help="OTLP/HTTP port (default 4318; 0: a free one)"
+        "--port", type=port, default=4318, help="OTLP/HTTP port (default 4318; 0: a free one)"
     )
     collect.add_argument(
         "--grpc-port",
-        type=_port,
+        type=port,
         metavar="PORT",
         help="OTLP/gRPC too, on this port (0: a free one; needs agentor-tui[collect-grpc])",
     )
@@ -480,16 +481,6 @@ def _positive(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1: {value}")
-    return value
-
-
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a port: {text!r}") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"a port is 0 to 65535, not {value}")
     return value
 
 

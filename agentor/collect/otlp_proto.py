@@ -18,17 +18,21 @@ _MAX_DEPTH = 32
 
 def decode_traces(body: bytes) -> list[Span]:
     """Every span of an `ExportTraceServiceRequest`."""
-    from google.protobuf.message import DecodeError
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
         ExportTraceServiceRequest,
     )
 
-    request = ExportTraceServiceRequest()
+    return spans_of(_parsed(ExportTraceServiceRequest(), body, "trace"))
+
+
+def _parsed(request: Any, body: bytes, what: str) -> Any:
+    from google.protobuf.message import DecodeError
+
     try:
         request.ParseFromString(body)
     except (DecodeError, RecursionError, ValueError) as exc:
-        raise SpanDecodeError(f"not an OTLP protobuf trace request: {exc}") from None
-    return spans_of(request)
+        raise SpanDecodeError(f"not an OTLP protobuf {what} request: {exc}") from None
+    return request
 
 
 def spans_of(request: Any) -> list[Span]:
@@ -45,15 +49,9 @@ def spans_of(request: Any) -> list[Span]:
 
 def decode_logs(body: bytes) -> list[LogRecord]:
     """Every log record of an `ExportLogsServiceRequest` that names a span."""
-    from google.protobuf.message import DecodeError
     from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
-    request = ExportLogsServiceRequest()
-    try:
-        request.ParseFromString(body)
-    except (DecodeError, RecursionError, ValueError) as exc:
-        raise SpanDecodeError(f"not an OTLP protobuf logs request: {exc}") from None
-    return records_of(request)
+    return records_of(_parsed(ExportLogsServiceRequest(), body, "logs"))
 
 
 def records_of(request: Any) -> list[LogRecord]:

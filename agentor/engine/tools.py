@@ -25,6 +25,22 @@ from agentor.engine.interrupted import check_on_interrupt
 from agentor.errors import ToolArgumentsError
 
 
+def arguments_object(raw: str | dict[str, Any] | None) -> dict[str, Any]:
+    """A call's arguments as the JSON object they must be; `ToolArgumentsError` if not."""
+    if raw is None or raw == "":
+        return {}
+    if isinstance(raw, str):
+        try:
+            data = json.loads(raw)
+        except (ValueError, RecursionError) as exc:
+            raise ToolArgumentsError(f"arguments are not valid JSON: {exc}") from None
+    else:
+        data = raw
+    if not isinstance(data, dict):
+        raise ToolArgumentsError("arguments must be a JSON object")
+    return data
+
+
 class Tool:
     # The MCP server the tool comes from (engine/mcp.py); None for a function.
     server: str | None = None
@@ -72,17 +88,7 @@ class Tool:
 
     def parse_args(self, raw: str | dict[str, Any] | None) -> dict[str, Any]:
         """Validate the model's arguments; raise `ToolArgumentsError` saying what is wrong."""
-        if raw is None or raw == "":
-            data: Any = {}
-        elif isinstance(raw, str):
-            try:
-                data = json.loads(raw)
-            except (ValueError, RecursionError) as exc:
-                raise ToolArgumentsError(f"arguments are not valid JSON: {exc}") from None
-        else:
-            data = raw
-        if not isinstance(data, dict):
-            raise ToolArgumentsError("arguments must be a JSON object")
+        data = arguments_object(raw)
         try:
             model = self._model.model_validate(data)
         except ValidationError as exc:
@@ -228,15 +234,4 @@ class RecordedTool(Tool):
     def parse_args(self, raw: str | dict[str, Any] | None) -> dict[str, Any]:
         """Any JSON object (the recorded schema is the model's to follow; the record answers
         by equal arguments)."""
-        if raw is None or raw == "":
-            return {}
-        if isinstance(raw, str):
-            try:
-                data = json.loads(raw)
-            except (ValueError, RecursionError) as exc:
-                raise ToolArgumentsError(f"arguments are not valid JSON: {exc}") from None
-        else:
-            data = raw
-        if not isinstance(data, dict):
-            raise ToolArgumentsError("arguments must be a JSON object")
-        return data
+        return arguments_object(raw)
