@@ -22,7 +22,7 @@ from types import ModuleType
 from typing import Any
 
 from agentor.agent import Agentor
-from agentor.engine.events import RUN_START, Event
+from agentor.engine.events import Event
 from agentor.engine.store.api import Store
 from agentor.engine.tools import RecordedTool
 from agentor.errors import AgentSpecError
@@ -40,17 +40,6 @@ def recorded_agent(start: Event, model: str, store: Store) -> Agentor:
 def _named(schema: dict[str, Any]) -> bool:
     function = schema.get("function")
     return isinstance(function, dict) and isinstance(function.get("name"), str)
-
-
-def collected_from(events: Sequence[Event]) -> str | None:
-    """What made a run collected from OpenTelemetry spans ("pydantic-ai over OTLP"), or None
-    for a run an agent of this engine wrote."""
-    start = next((e for e in events if e.type == RUN_START), None)
-    source = start.extra.get("source") if start is not None else None
-    if not isinstance(source, dict) or source.get("kind") != "otlp":
-        return None
-    framework = source.get("framework")
-    return f"{framework} over OTLP" if isinstance(framework, str) and framework else "OTLP"
 
 
 def load_agent(spec: str) -> Agentor:

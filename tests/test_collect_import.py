@@ -226,6 +226,8 @@ def test_every_command_reads_a_collected_run_as_it_reads_its_own(
     assert (row["status"], row["agent"], row["tool_calls"]) == ("completed", "weather", 2)
     assert row["total_tokens"] == shown["usage"]["total_tokens"] > 0
     assert shown["final_output"] == "Sunny in Lisbon Sunny in Porto"
+    said = run("show", lisbon, "--store", str(store))
+    assert "from     pydantic-ai " in said and "over OTLP · service weather-service" in said
     hits = json.loads(run("search", str(store), "Porto", "--json"))
     assert {h["run_id"] for h in hits} == {lisbon}
     assert "Sunny in Lisbon" in run("export", lisbon, "--store", str(store), "--format", "md")

@@ -61,6 +61,8 @@ def test_a_collected_run_appears_grows_and_completes_on_screen(
     wait(lambda: "completed" in terminal.screen(), 30, "the run completed")
     screen = terminal.screen()
     assert "run_end" in screen and "Weather in Oslo?" in screen
+    terminal.keys("Home")  # the run_start's detail says where the run came from
+    wait(lambda: re.search(r"from\s+pydantic-ai \S+ over OTLP", terminal.screen()), 30, "from")
 
 
 def _timeline_count(screen: str) -> int | None:

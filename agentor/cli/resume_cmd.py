@@ -15,9 +15,10 @@ import sys
 from argparse import Namespace
 
 from agentor.agent import Agentor
-from agentor.agents import AgentSet, agent_mismatch, collected_from, load_agent
+from agentor.agents import AgentSet, agent_mismatch, load_agent
 from agentor.cli.lines import Refusal, UsageError, compact, event_line, plural
 from agentor.cli.stores import the_run
+from agentor.collect.origin import collected_from
 from agentor.engine.events import TOOL_WAIT, Event
 from agentor.engine.history import RunSummary, fold
 from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED

@@ -19,6 +19,7 @@ from typing import Any
 
 from agentor.cli.lines import Refusal, compact, event_line, finite, plural, print_json, span, stamp
 from agentor.cli.stores import load_with_errors, run_in, run_named, source_of, where
+from agentor.collect.origin import collected_source, origin_words
 from agentor.durations import duration
 from agentor.engine.approval.pending import Decision, PendingCall, approval_history
 from agentor.engine.events import RUN_START, Event
@@ -262,6 +263,9 @@ def _print_summary(run: Run, now: float) -> None:
     print(f"run      {run.run_id}")
     print(f"status   {literal_line(run.status.replace('_', ' '))}")
     print(f"agent    {literal_line(' · '.join(x for x in (s.agent, s.model) if x) or '-')}")
+    source = collected_source(next((e for e in run.events if e.type == RUN_START), None))
+    if source is not None:
+        print(f"from     {origin_words(source)}")
     print(f"started  {' · '.join(f for f in facts if f)}")
     if s.first_prompt:
         print(f"prompt   {literal_line(s.first_prompt, 300)}")

@@ -21,6 +21,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from agentor.collect.origin import collected_source, origin_words
 from agentor.durations import duration
 from agentor.engine.events import (
     APPROVAL_REQUEST,
@@ -429,6 +430,9 @@ def _event_fields(
             text = str(value)
             styles = {"status": STATUS_STYLES, "decision": DECISION_STYLES}.get(name, {})
             rows.append((name, literal_line(text, 200), styles.get(text, "")))
+    source = collected_source(e) if e.type == RUN_START else None
+    if source is not None:  # a run collected from another framework's spans
+        rows.append(("from", origin_words(source), "cyan"))
     if e.started_at is not None and e.ended_at is None and e.type == APPROVAL_REQUEST:
         rows.append(("started", clock_time(e.started_at), ""))  # an interrupted call's start
     if e.deadline is not None:
