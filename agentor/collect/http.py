@@ -57,7 +57,7 @@ class OtlpHttpServer(ThreadingHTTPServer):
         self.collector = collector
         self.token = token
         self.max_body = max_body
-        super().__init__(address, _handler_class())
+        super().__init__(address, _OtlpHandler)
 
     @property
     def endpoint(self) -> str:
@@ -73,85 +73,84 @@ class OtlpHttpServer(ThreadingHTTPServer):
         return thread
 
 
-def _handler_class() -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        server: OtlpHttpServer
-        protocol_version = "HTTP/1.1"
+class _OtlpHandler(BaseHTTPRequestHandler):
+    """One request: checked, read, decoded, stored, answered (see the module)."""
 
-        def log_message(self, format: str, *args: Any) -> None:
-            pass  # never a request line (a token could be in it)
+    server: OtlpHttpServer
+    protocol_version = "HTTP/1.1"
 
-        def do_POST(self) -> None:
-            kind = _PROTOBUF
-            try:
-                kind = _content_type(self.headers.get("Content-Type", ""))
-                path = self.path.split("?", 1)[0]
-                if path not in _PATHS:
-                    raise _Refused(404, f"no such endpoint: {path[:80]} (use /v1/traces)")
-                self._check_token()
-                body = self._body()
-                _handle(self.server.collector, path, kind, body)
-            except _Refused as exc:
-                self._answer(exc.status, kind, exc.message)
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # never a request line (a token could be in it)
+
+    def do_POST(self) -> None:
+        kind = _PROTOBUF
+        try:
+            kind = _content_type(self.headers.get("Content-Type", ""))
+            path = self.path.split("?", 1)[0]
+            if path not in _PATHS:
+                raise _Refused(404, f"no such endpoint: {path[:80]} (use /v1/traces)")
+            self._check_token()
+            body = self._body()
+            _handle(self.server.collector, path, kind, body)
+        except _Refused as exc:
+            self._answer(exc.status, kind, exc.message)
+            return
+        except SpanDecodeError as exc:
+            self._answer(400, kind, str(exc))
+            return
+        except OSError as exc:
+            log.warning("agentor collect: the store refused a write: %s", exc)
+            self._answer(503, kind, "the store cannot be written now; retry")
+            return
+        self._answer(200, kind, None)
+
+    def do_GET(self) -> None:
+        self._answer(405, _JSON, "use POST")
+
+    def _check_token(self) -> None:
+        token = self.server.token
+        if token is None:
+            return
+        given = self.headers.get("Authorization", "")
+        expected = f"Bearer {token}"
+        if not hmac.compare_digest(given.encode(), expected.encode()):
+            raise _Refused(401, "a valid token is required (Authorization: Bearer ...)")
+
+    def _body(self) -> bytes:
+        length_text = self.headers.get("Content-Length")
+        if length_text is None or not length_text.isdigit():
+            raise _Refused(411, "a Content-Length is required")
+        length = int(length_text)
+        if length > self.server.max_body:
+            self._discard(length)
+            raise _Refused(413, f"the body is over {self.server.max_body} bytes")
+        body = self.rfile.read(length)
+        encoding = self.headers.get("Content-Encoding", "").strip().lower()
+        if encoding in ("", "identity"):
+            return body
+        if encoding != "gzip":
+            raise _Refused(415, f"unsupported Content-Encoding: {encoding[:40]}")
+        return _gunzip(body, self.server.max_body)
+
+    def _discard(self, length: int) -> None:
+        """Read a refused body away, so its sender, still sending, reads the answer
+        rather than a reset connection; one far over the limit is cut off instead."""
+        self.close_connection = True
+        if length > _DISCARD_AT_MOST:
+            return
+        while length > 0:
+            chunk = self.rfile.read(min(length, 1 << 16))
+            if not chunk:
                 return
-            except SpanDecodeError as exc:
-                self._answer(400, kind, str(exc))
-                return
-            except OSError as exc:
-                log.warning("agentor collect: the store refused a write: %s", exc)
-                self._answer(503, kind, "the store cannot be written now; retry")
-                return
-            self._answer(200, kind, None)
+            length -= len(chunk)
 
-        def do_GET(self) -> None:
-            self._answer(405, _JSON, "use POST")
-
-        def _check_token(self) -> None:
-            token = self.server.token
-            if token is None:
-                return
-            given = self.headers.get("Authorization", "")
-            expected = f"Bearer {token}"
-            if not hmac.compare_digest(given.encode(), expected.encode()):
-                raise _Refused(401, "a valid token is required (Authorization: Bearer ...)")
-
-        def _body(self) -> bytes:
-            length_text = self.headers.get("Content-Length")
-            if length_text is None or not length_text.isdigit():
-                raise _Refused(411, "a Content-Length is required")
-            length = int(length_text)
-            if length > self.server.max_body:
-                self._discard(length)
-                raise _Refused(413, f"the body is over {self.server.max_body} bytes")
-            body = self.rfile.read(length)
-            encoding = self.headers.get("Content-Encoding", "").strip().lower()
-            if encoding in ("", "identity"):
-                return body
-            if encoding != "gzip":
-                raise _Refused(415, f"unsupported Content-Encoding: {encoding[:40]}")
-            return _gunzip(body, self.server.max_body)
-
-        def _discard(self, length: int) -> None:
-            """Read a refused body away, so its sender, still sending, reads the answer
-            rather than a reset connection; one far over the limit is cut off instead."""
-            self.close_connection = True
-            if length > _DISCARD_AT_MOST:
-                return
-            while length > 0:
-                chunk = self.rfile.read(min(length, 1 << 16))
-                if not chunk:
-                    return
-                length -= len(chunk)
-
-        def _answer(self, status: int, kind: str, message: str | None) -> None:
-            payload = _response(kind, status, message)
-            self.send_response(status)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-    return Handler
+    def _answer(self, status: int, kind: str, message: str | None) -> None:
+        payload = _response(kind, status, message)
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
 
 
 def _content_type(header: str) -> str:
