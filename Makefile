@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo docs lint screenshots screenshot-browser bench bench-quick samples clean browser phoenix
+.PHONY: test demo docs reference lint screenshots screenshot-browser bench bench-quick samples clean browser phoenix
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -41,6 +41,11 @@ $(PHOENIX_STAMP):
 # The manual (docs/, mkdocs.yml) as a site in site/; tests/test_docs.py builds it with --strict.
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
+# The references written into docs/cli.md, api.md, api-ops.md, api-testing.md and errors.md, from
+# the argument parsers and the docstrings; tests/test_docs.py fails when one is not current.
+reference: $(STAMP)
+	$(BIN)/python scripts/gen_docs.py
 
 # SVGs of the app for the README, from the sample runs in runs/.
 screenshots: $(STAMP)
