@@ -79,8 +79,11 @@ samples: $(STAMP)
 # Open a fresh scratch copy of the samples with the weather agent on the offline demo model,
 # so `r` resumes a crashed run without network, and approving the run that waits for a person
 # (enter, then a, e or n) lets it go on at once; what they do is written to demo-runs/ too.
-# Its model is the agent's own, offline, by name, for a replay from a shell as well:
+# The samples are recorded as gpt-4o-mini (so their cost is priced); what the demo writes is
+# recorded as offline-demo, the offline model's own name, which asks it again by name: in a
+# fork at a generation (F, the model field) and in a replay from a shell as well:
 #   agentor replay RUN --model offline-demo --store demo-runs --agent examples/weather.py:agent
+# (gpt-4o-mini there asks OpenAI, which needs OPENAI_API_KEY.)
 demo: $(STAMP)
 	rm -rf demo-runs
 	cp -R runs demo-runs
