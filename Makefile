@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo docs lint screenshots screenshot-browser bench bench-quick samples clean browser phoenix emitters
+.PHONY: test demo docs reference lint screenshots screenshot-browser bench bench-quick samples clean browser phoenix emitters
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -55,6 +55,11 @@ $(EMITTERS_STAMP): tests/emitters/requirements.txt
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
+# The references written into docs/cli.md, api.md, api-ops.md, api-testing.md and errors.md, from
+# the argument parsers and the docstrings; tests/test_docs.py fails when one is not current.
+reference: $(STAMP)
+	$(BIN)/python scripts/gen_docs.py
+
 # SVGs of the app for the README, from the sample runs in runs/.
 screenshots: $(STAMP)
 	$(BIN)/python scripts/screenshots.py
@@ -87,8 +92,11 @@ samples: $(STAMP)
 # Open a fresh scratch copy of the samples with the weather agent on the offline demo model,
 # so `r` resumes a crashed run without network, and approving the run that waits for a person
 # (enter, then a, e or n) lets it go on at once; what they do is written to demo-runs/ too.
-# Its model is the agent's own, offline, by name, for a replay from a shell as well:
+# The samples are recorded as gpt-4o-mini (so their cost is priced); what the demo writes is
+# recorded as offline-demo, the offline model's own name, which asks it again by name: in a
+# fork at a generation (F, the model field) and in a replay from a shell as well:
 #   agentor replay RUN --model offline-demo --store demo-runs --agent examples/weather.py:agent
+# (gpt-4o-mini there asks OpenAI, which needs OPENAI_API_KEY.)
 demo: $(STAMP)
 	rm -rf demo-runs
 	cp -R runs demo-runs

@@ -3,8 +3,10 @@
     python scripts/make_samples.py [--out runs]
 
 Every sample is a real run of a real agent, driven by the offline `DemoModel` and saved by
-`FileStore`. The crashed ones are real crashes: a child process running the agent is killed
-with SIGKILL at the moment the sample names. The samples are written to a fresh directory and
+`FileStore`. Its model is recorded as gpt-4o-mini (`sample_agents.SAMPLE_MODEL`), a model
+the bundled price table prices, so the cost column shows what the runs cost. The crashed
+ones are real crashes: a child process running the agent is killed with SIGKILL at the
+moment the sample names. The samples are written to a fresh directory and
 then replace the run logs in `--out` (any other `*.jsonl` there is removed too), with a
 `manifest.json` (sample -> run id and the status a reader should show) and a `README.md`.
 Rerunning gives the same runs under the same ids; only times, pids and call ids differ.
@@ -33,11 +35,11 @@ sys.path.insert(0, str(ROOT))  # run as a script: make `examples` importable
 from agentor import Agentor  # noqa: E402
 from agentor.engine.events import RUN_START, TOOL_CALL, TOOL_RESULT, Event  # noqa: E402
 from agentor.engine.store.file import FileStore  # noqa: E402
-from examples.demo_model import DemoModel  # noqa: E402
 from examples.weather import build_agent, get_weather  # noqa: E402
 from scripts.sample_agents import (  # noqa: E402
     EndpointOutage,
     HangAfter,
+    sample_model,
     slow_weather,
     trip_planner,
 )
@@ -94,7 +96,7 @@ def sample_run_id(name: str) -> str:
 
 async def child(out: Path, name: str, prompt: str, hang_after: int | None, slow: set[str]) -> None:
     """Start the run and print its id; the parent kills this process at the crash point."""
-    model = HangAfter(hang_after) if hang_after is not None else DemoModel(word_delay=0)
+    model = HangAfter(hang_after) if hang_after is not None else sample_model()
     tools = [slow_weather(slow)] if slow else [get_weather]
     agent = build_agent(FileStore(out), model=model, tools=tools)
     async for event in agent.stream_chat(prompt, run_id=sample_run_id(name)):
@@ -154,7 +156,7 @@ def _count(events: list[Event], kind: str) -> int:
 def make(out: Path) -> dict[str, str]:
     """Write every sample into the empty directory `out`; returns sample name -> run id."""
     store = FileStore(out)
-    weather = build_agent(store, model=DemoModel(word_delay=0))
+    weather = build_agent(store, model=sample_model())
     ids: dict[str, str] = {}
 
     def run(name: str, agent: Agentor, prompt: str) -> None:
@@ -170,7 +172,7 @@ def make(out: Path) -> dict[str, str]:
     )
     run(
         "max_turns",
-        build_agent(store, model=DemoModel(word_delay=0), max_turns=3),
+        build_agent(store, model=sample_model(), max_turns=3),
         "Check the weather one city at a time: Berlin, Madrid, Rome, Vienna and Prague.",
     )
     outage = EndpointOutage(answers=1)
@@ -210,18 +212,21 @@ README = """\
 # Sample runs
 
 Real run logs, written by `scripts/make_samples.py` (`make samples` rewrites them) with the
-real engine and the offline demo model of `examples/demo_model.py`. The interrupted ones are
-real crashes: a child process running the agent was killed with SIGKILL at the moment named.
-`manifest.json` maps each sample to its run id and the status a reader should show.
+real engine and the offline demo model of `examples/demo_model.py`, recorded under the name
+gpt-4o-mini (the weather example's model when an OpenAI key is set), so their cost is priced
+as that model's. The interrupted ones are real crashes: a child process running the agent was
+killed with SIGKILL at the moment named. `manifest.json` maps each sample to its run id and
+the status a reader should show.
 
 | sample | run id | status | what happened |
 |---|---|---|---|
 {rows}
 
-Open them with `make demo` (a scratch copy, with the weather agent on the offline model) and
-press `r` on an interrupted, failed or max_turns run; on the run awaiting approval press
-`enter`, then `a` to approve the booking (`e` edits its arguments first, `n` rejects it): the
-run goes on at once. Or, without the TUI:
+Open them with `make demo` (a scratch copy, with the weather agent on the offline model, whose
+own name is offline-demo: what the demo writes names it, and a fork at a generation asks it
+again offline under that name) and press `r` on an interrupted, failed or max_turns run; on
+the run awaiting approval press `enter`, then `a` to approve the booking (`e` edits its
+arguments first, `n` rejects it): the run goes on at once. Or, without the TUI:
 
     cp -r runs /tmp/runs && AGENTOR_RUNS=/tmp/runs python examples/weather.py --resume {example}
     agentor approve {waiting} --dir /tmp/runs

@@ -15,6 +15,17 @@ from agentor.engine.store.file import FileStore
 from examples.demo_model import DemoModel
 from examples.weather import get_weather
 
+# The model the samples are recorded under: the weather example's own with an OpenAI key, and
+# one the bundled price table prices, so the cost column shows what such runs cost. The
+# answers come from the offline demo model all the same; a run resumed or forked in
+# `make demo` records that model's own name (offline-demo) for the segment it writes.
+SAMPLE_MODEL = "gpt-4o-mini"
+
+
+def sample_model() -> DemoModel:
+    """The offline demo model, named as the samples record it."""
+    return DemoModel(name=SAMPLE_MODEL, word_delay=0)
+
 
 def _pick(city: str, options: Sequence[Any], salt: str = "") -> Any:
     return options[zlib.crc32((salt + city).encode()) % len(options)]
@@ -52,7 +63,7 @@ def find_hotel(city: str) -> dict[str, Any]:
 def trip_planner(store: FileStore) -> Agentor:
     return Agentor(
         name="Trip Planner",
-        model=DemoModel(word_delay=0),
+        model=sample_model(),
         instructions="You plan rail trips: check the weather, the forecast and a hotel per stop.",
         tools=[get_weather, get_forecast, find_hotel],
         store=store,
@@ -67,8 +78,8 @@ class DemoThen:
     """Answers like the demo model `answers` times, then does what `after` says."""
 
     def __init__(self, answers: int) -> None:
-        self.name = "offline-demo"
-        self._demo = DemoModel(word_delay=0)
+        self.name = SAMPLE_MODEL
+        self._demo = sample_model()
         self._answers = answers
 
     async def generate(

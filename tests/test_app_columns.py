@@ -9,7 +9,15 @@ from typing import Any
 from agentor.engine.store.file import FileStore
 from agentor.sources import directory as directory_module
 from agentor.sources.directory import DirectorySource
-from tests.app_support import NOW, SIZE, notifications, screen_text, watcher_reports, write_log
+from tests.app_support import (
+    NOW,
+    SIZE,
+    notifications,
+    priced,
+    screen_text,
+    watcher_reports,
+    write_log,
+)
 from tui.app import RunsApp
 
 HOUR = 3600.0
@@ -225,6 +233,32 @@ async def test_turns_of_a_thousand_and_more_are_never_cut(tmp_path: Path) -> Non
         # The list's columns: 1011 turns whole; 123,456 turns as "123k", not cut.
         assert " 1011 " in line_of(app, "long")
         assert " 123k " in line_of(app, "endless")
+
+
+async def test_a_partly_priced_cost_of_a_fraction_of_a_cent_fits_its_column(
+    tmp_path: Path,
+) -> None:
+    """A run resumed by a model no price is known for (the demo's offline model after a
+    gpt-4o-mini segment): its lower bound, "≥$0.000024", is one cell too wide for the column;
+    it is shown whole with one digit, rounded down ("≥$0.00002"), not cut to "≥$0.0000…"."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+
+    def segment(model: str, at: float) -> list[dict[str, Any]]:
+        # gpt-4o-mini: 105 tokens in, 13 out cost $0.00002355.
+        usage = {"input_tokens": 105, "output_tokens": 13, "total_tokens": 118}
+        begin = {"type": "run_start", "agent": "A", "model": model, "messages": PROMPT}
+        gen = {"type": "generation", "turn": 1, "text": "Sunny.", "messages": PROMPT}
+        return [begin | {"started_at": at, "ts": at}, gen | {"usage": usage, "ts": at + 1}]
+
+    priced_then_not = [*segment("gpt-4o-mini", NOW - 60), *segment("offline-demo", NOW - 30)]
+    write_log(runs, "mixedrun", priced_then_not)
+    write_log(runs, "wholerun", segment("gpt-4o-mini", NOW - 90))
+    app = RunsApp(runs, watch=False, clock=lambda: NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await priced(pilot)
+        assert " ≥$0.00002  " in line_of(app, "mixedrun")
+        assert " $0.000024  " in line_of(app, "wholerun")
 
 
 async def test_a_log_named_with_no_run_id_is_a_row_saying_why(tmp_path: Path) -> None:

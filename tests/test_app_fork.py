@@ -26,6 +26,7 @@ from tests.app_support import (
     text_reply,
     wait_until,
     weather_agent,
+    write_log,
 )
 from tests.forkkit import Weather, log_bytes, result_line, tool_messages
 from tests.openai_server import FakeOpenAI
@@ -215,7 +216,9 @@ async def test_F_with_an_agent_of_another_name_says_how_to_fork_with_it(tmp_path
 async def test_F_at_a_generation_with_another_model_over_http(tmp_path: Path) -> None:
     """The real openai client against the fake server: the model chosen from the models seen
     in the store is the one asked, with the message added; nothing recorded runs again."""
-    runs = copy_fixtures(copy_samples(tmp_path / "runs"))  # upstream's runs name gpt-4o-mini
+    runs = copy_samples(tmp_path / "runs")  # the samples name gpt-4o-mini
+    another = {"type": "run_start", "run_id": "other-model", "agent": "Weather Agent"}
+    write_log(runs, "other-model", [{**another, "model": "gpt-4o", "ts": 1.8e9, "v": 1}])
     store = FileStore(runs)
     parent = SAMPLE_MANIFEST["parallel_tools"]["run_id"]
     before = log_bytes(store, parent)
@@ -240,18 +243,19 @@ async def test_F_at_a_generation_with_another_model_over_http(tmp_path: Path) ->
             screen = app.screen
             models = screen.query_one("#fork-models", Select)
             seen = [value for _, value in models._options if isinstance(value, str)]
-            assert "offline-demo" in seen and "gpt-4o-mini" in seen  # models in the store
-            models.value = "gpt-4o-mini"
+            assert seen == ["gpt-4o", "gpt-4o-mini"]  # the models in the store
+            assert screen.query_one("#fork-model", Input).value == "gpt-4o-mini"  # the run's
+            models.value = "gpt-4o"
             await pilot.pause()
-            assert screen.query_one("#fork-model", Input).value == "gpt-4o-mini"
+            assert screen.query_one("#fork-model", Input).value == "gpt-4o"
             screen.query_one("#fork-input", Input).value = "And Quito?"
             await pilot.press("ctrl+s")
             row = await fork_done(pilot, app, parent)
-            assert row.fork_edit == "model gpt-4o-mini, input added"
+            assert row.fork_edit == "model gpt-4o, input added"
             starts = [e for e in store.load(row.run_id) if e.type == "run_start"]
-            assert starts[-1].model == "gpt-4o-mini"  # the fork's own segment
+            assert starts[-1].model == "gpt-4o"  # the fork's own segment
     first = srv.requests[0]
-    assert first["model"] == "gpt-4o-mini"
+    assert first["model"] == "gpt-4o"
     assert first["messages"][-1] == {"role": "user", "content": "And Quito?"}
     assert [name for name, _ in tools.ran] == ["get_weather"]  # Quito's call, nothing recorded
     assert log_bytes(store, parent) == before
@@ -386,7 +390,8 @@ async def test_F_at_a_resumes_run_start_asks_as_at_a_generation(tmp_path: Path) 
         await pilot.press("F")
         await pilot.pause()
         assert isinstance(app.screen, ForkScreen)
-        assert app.screen.query_one("#fork-model", Input).value == "offline-demo"
+        resumed_with = FileStore(runs).load(parent)[second - 1].model
+        assert resumed_with and app.screen.query_one("#fork-model", Input).value == resumed_with
         assert not app.screen.query("#fork-text")
 
 

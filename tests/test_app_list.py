@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from agentor.engine.events import Event
@@ -15,6 +16,7 @@ from tests.app_support import (
     app_for,
     copy_fixtures,
     copy_samples,
+    priced,
     row_statuses,
     screen_text,
     text_reply,
@@ -53,6 +55,18 @@ async def test_the_sample_runs_show_the_statuses_their_manifest_names(tmp_path: 
         long_run = SAMPLE_MANIFEST["long_run"]["run_id"]
         line = next(x for x in screen_text(app).splitlines() if long_run[:8] in x)
         assert "Trip Planner" in line and " 31 " in line and "48.9k" in line
+
+
+async def test_the_sample_runs_show_what_they_cost(tmp_path: Path) -> None:
+    runs = copy_samples(tmp_path / "runs")
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await priced(pilot)
+        lines = screen_text(app).splitlines()
+        for name, sample in SAMPLE_MANIFEST.items():
+            line = next(x for x in lines if sample["run_id"][:8] in x)
+            assert re.search(r" \$0\.\d+  ", line), (name, line)  # the cost column: money
+        assert any(re.search(r"─ cost \$0\.\d+ ─", x) for x in lines)  # the list's sum
 
 
 async def test_engine_written_runs_show_turns_tools_and_tokens(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 - the site builds with `mkdocs build --strict` (a broken link, anchor or API reference fails),
   with the command reference made from the argument parsers and the API reference from
   `agentor.__all__`;
+- the pages hold those references as files too (scripts/gen_docs.py writes them), current;
 - every ```python block of README.md and docs/ runs (tests/test_docs_samples.py); a block
   that is deliberately a fragment says so with `<!-- sample: fragment -->` on the line before
   it, and fragments stay rare;
@@ -113,6 +114,38 @@ def test_the_manual_builds_strict_with_the_references_made_from_the_code(tmp_pat
     assert (site / "screenshots" / "detail.svg").read_bytes() == (
         ROOT / "screenshots" / "detail.svg"
     ).read_bytes()
+
+
+def test_the_references_written_in_the_pages_are_current_and_complete() -> None:
+    """docs/cli.md, api.md, api-ops.md, api-testing.md and errors.md hold their references as
+    files (read on GitHub), made by scripts/gen_docs.py: each page is what it would write now."""
+    from scripts import gen_docs
+
+    for name in gen_docs.PAGES:
+        text = (DOCS / name).read_text()
+        assert gen_docs.current(text) == text, f"docs/{name}: run python scripts/gen_docs.py"
+
+    from agentor.cli import build_parser
+
+    cli_page = (DOCS / "cli.md").read_text()
+    commands = next(a for a in build_parser()._actions if getattr(a, "choices", None))
+    for name, parser in commands.choices.items():
+        assert f"\n### agentor {name}\n" in cli_page, name
+        for action in parser._actions:
+            for flag in action.option_strings:
+                assert flag in cli_page, (name, flag)
+    assert "\n## agentor-tui\n" in cli_page and "--export-dir" in cli_page
+    errors = {n for n in agentor.__all__ if n.endswith("Error")}
+    api_page = (DOCS / "api.md").read_text()
+    for name in set(agentor.__all__) - errors:
+        assert f'<a id="agentor.{name}"></a>' in api_page, name
+    errors_page = (DOCS / "errors.md").read_text()
+    for name in errors:
+        assert f'<a id="agentor.errors.{name}"></a>' in errors_page, name
+    ops_page = (DOCS / "api-ops.md").read_text()
+    for name in agentor.ops.__all__:
+        assert f'<a id="agentor.ops.{name}"></a>' in ops_page, name
+    assert '<a id="agentor.testing.ScriptedModel"></a>' in (DOCS / "api-testing.md").read_text()
 
 
 def test_fragments_are_rare() -> None:

@@ -20,6 +20,7 @@ from agentor.engine.history import segments, status, summarize
 from agentor.engine.models import OpenAIModel
 from agentor.engine.statuses import INCOMPLETE
 from agentor.engine.store.file import FileStore
+from agentor.ops import run_cost
 from examples.demo_model import DemoModel, find_cities
 from examples.weather import build_agent, get_weather
 from tests.conftest import FULL_RUN
@@ -274,6 +275,10 @@ def check_samples(runs: Path) -> None:
         "crashed_after_tool_result": "interrupted",
         "awaiting_approval": "awaiting_approval",
     }
+
+    for name, entry in entries.items():  # a model the price table knows: money in every row
+        cost = run_cost(store.load(entry["run_id"]))
+        assert cost.unpriced == 0 and cost.total is not None and cost.total > 0, name
 
     waiting = types_in_file(runs / f"{ids['awaiting_approval']}.jsonl")
     assert waiting == [

@@ -7,6 +7,7 @@ import html
 import html.parser
 import json
 import re
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ from agentor.engine.events import (
 from agentor.engine.store.file import FileStore
 from agentor.engine.store.memory import MemoryStore
 from agentor.errors import RunNotFoundError
+from agentor.ops import format_cost, run_cost
 from agentor.ops.run_export import export
 from tests.browser import dump_dom, request_counter
 from tests.conftest import ROOT
@@ -86,6 +88,13 @@ def write_hostile_run(store: FileStore | MemoryStore, run_id: str, p: str) -> No
 # -- every sample run -----------------------------------------------------------------------
 
 
+def test_a_run_of_a_model_no_price_is_known_for_says_so() -> None:
+    store = MemoryStore()
+    write_hostile_run(store, "unpriced", "offline-demo")  # a model the price table lacks
+    md = export(store, "unpriced", "md")
+    assert "- **Cost:** – (no price known for this model)\n" in md
+
+
 @pytest.mark.parametrize("run_id", SAMPLE_IDS)
 def test_every_sample_run_exports_in_every_format(run_id: str) -> None:
     events = SAMPLES.load(run_id)
@@ -104,7 +113,9 @@ def test_every_sample_run_exports_in_every_format(run_id: str) -> None:
         assert f"`{tool}`" in md and f"<code>{tool}</code>" in page
     assert md.startswith(f"# Run `{run_id}`\n")
     assert f"- **Status:** `{end.status if end else 'incomplete'}`" in md
-    assert "- **Cost:** – (no price known for this model)" in md  # the offline demo model
+    priced = run_cost(events)
+    cost = format_cost(priced)
+    assert cost.startswith("$") and f"- **Cost:** {cost}\n" in md  # gpt-4o-mini, priced
     assert not {"script", "img", "iframe", "link", "a"} & set(Tags(page).tags)
 
     document = json.loads(export(SAMPLES, run_id, "json"))
@@ -113,8 +124,8 @@ def test_every_sample_run_exports_in_every_format(run_id: str) -> None:
     for e, loaded in zip(document["events"], events, strict=True):
         if e["type"] == GENERATION:
             assert e["messages"] == loaded.messages and "messages_delta" not in e
-            assert e["cost"] is None
-    assert document["summary"]["cost"]["usd"] is None
+            assert Decimal(e["cost"]) > 0
+    assert Decimal(document["summary"]["cost"]["usd"]) == priced.total
     assert document["bad_lines"] == []
 
 

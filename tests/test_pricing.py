@@ -99,13 +99,15 @@ def test_costs_are_shown_for_people() -> None:
     assert format_cost(Decimal("1234.5")) == "$1,234.50"
 
 
-def test_the_sample_runs_are_priced_or_shown_unknown() -> None:
+def test_every_sample_run_is_priced_whole() -> None:
+    """The samples (runs/, what `make demo` and the screenshots show) name a model the table
+    prices, so their cost is money, never "–"."""
     runs = FileStore(ROOT / "runs")
     for run_id in runs.list_runs():
         cost = run_cost(runs.load(run_id))
-        # The samples were made by the offline demo model: no price list knows it.
-        assert cost.total is None and cost.unpriced > 0, run_id
-        assert format_cost(cost) == "–"
+        assert cost.unpriced == 0 and cost.priced > 0, run_id
+        assert cost.total is not None and cost.total > 0, run_id
+        assert format_cost(cost).startswith("$"), run_id
 
 
 # Run in a fresh interpreter in which any attempt to reach the network raises (an audit hook on

@@ -1,9 +1,10 @@
 """Structured output: `Agentor(output_type=Model)` asks for JSON matching a pydantic model and
 gives back the parsed model.
 
-The request carries upstream Agentor's strict `response_format` (every object closed and every
-property required: OpenAI's strict mode refuses anything else). The log keeps the answer's raw
-text; `RunResult.final_output` is the model parsed from it, whichever process finished the run.
+The request carries the strict `response_format` the openai SDK's own `parse` sends (every
+object closed and every property required: OpenAI's strict mode refuses anything else). The
+log keeps the answer's raw text; `RunResult.final_output` is the model parsed from it,
+whichever process finished the run.
 
 Beyond upstream, an answer that does not validate does not end the run at once: it is recorded
 as an `invalid_output` event (the raw text in `text`, pydantic's errors in `error`, and in
@@ -32,41 +33,35 @@ from agentor.errors import OutputValidationError
 QUOTE_LIMIT = 500
 
 
-def strict_schema(node: Any) -> Any:
-    """`node` (a JSON schema) as OpenAI's strict mode takes it: every object, nested ones and
-    `$defs` included, closed (`additionalProperties: false`) with every property required.
-    Optional fields are already nullable unions in pydantic's schema, so requiring them is
-    right. An open map (a dict field) cannot be made strict: refused with TypeError here rather
-    than by the provider with a 400 in the middle of a run (upstream's rule and message)."""
+def refuse_open_maps(node: Any) -> None:
+    """An open map (a dict field: an object whose `additionalProperties` is a schema) cannot
+    be made strict: refused with TypeError when the agent is made rather than by the provider
+    with a 400 in the middle of a run (upstream's rule and message)."""
     if isinstance(node, list):
-        return [strict_schema(item) for item in node]
-    if not isinstance(node, dict):
-        return node
-    node = {key: strict_schema(value) for key, value in node.items()}
-    if isinstance(node.get("properties"), dict):
-        node["type"] = node.get("type", "object")
-        node["additionalProperties"] = False
-        node["required"] = list(node["properties"])
-    elif node.get("type") == "object" and isinstance(node.get("additionalProperties"), dict):
-        raise TypeError(
-            "output_type contains a dict/mapping field, which OpenAI strict structured output "
-            "cannot express. Model the keys explicitly, or use a list of key/value objects."
-        )
-    return node
+        for item in node:
+            refuse_open_maps(item)
+    elif isinstance(node, dict):
+        if node.get("type") == "object" and isinstance(node.get("additionalProperties"), dict):
+            raise TypeError(
+                "output_type contains a dict/mapping field, which OpenAI strict structured "
+                "output cannot express. Model the keys explicitly, or use a list of key/value "
+                "objects."
+            )
+        for value in node.values():
+            refuse_open_maps(value)
 
 
 def response_format(output_type: Any) -> dict[str, Any]:
-    """The request's `response_format` for `output_type`, exactly as upstream sends it."""
+    """The request's `response_format` for `output_type`: exactly what the openai SDK sends
+    for `chat.completions.parse(response_format=output_type)` (its own strict-schema helper:
+    every object closed with every property required, `None` defaults dropped, a `$ref` with
+    siblings inlined), so a schema OpenAI accepts from the SDK is accepted from an agent."""
+    from openai.lib._parsing._completions import type_to_response_format_param
+
     if not (isinstance(output_type, type) and issubclass(output_type, BaseModel)):
         raise TypeError(f"output_type must be a pydantic BaseModel, got {output_type!r}.")
-    return {
-        "type": "json_schema",
-        "json_schema": {
-            "name": output_type.__name__,
-            "schema": strict_schema(output_type.model_json_schema()),
-            "strict": True,
-        },
-    }
+    refuse_open_maps(output_type.model_json_schema())
+    return dict(type_to_response_format_param(output_type))
 
 
 def check_retries(retries: int) -> int:

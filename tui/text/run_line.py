@@ -4,6 +4,7 @@ run as a line (`run_line`), each cell literal. Plain Rich text: no widgets here.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from decimal import ROUND_DOWN, Decimal
 
 from rich.cells import cell_len, set_cell_size
 from rich.text import Text
@@ -18,7 +19,7 @@ from agentor.engine.statuses import (
     UNREADABLE,
 )
 from agentor.literal import literal_line
-from agentor.ops.pricing import format_cost
+from agentor.ops.pricing import RunCost, format_cost
 from agentor.sources.runrow import RunRow
 from tui.text.formatting import count, relative_time, short_id, token_count
 from tui.text.styles import FORK_MARK, FORK_STYLE, STATUS_STYLES
@@ -27,6 +28,7 @@ Column = tuple[str, int, bool]  # title, width, right-aligned
 
 # The prompt takes what is left; on a narrow screen columns go, in `DROP` order, to leave it
 # at least PROMPT_MIN cells.
+COST_WIDTH = 9
 COLUMNS: tuple[Column, ...] = (
     ("pin", 1, False),  # `PIN_MARK` on a pinned run; no title
     ("status", 11, False),
@@ -38,7 +40,7 @@ COLUMNS: tuple[Column, ...] = (
     ("turns", 5, True),
     ("tools", 5, True),
     ("tokens", 7, True),
-    ("cost", 9, True),  # every generation priced (`agentor.ops.pricing`); "–" unknown
+    ("cost", COST_WIDTH, True),  # every generation priced (`agentor.ops.pricing`); "–" unknown
 )
 # How the status column writes a status whose name does not fit it (the title, the help and the
 # detail say it whole).
@@ -107,7 +109,19 @@ def cost_cell(row: RunRow) -> tuple[str, str]:
     cost = row.cost  # once: the fill's thread may set it meanwhile
     if cost is None:
         return "…", "dim"
-    return format_cost(cost), "" if cost.total is not None else "dim"
+    return _fitted(cost), "" if cost.total is not None else "dim"
+
+
+def _fitted(cost: RunCost) -> str:
+    """The cost as the column holds it whole: a lower bound of a fraction of a cent too wide
+    for it ("≥$0.000024", a resume by an unpriced model) keeps one significant digit, rounded
+    down so that it stays a lower bound ("≥$0.00002")."""
+    text = format_cost(cost)
+    total = cost.total
+    if len(text) <= COST_WIDTH or cost.complete or total is None or total >= Decimal("0.01"):
+        return text
+    down = total.quantize(Decimal(1).scaleb(total.adjusted()), rounding=ROUND_DOWN)
+    return f"≥${down:.{-down.adjusted()}f}"
 
 
 def cells(
