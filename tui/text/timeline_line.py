@@ -16,10 +16,12 @@ from agentor.engine.approval.pending import APPROVED, Decision
 from agentor.engine.events import (
     APPROVAL,
     APPROVAL_REQUEST,
+    CLAIM,
     FORK,
     GENERATION,
     INVALID_OUTPUT,
     MESSAGE,
+    RELEASE,
     RUN_END,
     RUN_START,
     TOOL_CALL,
@@ -32,6 +34,7 @@ from agentor.engine.history import call_parts, first_user_text
 from agentor.engine.log.format import BadLine
 from agentor.engine.mcp_record import record_notes
 from agentor.engine.statuses import FAILED
+from agentor.fleet.claims import marker_words
 from agentor.literal import literal_line
 from tui.text.arg_edit import args_diff
 from tui.text.formatting import clock_time, token_count
@@ -263,6 +266,8 @@ def timeline_line(
         out.append_text(approval_line(e, request))
     elif e.type == FORK:
         out.append(f"forked from {literal_line(e.forked_from or '?', 64)}", "magenta")
+    elif e.type in (CLAIM, RELEASE):  # a worker of a fleet took the run, or let it go
+        out.append(marker_words(e), "dim" if e.type == RELEASE else "")
     elif e.type in (INVALID_OUTPUT, TOOL_DISABLED):
         out.append_text(follow_up_line(e))
     else:
