@@ -208,7 +208,10 @@ class PostgresSource(FeedReading):
         with self._lock:
             for run_id, events in marks.items():
                 if (row := self._rows.get(run_id)) is not None:
+                    before = row.sort_key
                     note_fork(row, events)
+                    if row.sort_key != before:  # a fork sorts by when it was made
+                        self._sorted = None
 
     def refresh_liveness(self, budget: int | None = None) -> list[str]:
         """Ask the server which runs are held now (one query, whatever `budget` is); the ids
