@@ -105,7 +105,8 @@ def edit_words(row: RunRow) -> str:
 
 
 def fork_point(at: int | None, edit: str | None) -> str:
-    """ "at line 6: result edited"; "whole run: input added"; "whole run" (said once)."""
+    """Where a fork was made and what it changed there: "at line 6: result edited", "whole
+    run: input added", "whole run" (said once)."""
     said = literal_line(edit or "forked", 120)
     if at is not None:
         return f"at line {at}: {said}"
