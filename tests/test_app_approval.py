@@ -492,7 +492,7 @@ async def test_a_call_past_its_deadline_shows_it_counts_as_rejected_and_is_not_d
         await open_approvals(pilot, app, run_id)
         shown = screen_text(app)
         assert '✗ book_hotel(city="Rome")  timed out at 11:59:00: counts as rejected' in shown
-        assert "no call waits: r resumes it" in shown
+        assert "no call waits: no --agent here serves it" in shown  # r would say so too
         await pilot.press("a")
         told = await wait_until(pilot, lambda: [n for n in notifications(app) if "does not" in n])
         assert told == [
@@ -531,4 +531,4 @@ async def test_a_deadline_passing_while_the_tui_is_open_shows_at_once(tmp_path: 
         assert "waiting · asked 11:50:01 (9m ago) · deadline 12:00:30 (in 30s)" in screen_text(app)
         now[0] = NOW + 31  # the clock passes the deadline: the next tick shows it
         await wait_until(pilot, lambda: "timed out at 12:00:30" in screen_text(app), what="tick")
-        assert "no call waits: r resumes it" in screen_text(app)
+        assert "no call waits: no --agent here serves it" in screen_text(app)

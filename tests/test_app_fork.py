@@ -111,6 +111,39 @@ async def test_F_at_a_tool_result_edits_the_result_and_the_fork_runs_and_opens(
     assert store.load(row.run_id)[-2].text == "heard: Sunny in Vienna. | Snow in Paris."
 
 
+async def test_a_new_fork_is_at_the_top_of_the_list_selected_its_segment_labelled_a_fork(
+    tmp_path: Path,
+) -> None:
+    """As the README has it: type another result ("Hail, 3C.") over the recorded one; the fork
+    is listed by when it was made (the newest: at the top, selected, where the eye is), not at
+    its parent's start further down; its own segment says it is a fork, not a resume."""
+    runs, store, w, parent = await weather_runs(tmp_path)
+    newer = (await w.agent.arun("Weather in Oslo?")).run_id  # the parent is no longer the newest
+    line = result_line(store, parent, "Paris")
+    app = app_for(runs, agents=OneAgent(w.agent))
+    async with app.run_test(size=SIZE) as pilot:
+        run_list = app.runs_screen.run_list
+        assert [r.run_id for r in run_list.rows] == [newer, parent]
+        await open_at(pilot, app, parent, line)
+        await pilot.press("F")
+        editor = await wait_until(pilot, lambda: app.screen.query("#fork-text").first(TextArea))
+        await pilot.press(*"Hail, 3C.")
+        assert editor.text == "Hail, 3C."  # typed over the recorded result, not before it
+        await pilot.press("ctrl+s")
+        row = await fork_done(pilot, app, parent)
+        await wait_until(pilot, lambda: run_list.rows[0].run_id == row.run_id, what="on top")
+        assert [r.run_id for r in run_list.rows] == [row.run_id, newer, parent]
+        assert run_list.cursor == 0 and app.runs_screen.timeline.run_id == row.run_id
+        screen = screen_text(app)
+        ids = [r[:8] for r in (row.run_id, newer, parent)]
+        listed = [x for x in screen.splitlines() if any(f"  {i}  " in x for i in ids)]
+        assert [next(i for i in ids if i in x) for x in listed] == ids  # as on screen
+        assert "⑂ Weather in Vienna and Paris?" in listed[0]
+        label = f"⑂ forked from {parent[:8]} at line {line}: result edited · segment 2"
+        assert label in screen
+        assert "▶ resumed" not in screen
+
+
 async def test_F_at_a_generation_asks_again_with_a_message_added(tmp_path: Path) -> None:
     runs, store, w, parent = await weather_runs(tmp_path)
     before = log_bytes(store, parent)

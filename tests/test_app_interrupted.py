@@ -12,6 +12,9 @@ from __future__ import annotations
 import os
 import socket
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from agentor import Agentor
 from agentor.engine.events import APPROVAL, RUN_START, TOOL_START
@@ -19,10 +22,18 @@ from agentor.engine.statuses import COMPLETED
 from agentor.engine.store.file import FileStore
 from agentor.testing import ScriptedModel
 from tests import mcpkit
-from tests.app_support import SIZE, OneAgent, fixed_clock, notifications, screen_text, wait_until
+from tests.app_support import (
+    SIZE,
+    OneAgent,
+    fixed_clock,
+    notifications,
+    screen_text,
+    toasts,
+    wait_until,
+)
 from tests.approvalkit import summary
 from tests.test_app_approval import awaiting_run, open_approvals, tui
-from tests.test_interrupted import RUN, paused
+from tests.test_interrupted import RUN, Letters, paused
 from tui.app import RunsApp
 from tui.widgets.reason_screen import GivenResultScreen
 
@@ -108,3 +119,89 @@ async def test_the_timeline_shows_each_mcp_calls_server_and_the_detail_what_was_
         assert "env: MCP_TEST_TOKEN (values never recorded)" in detail
         assert "tools: add, echo, fail, weather, readme, send, whoami" in detail
         assert "not-for-eyes-123" not in detail + screen_text(app)
+
+
+def footer(app: RunsApp) -> str:
+    return screen_text(app).rstrip("\n").splitlines()[-1]
+
+
+def lasting_notes(app: RunsApp, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Toasts stay up until a newer note of their kind takes them down (never by a timer on a
+    slow machine before the test looks)."""
+    make = app.shown_notes.notification
+
+    def lasting(note: Any) -> Any:
+        made = make(note)
+        made.timeout = 3600.0
+        return made
+
+    monkeypatch.setattr(app.shown_notes, "notification", lasting)
+
+
+async def test_an_interrupted_call_resumed_here_is_announced_with_the_keys_that_decide_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`r` on a run stopped while its call ran: the resume pauses on the call, and the news
+    names the keys that decide such a call (a runs it again, g gives its result, n says it
+    failed; `e` has nothing to do with it); in the pane the footer offers `g`."""
+    store = FileStore(tmp_path / "runs")
+    letters = Letters(store)
+    await letters.interrupted()
+    app = RunsApp(tmp_path / "runs", agents=OneAgent(letters.agent), watch=False, by="al")
+    lasting_notes(app, monkeypatch)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        assert app.runs_screen.run_list.select(RUN)
+        await pilot.press("r")
+        news = await wait_until(
+            pilot, lambda: [t for t in toasts(app) if "awaits" in t], what="the news"
+        )
+        assert news[0].endswith(
+            "Run letters-1 awaits a decision on send_letter, interrupted while running: select "
+            "it and press enter: a runs it again, g gives the result it had, n tells the model "
+            "it failed."
+        )
+        await pilot.press("r")  # again: the same keys
+        again = await wait_until(pilot, lambda: [t for t in toasts(app) if "cannot go on" in t])
+        assert "send_letter, interrupted while running, waits for a decision; " in again[0]
+        assert "a runs it again, g gives the result it had" in again[0]
+        assert "e edits" not in news[0] + again[0]
+        await open_approvals(pilot, app, RUN)
+        assert " g Give result " in footer(app)
+        await pilot.press("g")
+        await wait_until(pilot, lambda: isinstance(app.screen, GivenResultScreen))
+        await pilot.press(*"went by hand", "enter")
+        await wait_until(pilot, lambda: app.source.get(RUN).status == COMPLETED, what="the end")
+    assert letters.ran == ["ann"], "given, not run again"
+
+
+async def test_after_an_interrupted_calls_result_is_given_the_pane_and_the_notice_agree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No agent here serves the run: once the call is decided the notice says how to go on
+    elsewhere, and the pane's title does not offer `r`; the Call pane and the footer stop
+    offering the choice (`g`) once it is made."""
+    await paused(tmp_path)
+    app = RunsApp(tmp_path / "runs", agents=OneAgent(None), watch=False, by="al")
+    lasting_notes(app, monkeypatch)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await open_approvals(pilot, app, RUN)
+        pane = screen_text(app)
+        assert " choose   a run again · g give its result · n it failed" in pane
+        assert " g Give result " in footer(app)
+        await pilot.press("g")
+        await wait_until(pilot, lambda: isinstance(app.screen, GivenResultScreen))
+        await pilot.press(*"went by hand", "enter")
+        said = await wait_until(
+            pilot, lambda: [t for t in toasts(app) if "Decision recorded" in t], what="it"
+        )
+        assert "no --agent here serves this run" in said[0]
+        await wait_until(pilot, lambda: "no call waits" in screen_text(app), what="the title")
+        pane = screen_text(app)
+        assert "Approval · run letters-1 · no call waits: no --agent here serves it" in pane
+        assert "r resumes it" not in pane
+        assert " choose " not in pane and "a run again · g give its result" not in pane
+        assert "approved by al" in pane  # the decision, where the choice was
+        assert " g Give result " not in footer(app)
+        await pilot.press("g")  # decided: g says so, and gives nothing
+        await wait_until(pilot, lambda: [t for t in toasts(app) if "was approved" in t])
+        assert not isinstance(app.screen, GivenResultScreen)

@@ -33,8 +33,15 @@ async def test_upstream_runs_are_listed_newest_first_with_their_statuses(tmp_pat
         await pilot.pause()
         statuses = row_statuses(app)
         assert statuses == {spec["run_id"]: spec["expect"] for spec in MANIFEST.values()}
-        started = [r.summary.started_at for r in app.runs_screen.run_list.rows]
+        rows = app.runs_screen.run_list.rows
+        started = [r.sort_key for r in rows]
         assert started == sorted(started, reverse=True)
+        # A fork by when it was made (its `fork` event), not by its copy of its parent's start.
+        fork = next(r for r in rows if r.run_id == MANIFEST["fork"]["run_id"])
+        assert fork.sort_key == 1796037209.7920072 > fork.summary.started_at
+        assert [r.summary.started_at for r in rows if r is not fork] == sorted(
+            (r.summary.started_at for r in rows if r is not fork), reverse=True
+        )
         screen = screen_text(app)
         assert "Runs 8 · 2 interrupted · 2 failed" in screen
         # One line per run: status word, short id, agent, model, relative start, prompt.

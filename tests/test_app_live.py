@@ -112,6 +112,7 @@ async def test_a_new_run_file_appears_and_a_deleted_one_leaves(tmp_path: Path) -
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         await settle(pilot)
+        was_on = app.runs_screen.run_list.current.run_id
         write_log(
             runs,
             "fresh-run",
@@ -132,7 +133,7 @@ async def test_a_new_run_file_appears_and_a_deleted_one_leaves(tmp_path: Path) -
 
         # The cursor stayed on the run it was on; open the new one, then it is deleted: it
         # leaves the list, the cursor moves on to the next run, nothing crashes.
-        assert app.runs_screen.run_list.current.run_id == IDS["crash_after_tool_result"]
+        assert app.runs_screen.run_list.current.run_id == was_on
         assert app.runs_screen.run_list.select("fresh-run")
         await pilot.pause()
         assert app.runs_screen.timeline.run_id == "fresh-run"

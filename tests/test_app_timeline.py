@@ -3,14 +3,27 @@
 from __future__ import annotations
 
 import json
+import os
+import socket
 from pathlib import Path
 
 from agentor import Agentor, function_tool
 from agentor.engine.models import ModelResponse
 from agentor.engine.store.file import FileStore
+from agentor.fleet.claims import ClaimingStore, Claims, Wanted
 from agentor.testing import ScriptedModel
-from tests.app_support import IDS, SIZE, app_for, copy_fixtures, screen_text, write_log
+from tests.app_support import (
+    IDS,
+    SIZE,
+    app_for,
+    copy_fixtures,
+    screen_text,
+    terminal_output,
+    write_log,
+)
+from tests.approvalkit import TRAVEL_PROMPT, Travel
 from tests.conftest import crash_after_tool_result
+from tests.test_mcp import agentor_show
 
 
 async def select(pilot, app, run_id: str) -> None:
@@ -272,3 +285,38 @@ async def test_an_upstream_generation_names_no_tools_and_shows_none(tmp_path: Pa
         detail = app.runs_screen.event_detail.text
         assert detail.startswith("generation · turn 2")
         assert "Tools offered" not in detail and "Settings" not in detail
+
+
+async def test_a_workers_claim_and_release_say_who_took_the_run_where_and_which_attempt(
+    tmp_path: Path,
+) -> None:
+    """A worker's claim and release, as `ClaimingStore` writes them, read as `agentor show`
+    says them (`claim by w1 (process 26135 on vm), attempt 1`), never as a list of field
+    names; the worker's name (a log may hold anything) is shown literally."""
+    runs = tmp_path / "runs"
+    store = FileStore(runs)
+    run_id = Travel(store).agent.submit(TRAVEL_PROMPT)
+    worker = "w1\x1b]52;c;aGk=\x07"  # an OSC 52: would write the clipboard
+    claiming = ClaimingStore(store, Claims(Wanted(frozenset({"Travel Agent"})), worker=worker))
+    with claiming.lock(run_id):
+        pass  # let go without a run_end: a release says so
+    where = f"(process {os.getpid()} on {socket.gethostname()})"
+    shown = "w1␛]52;c;aGk=␇"
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await select(pilot, app, run_id)
+        rows = screen_text(app)
+        timeline = [r.split("││")[0] for r in rows.splitlines()]
+        [claim] = [r for r in timeline if " claim " in r and " by " in r]
+        assert f" by {shown} {where}, attempt 1 " in claim
+        [release] = [r for r in timeline if " release " in r and " by " in r]
+        assert f" by {shown} {where}: the resume ended without" in release
+        assert "(attempt)" not in rows and "\x1b]52" not in terminal_output(app)
+        app.runs_screen.timeline.move_cursor(1)
+        await pilot.pause()
+        detail = app.runs_screen.event_detail.text
+        assert f"by       {shown}" in detail and "attempt  1" in detail
+        assert "A worker of a fleet took the run" in detail
+        assert "Other fields" not in detail
+    told = agentor_show(runs, run_id)  # the same sentence, from the same function
+    assert f"claim             by {shown} {where}, attempt 1\n" in told

@@ -69,6 +69,22 @@ def test_a_resume_that_ends_awaiting_approval_leaves_the_news_to_the_announcemen
     assert note.text.startswith("Run 01234567 awaits approval of book_hotel (2 calls): ")
 
 
+def test_the_news_of_calls_a_crash_interrupted_names_the_keys_that_decide_them() -> None:
+    """Every waiting call interrupted: a runs it again, g gives its result, n says it failed
+    (no `e`); some of them: the usual keys, and `g` for those."""
+    every = notices.awaiting("r1", ["send"], ["send"]).text
+    assert every == (
+        "Run r1 awaits a decision on send, interrupted while running: select it and press "
+        "enter: a runs it again, g gives the result it had, n tells the model it failed."
+    )
+    some = notices.waits_for_approval("r1", ["send", "book_hotel"], ["send"]).text
+    assert some == (
+        "Run r1 cannot go on yet: send and book_hotel (send interrupted while running) waits "
+        "for approval; select it and press enter: a approves, e edits, n rejects; g gives a "
+        "call that was interrupted the result it had."
+    )
+
+
 # -- the editor ----------------------------------------------------------------------------------
 
 

@@ -45,6 +45,9 @@ SHOWN = {
 }
 # Moving the cursor is not looked for by name.
 NOT_IN_PALETTE = {"cursor_up", "cursor_down", "page_up", "page_down", "first", "last"}
+# Nor `g`'s hidden twin (on a call that cannot be given a result it says why): the palette's
+# entry for `g` does the same.
+NOT_IN_PALETTE |= {"no_result_to_give"}
 # Nor are the argument editor's own keys (ctrl+s approves, esc leaves): it is a modal.
 NOT_IN_PALETTE |= {"save", "cancel"}
 # Nor the compare view's and the playback's (modal screens: the palette is not open there).

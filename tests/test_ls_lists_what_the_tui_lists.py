@@ -109,7 +109,15 @@ async def every_kind_of_entry(runs: Path, holders: list[subprocess.Popen[bytes]]
 async def tui_rows(app: RunsApp) -> list[tuple[str, str, str]]:
     """(run id, status, the line the run list draws) of every row the app lists, in order."""
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: not app.source.incomplete, what="the rows filled")
+        run_list = app.runs_screen.run_list
+
+        def shown_whole() -> bool:
+            # Filled, and the list drawn from the filled rows: a fork's lineage, read with its
+            # row, may move it up (it sorts by when it was made).
+            listed = [r.run_id for r in run_list.rows]
+            return not app.source.incomplete and listed == [r.run_id for r in app.source.rows()]
+
+        await wait_until(pilot, shown_whole, what="the rows filled and shown")
         return [
             (r.run_id, r.status, run_line(r, fixed_clock()).plain)
             for r in app.runs_screen.run_list.rows

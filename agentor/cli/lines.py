@@ -33,6 +33,7 @@ from agentor.engine.events import (
 )
 from agentor.engine.history import event_time
 from agentor.engine.mcp_record import offered_words
+from agentor.fleet.claims import marker_words
 from agentor.literal import literal_line
 
 LINE = 160  # characters of an event's text on a timeline line
@@ -168,10 +169,7 @@ def _what(e: Event) -> str:
     if e.type == TOOL_WAIT:
         return f"waiting for {e.name} to finish"
     if e.type in (CLAIM, RELEASE):
-        line = f"by {e.by} (process {e.pid} on {e.host})"
-        if e.type == CLAIM:
-            return f"{line}, attempt {e.extra.get('attempt')}"
-        return f"{line}: {e.note}" if e.note else line
+        return marker_words(e)
     if e.type == INVALID_OUTPUT:
         return f"✗ {e.error}"
     if e.type == TOOL_DISABLED:

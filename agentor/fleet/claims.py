@@ -50,6 +50,7 @@ from agentor.engine.statuses import (
 )
 from agentor.engine.store.api import BatchStore, LockingStore, Store
 from agentor.errors import RunLockedError, RunLostError
+from agentor.literal import literal_line
 
 log = logging.getLogger("agentor")
 
@@ -171,6 +172,19 @@ class Claims:
             ts=time.time(),
             extra={ATTEMPT: attempt} if attempt is not None else {},
         )
+
+
+def marker_words(e: Event) -> str:
+    """What a `claim` or `release` says, as `agentor show` and the TUI's timeline write it:
+    `by w1 (process 26135 on vm), attempt 1`; `by w1 (process 26135 on vm): why it let go`.
+    Every field comes from a log (a worker names itself): each is made literal here."""
+    who = literal_line(e.by or "a worker", 80)
+    pid = e.pid if e.pid is not None else "?"
+    line = f"by {who} (process {pid} on {literal_line(e.host or '?', 80)})"
+    if e.type == CLAIM:
+        attempt = e.extra.get(ATTEMPT)
+        return line if attempt is None else f"{line}, attempt {literal_line(str(attempt), 20)}"
+    return f"{line}: {literal_line(e.note, 400)}" if e.note else line
 
 
 class ClaimingStore:

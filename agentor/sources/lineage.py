@@ -13,15 +13,18 @@ read it whole.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 
 from agentor.engine.events import FORK, RUN_START, Event
 from agentor.engine.fork_mark import MODEL, PROMPT, RESULT, ForkMark
+from agentor.engine.history import event_time
 from agentor.sources.runrow import RunRow
 
 _PARENT = attrgetter("forked_from")
+WHOLE_RUN = "whole run"  # what a fork of a whole run, continued as it was, changed
 
 
 def note_fork(row: RunRow, events: Sequence[Event]) -> None:
@@ -29,6 +32,8 @@ def note_fork(row: RunRow, events: Sequence[Event]) -> None:
     parent, mark = lineage_of(row.run_id, events)
     if mark is not None:
         row.forked_from, row.fork_at, row.fork_edit = parent, mark.at, edit_of(mark)
+        made = event_time(events[mark.index])
+        row.forked_at = made if made is not None and math.isfinite(made) else None
     elif parent is not None and row.forked_from is None:
         row.forked_from = parent  # upstream's way of naming a parent
 
@@ -68,7 +73,7 @@ def edit_of(mark: ForkMark) -> str:
     if mark.input is not None:
         words.append("input added")
     if not words:
-        return "asked again" if mark.at is not None else "whole run"
+        return "asked again" if mark.at is not None else WHOLE_RUN
     return ", ".join(words)
 
 

@@ -170,9 +170,10 @@ class PostgresSource(FeedReading):
             listings = self._ask(lambda: self.store.list_summaries(run_ids=sketched))
             if listings is None:
                 return []
+            # Before the rows count as filled: a fork sorts by when it was made (its mark).
+            self._read_lineage(sketched)
             with self._lock, gc_paused():
                 self._take(listings, set(sketched), FILL)
-            self._read_lineage(sketched)
             if not priced:
                 return sketched
         costs = self._ask(lambda: run_costs(self.store, ids)) if ids else None
@@ -208,7 +209,10 @@ class PostgresSource(FeedReading):
         with self._lock:
             for run_id, events in marks.items():
                 if (row := self._rows.get(run_id)) is not None:
+                    before = row.sort_key
                     note_fork(row, events)
+                    if row.sort_key != before:  # a fork sorts by when it was made
+                        self._sorted = None
 
     def refresh_liveness(self, budget: int | None = None) -> list[str]:
         """Ask the server which runs are held now (one query, whatever `budget` is); the ids

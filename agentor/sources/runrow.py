@@ -30,12 +30,19 @@ class RunRow:
     forked_from: str | None = None
     fork_at: int | None = None
     fork_edit: str | None = None
+    # When the fork was made (its own `fork` event's time): a fork sorts by it, among the
+    # newest when just made, not at the start its copy of the parent's events keeps.
+    forked_at: float | None = None
     # What the run cost, every generation priced (`agentor.sources.rowcost`); None until the row is
     # read whole and priced (a quick row, a row being filled).
     cost: RunCost | None = None
 
     @property
     def sort_key(self) -> float:
+        """When the run began: a fork's when it was made, another run's its first start
+        (none yet: when its log last changed)."""
+        if self.forked_at is not None:
+            return self.forked_at
         s = self.summary
         if s is not None and s.started_at is not None:
             return s.started_at

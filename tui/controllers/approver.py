@@ -87,9 +87,19 @@ class Approver(Controller):
             elif run_id not in self.announced:
                 self.announced.add(run_id)
                 waiting = waiting_calls(self.source, run_id, time.time())
-                self.say(notices.awaiting(run_id, [g.call.name for g in waiting] or ["a call"]))
+                names = [g.call.name for g in waiting] or ["a call"]
+                interrupted = [g.call.name for g in waiting if g.call.interrupted]
+                self.say(notices.awaiting(run_id, names, interrupted))
 
     # -- deciding ------------------------------------------------------------------------------
+
+    def serves(self, run_id: str) -> bool:
+        """Whether an --agent here resumes the run (`r`), once every call is decided."""
+        row = self.source.get(run_id)
+        return (
+            row is not None
+            and self.agents.for_run(row.summary.agent if row.summary else None) is not None
+        )
 
     def tools_for(self, run_id: str) -> list[Tool]:
         """The tools of the --agent that serves the run (none: edits are checked against the
@@ -182,7 +192,7 @@ class Approver(Controller):
         """Every call of the run is decided: resume it here when an agent serves it, else
         say how it goes on."""
         row = self.source.get(run_id)
-        if row is None or self.agents.for_run(row.summary.agent if row.summary else None) is None:
+        if row is None or not self.serves(run_id):
             return notices.continue_elsewhere(run_id, "no --agent here serves this run")
         if self.resumer.running:
             busy = short_id(self.resumer.run_id or "")

@@ -128,7 +128,9 @@ class Resumer(Controller):
             # A resume would only find the calls undecided and pause again.
             waiting = waiting_calls(self.source, row.run_id, time.time())
             if waiting:
-                return notices.waits_for_approval(row.run_id, (g.call.name for g in waiting))
+                names = [g.call.name for g in waiting]
+                interrupted = [g.call.name for g in waiting if g.call.interrupted]
+                return notices.waits_for_approval(row.run_id, names, interrupted)
         return notices.cannot_resume(row)
 
     @work(group="resume", exclusive=True, exit_on_error=False)

@@ -78,6 +78,7 @@ HELP: tuple[tuple[str, tuple[Key, ...]], ...] = (
 FOOTER_ORDER = (
     "approve",
     "approve_all",
+    "give_result",
     "edit",
     "reject",
     "drill",
@@ -111,6 +112,7 @@ FOOTER_PRIORITY = (
     "quit",
     "approve",
     "reject",
+    "give_result",
     "edit",
     "approve_all",
     "drill",

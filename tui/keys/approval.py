@@ -53,14 +53,16 @@ SECTION = (
         Key(
             "g",
             "a call interrupted while running: give the result it had (it is not run again)",
+            # Shown while the highlighted call is one a crash interrupted (ApprovalList's
+            # check_action); on any other call its hidden twin says why it cannot be given one.
             Bind(
                 APPROVALS,
                 "g",
                 "give_result",
                 "Give result",
-                show=False,
                 palette=("Give the result it had", "Record an interrupted call's result"),
             ),
+            Bind(APPROVALS, "g", "no_result_to_give", "Give result", show=False),
         ),
     ),
 )

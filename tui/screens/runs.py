@@ -125,7 +125,12 @@ class RunsScreen(Screen[None]):
         )
         approver = self.approver
         yield ApprovalPane(
-            approver.decide, approver.validator, self.tell_note, self.clock, id="approval-pane"
+            approver.decide,
+            approver.validator,
+            self.tell_note,
+            self.clock,
+            serves=approver.serves,
+            id="approval-pane",
         )
         with Horizontal(id="bottom"):
             yield TimelinePane(id="timeline-pane")

@@ -122,8 +122,9 @@ def call_detail(gated: GatedCall, now: float) -> DetailText:
         rows[1:1] = [
             ("why", literal_line(call.reason or "", 80), AWAITING_STYLE),
             ("ran", started_words(call, now).removeprefix("started "), ""),
-            ("choose", INTERRUPTED_HINT, "dim"),
         ]
+        if gated.waiting(now):  # decided (or timed out): there is nothing left to choose
+            rows.insert(3, ("choose", INTERRUPTED_HINT, "dim"))
     if decided is not None:
         rows.append(("decision", decision_words(decided), _decision_style(decided)))
     out.fields(rows)

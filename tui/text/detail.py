@@ -25,9 +25,11 @@ from agentor.collect.origin import collected_source, origin_words
 from agentor.durations import duration
 from agentor.engine.events import (
     APPROVAL_REQUEST,
+    CLAIM,
     FOLLOW_UP_TYPES,
     GENERATION,
     MESSAGE,
+    RELEASE,
     RUN_END,
     RUN_START,
     TOOL_CALL,
@@ -38,6 +40,7 @@ from agentor.engine.events import (
 from agentor.engine.history import RunSummary, call_parts, event_time
 from agentor.engine.log.format import BadLine
 from agentor.engine.mcp_record import record_notes
+from agentor.fleet.claims import ATTEMPT
 from agentor.literal import literal, literal_line
 from agentor.ops.pricing import RunCost
 from tui.text.costs import cost_words, generation_cost
@@ -78,6 +81,14 @@ FIELDS = (
     "by",
     "note",
 )
+
+# What a worker's claim or release means, under its fields (agentor/fleet/claims.py).
+MARKER_MEANINGS = {
+    CLAIM: "A worker of a fleet took the run; the attempt counts those since the run last "
+    "ended a segment. A claim with neither a run_end nor a release after it is an attempt "
+    "whose worker died.",
+    RELEASE: "The worker let the run go without ending it; the note says why.",
+}
 
 _json = JSONHighlighter()
 # A generation's field naming the tools withdrawn before it (engine/toolfailures.py).
@@ -238,6 +249,8 @@ def detail(
     out.append(f" · line {index + 1}", "dim")
     out.append("\n")
     out.fields(_event_fields(e, run_id, start, run if e.type == RUN_START else None))
+    if e.type in (CLAIM, RELEASE):
+        out.block(Text("\n" + MARKER_MEANINGS[e.type], "dim"), indent=0)
     if e.type == RUN_START and totals is not None:
         out.fields(_totals_fields(totals))
     elif e.type == GENERATION:
@@ -347,7 +360,8 @@ def _values(out: DetailText, e: Event) -> None:
     if e.text is not None and e.type != GENERATION:
         heading(out, "Text")
         append_value(out, e.text)
-    other = {k: v for k, v in e.extra.items() if not (e.type == GENERATION and k == WITHDRAWN)}
+    shown = {GENERATION: WITHDRAWN, CLAIM: ATTEMPT}.get(e.type)  # a field of its own above
+    other = {k: v for k, v in e.extra.items() if k != shown}
     if other:
         heading(out, "Other fields")
         append_value(out, other)
@@ -435,6 +449,8 @@ def _event_fields(
         rows.append(("from", origin_words(source), "cyan"))
     if e.started_at is not None and e.ended_at is None and e.type == APPROVAL_REQUEST:
         rows.append(("started", clock_time(e.started_at), ""))  # an interrupted call's start
+    if e.type == CLAIM and e.extra.get(ATTEMPT) is not None:
+        rows.append(("attempt", literal_line(str(e.extra[ATTEMPT]), 40), ""))
     if e.deadline is not None:
         rows.append(("deadline", clock_time(e.deadline), ""))
     if e.output is not None:

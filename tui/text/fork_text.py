@@ -12,10 +12,11 @@ from typing import Any
 
 from rich.text import Text
 
-from agentor.engine.events import GENERATION, RUN_START, TOOL_RESULT
+from agentor.engine.events import GENERATION, RUN_START, TOOL_RESULT, Event
+from agentor.engine.fork_mark import ForkMark
 from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED
 from agentor.literal import literal_line
-from agentor.sources.lineage import ForkNode
+from agentor.sources.lineage import WHOLE_RUN, ForkNode, edit_of
 from agentor.sources.runrow import RunRow
 from tui.text.formatting import short_id
 from tui.text.notices import FORK, Note
@@ -100,8 +101,24 @@ def no_agent_text(request: ForkRequest, hint: str, store_args: list[str]) -> str
 
 def edit_words(row: RunRow) -> str:
     """Where a fork was made and what it changed: "at line 6: result edited"."""
-    at = f"at line {row.fork_at}" if row.fork_at is not None else "whole run"
-    return f"{at}: {literal_line(row.fork_edit or 'forked', 120)}"
+    return fork_point(row.fork_at, row.fork_edit)
+
+
+def fork_point(at: int | None, edit: str | None) -> str:
+    """Where a fork was made and what it changed there: "at line 6: result edited", "whole
+    run: input added", "whole run" (said once)."""
+    said = literal_line(edit or "forked", 120)
+    if at is not None:
+        return f"at line {at}: {said}"
+    return WHOLE_RUN if said == WHOLE_RUN else f"{WHOLE_RUN}: {said}"
+
+
+def fork_words(fork: Event) -> str:
+    """`⑂ forked from 089c01e7 at line 4: result edited`: what a `fork` event says, as the
+    start of the fork's own first segment says it in the timeline."""
+    mark = ForkMark.of(0, fork)
+    parent = literal_line(short_id(fork.forked_from or "?"), 40)
+    return f"{FORK_MARK} forked from {parent} {fork_point(mark.at, edit_of(mark))}"
 
 
 def lineage_line(row: RunRow | None) -> Text | None:

@@ -328,22 +328,43 @@ def source_readable(where: str) -> Note:
 # -- approval ----------------------------------------------------------------------------------
 
 HOW_TO_DECIDE = "select it and press enter: a approves, e edits, n rejects"
+# A call a crash interrupted while it ran (its outcome unknown): what a person says is what
+# became of it. `a` runs it again, `g` gives it the result it had, `n` tells the model it failed.
+HOW_TO_DECIDE_INTERRUPTED = (
+    "select it and press enter: a runs it again, g gives the result it had, "
+    "n tells the model it failed"
+)
+GIVE_AN_INTERRUPTED_CALL = "g gives a call that was interrupted the result it had"
 
 
-def awaiting(run_id: str, names: Iterable[str]) -> Note:
-    """A run has just started waiting for a person (said once per pause, with the bell)."""
-    text = f"Run {short_id(run_id)} awaits approval of {tool_names(names)}: {HOW_TO_DECIDE}."
+def _what_waits(names: Iterable[str], interrupted: Iterable[str]) -> tuple[str, str, bool]:
+    """The calls that wait, the keys that decide them, and whether every one of them is a call
+    a crash interrupted (`interrupted`: their names)."""
+    names, interrupted = list(names), list(interrupted)
+    if not interrupted:
+        return tool_names(names), HOW_TO_DECIDE, False
+    if len(interrupted) >= len(names):
+        return f"{tool_names(names)}, interrupted while running", HOW_TO_DECIDE_INTERRUPTED, True
+    which = f"{tool_names(names)} ({tool_names(interrupted)} interrupted while running)"
+    return which, f"{HOW_TO_DECIDE}; {GIVE_AN_INTERRUPTED_CALL}", False
+
+
+def awaiting(run_id: str, names: Iterable[str], interrupted: Iterable[str] = ()) -> Note:
+    """A run has just started waiting for a person (said once per pause, with the bell);
+    `interrupted`, the names of the waiting calls a crash interrupted while they ran."""
+    which, how, every = _what_waits(names, interrupted)
+    asked = f"a decision on {which}" if every else f"approval of {which}"
+    text = f"Run {short_id(run_id)} awaits {asked}: {how}."
     return Note(
         text, title="Approval needed", severity="warning", timeout=10, bell=True, kind=APPROVAL
     )
 
 
-def waits_for_approval(run_id: str, names: Iterable[str]) -> Note:
+def waits_for_approval(run_id: str, names: Iterable[str], interrupted: Iterable[str] = ()) -> Note:
     """`r` on a run whose calls still wait for a decision: a resume would only pause again."""
-    text = (
-        f"Run {short_id(run_id)} cannot go on yet: {tool_names(names)} waits for approval; "
-        f"{HOW_TO_DECIDE}."
-    )
+    which, how, every = _what_waits(names, interrupted)
+    waits = ", waits for a decision" if every else " waits for approval"
+    text = f"Run {short_id(run_id)} cannot go on yet: {which}{waits}; {how}."
     return Note(text, severity="warning", timeout=10, kind=RESUME)
 
 

@@ -77,11 +77,11 @@ def fit(text: str, width: int, right: bool = False) -> str:
 
 
 def started(row: RunRow, now: float) -> str:
-    """When the run started, relative to `now` ("3m ago")."""
-    s = row.summary
-    if s is None:
+    """When the run started, relative to `now` ("3m ago"): a fork's start is when it was
+    made, not the start of the parent's events it copied; the list is sorted by it."""
+    if row.summary is None:
         return "-"
-    return relative_time(s.started_at if s.started_at else row.modified_at, now)
+    return relative_time(row.sort_key, now)
 
 
 def took(row: RunRow, now: float) -> str:

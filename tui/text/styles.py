@@ -6,10 +6,12 @@ from agentor.engine.approval.pending import APPROVED, REJECTED
 from agentor.engine.events import (
     APPROVAL,
     APPROVAL_REQUEST,
+    CLAIM,
     FORK,
     GENERATION,
     INVALID_OUTPUT,
     MESSAGE,
+    RELEASE,
     RUN_END,
     RUN_START,
     TOOL_CALL,
@@ -57,6 +59,9 @@ TYPE_STYLES = {
     APPROVAL: "#ff87d7",
     INVALID_OUTPUT: "bold red",
     TOOL_DISABLED: "bright_yellow",
+    # A worker of a fleet took the run (cyan: it is alive there), or let it go unfinished.
+    CLAIM: "cyan",
+    RELEASE: "dim cyan",
 }
 # A generation answered by a fallback model (the primary failed).
 FALLBACK_STYLE = "bright_yellow"

@@ -16,10 +16,12 @@ from agentor.engine.approval.pending import APPROVED, Decision
 from agentor.engine.events import (
     APPROVAL,
     APPROVAL_REQUEST,
+    CLAIM,
     FORK,
     GENERATION,
     INVALID_OUTPUT,
     MESSAGE,
+    RELEASE,
     RUN_END,
     RUN_START,
     TOOL_CALL,
@@ -32,14 +34,17 @@ from agentor.engine.history import call_parts, first_user_text
 from agentor.engine.log.format import BadLine
 from agentor.engine.mcp_record import record_notes
 from agentor.engine.statuses import FAILED
+from agentor.fleet.claims import marker_words
 from agentor.literal import literal_line
 from tui.text.arg_edit import args_diff
+from tui.text.fork_text import fork_words
 from tui.text.formatting import clock_time, token_count
 from tui.text.styles import (
     AWAITING_STYLE,
     DECISION_STYLES,
     ERROR_STYLE,
     FALLBACK_STYLE,
+    FORK_STYLE,
     STATUS_STYLES,
 )
 
@@ -182,10 +187,12 @@ def approval_line(e: Event, request: Event | None) -> Text:
     return out
 
 
-def _run_start(out: Text, e: Event, segment: int) -> None:
-    """A segment's start: the agent and model and prompt (a resume: its number), and what
-    its MCP servers warn of."""
-    if segment > 1:
+def _run_start(out: Text, e: Event, segment: int, fork: Event | None = None) -> None:
+    """A segment's start: the agent and model and prompt (a resume: its number; a fork's
+    first segment, `fork`: where it was forked from), and what its MCP servers warn of."""
+    if fork is not None and segment > 1:
+        out.append(f"{fork_words(fork)} · segment {segment}", f"bold {FORK_STYLE}")
+    elif segment > 1:
         out.append(f"▶ resumed · segment {segment}", "bold green")
     else:
         out.append(literal_line(e.agent or "?", 40), "bold")
@@ -226,17 +233,22 @@ def follow_up_line(e: Event) -> Text:
 
 
 def timeline_line(
-    item: Event | BadLine, segment: int = 1, request: Event | None = None, cost: str = ""
+    item: Event | BadLine,
+    segment: int = 1,
+    request: Event | None = None,
+    cost: str = "",
+    fork: Event | None = None,
 ) -> Text:
     """What one timeline row says about an event; `segment` numbers the run_start rows;
     `request` is the `approval_request` an `approval` decides (its edit is shown as a diff);
-    `cost`, what a generation cost ("$0.0021", "–" unknown)."""
+    `cost`, what a generation cost ("$0.0021", "–" unknown); `fork`, the `fork` event just
+    before a run_start (the start of a fork's own first segment)."""
     if isinstance(item, BadLine):
         return Text(f"unreadable line {item.lineno}: {literal_line(item.reason)}", "dim")
     e = item
     out = Text(no_wrap=True, overflow="ellipsis")
     if e.type == RUN_START:
-        _run_start(out, e, segment)
+        _run_start(out, e, segment, fork)
     elif e.type == GENERATION:
         _generation(out, e, cost)
     elif e.type in (TOOL_CALL, TOOL_START):
@@ -263,6 +275,8 @@ def timeline_line(
         out.append_text(approval_line(e, request))
     elif e.type == FORK:
         out.append(f"forked from {literal_line(e.forked_from or '?', 64)}", "magenta")
+    elif e.type in (CLAIM, RELEASE):  # a worker of a fleet took the run, or let it go
+        out.append(marker_words(e), "dim" if e.type == RELEASE else "")
     elif e.type in (INVALID_OUTPUT, TOOL_DISABLED):
         out.append_text(follow_up_line(e))
     else:

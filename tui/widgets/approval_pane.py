@@ -101,6 +101,16 @@ class ApprovalList(CursorList):
 
         self.app.push_screen(ReasonScreen(run_id, gated), given)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # `g` gives a result only to a call a crash interrupted that still waits: the footer
+        # shows it then; on any other call `g` (its hidden twin) says why it cannot.
+        if action in ("give_result", "no_result_to_give"):
+            return self.pane.can_give_result() == (action == "give_result")
+        return super().check_action(action, parameters)
+
+    def action_no_result_to_give(self) -> None:
+        self.action_give_result()  # says why not
+
     def action_give_result(self) -> None:
         if (gated := self.pane.waiting_call()) is None:
             return
@@ -124,10 +134,12 @@ class ApprovalPane(Horizontal):
         tell: Callable[[notices.Note], None],
         clock: Callable[[], float] = time.time,
         *,
+        serves: Callable[[str], bool] = lambda run_id: True,
         id: str | None = None,
     ) -> None:
         super().__init__(id=id)
         self.decide, self.validator, self.tell, self.clock = decide, validator, tell, clock
+        self.serves = serves  # whether an agent here resumes the run (`r`)
         self.run_id: str | None = None
         self.calls: list[GatedCall] = []
 
@@ -180,6 +192,12 @@ class ApprovalPane(Horizontal):
         body = call_detail(gated, self.clock()) if gated is not None else Text("")
         self.query_one("#approval-args-body", Static).update(body)
         self.retitle()
+        self.call_list.refresh_bindings()  # `g` in the footer comes and goes with the call
+
+    def can_give_result(self) -> bool:
+        """Whether the highlighted call is one a crash interrupted that still waits."""
+        gated = self.current
+        return gated is not None and gated.call.interrupted and gated.waiting(self.clock())
 
     def retitle(self) -> None:
         now = self.clock()
@@ -187,7 +205,9 @@ class ApprovalPane(Horizontal):
         run = literal_line(short_id(self.run_id or ""))
         title = f"Approval · run {run} · {waiting} of {len(self.calls)} waiting"
         if waiting == 0 and self.calls:
-            title = f"Approval · run {run} · no call waits: r resumes it"
+            # As the decision's notice says: `r` only where an agent here serves the run.
+            then = "r resumes it" if self.serves(self.run_id or "") else "no --agent here serves it"
+            title = f"Approval · run {run} · no call waits: {then}"
         # The screen's focus, not `has_focus`: that is set after our focus handler has run.
         focused = self.is_mounted and self.screen.focused is self.call_list
         keys = INTERRUPTED_HINT if self.current and self.current.call.interrupted else HINT

@@ -14,7 +14,7 @@ from textual.binding import BindingType
 from textual.message import Message
 from textual.worker import Worker, get_current_worker
 
-from agentor.engine.events import APPROVAL, GENERATION, Event
+from agentor.engine.events import APPROVAL, FORK, GENERATION, RUN_START, Event
 from agentor.engine.history import event_time
 from agentor.engine.log.format import BadLine
 from agentor.literal import literal_line
@@ -361,6 +361,12 @@ class Timeline(CursorList):
             self._costs[index] = cost
         return cost or ""
 
+    def _fork_before(self, index: int) -> Event | None:
+        """The `fork` event right before line `index` (a fork's own first run_start)."""
+        assert self.run_log is not None
+        before = self.run_log.item(index - 1) if index > 0 else None
+        return before if isinstance(before, Event) and before.type == FORK else None
+
     def render_row(self, index: int, width: int) -> Text:
         assert self.run_log is not None
         item = self.run_log.item(index)
@@ -388,7 +394,8 @@ class Timeline(CursorList):
         # A decision's edit is shown against the request it decides.
         request = request_of(self.run_log, index) if item.type == APPROVAL else None
         cost = self._cost(index, item) if item.type == GENERATION else ""
-        out.append_text(timeline_line(item, segment, request, cost))
+        fork = self._fork_before(index) if item.type == RUN_START else None
+        out.append_text(timeline_line(item, segment, request, cost, fork))
         if match:
             out.highlight_words(
                 [literal_line(self.finder.query)], MATCH_STYLE, case_sensitive=False
