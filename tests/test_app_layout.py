@@ -130,3 +130,30 @@ async def test_every_key_of_the_help_fits_a_160x45_screen_without_scrolling(
         shown = screen_text(app)
         for words in ("copy its value", "Approval (in the approvals pane)", "unreadable"):
             assert words in shown
+
+
+async def test_at_80x24_the_list_title_keeps_every_count_and_the_approvals_hint_every_key(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A long directory name and four kinds of runs: the title gives up words before counts,
+    the hint under the approvals says `n reject` before the list has the focus."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    runs = copy_samples(tmp_path / "src" / "agentor-tui" / "demo-runs")
+    awaiting = SAMPLE_MANIFEST["awaiting_approval"]["run_id"]
+    app = app_for(runs)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        lines = screen_text(app).splitlines()
+        assert "…/demo-runs · Runs 9 · 1 awaiting · 2 interrupted · 2 failed ─" in lines[0]
+        assert app.runs_screen.run_list.current.run_id == awaiting  # its calls shown below
+        hint = next(line for line in lines if "a approve" in line)
+        assert "⏎: a approve · A all · e edit · n reject ─" in hint, hint
+        await pilot.press("enter")  # into the approvals
+        await pilot.pause()
+        hint = next(line for line in screen_text(app).splitlines() if "a approve" in line)
+        assert "─ a approve · A all · e edit · n reject ─" in hint, hint
+        # Wide enough, the whole words again.
+        await pilot.resize_terminal(*SIZE)
+        await pilot.pause()
+        top = screen_text(app).splitlines()[0]
+        assert "~/src/agentor-tui/demo-runs · Runs 9 · 1 awaiting approval · 2 interrupted" in top
