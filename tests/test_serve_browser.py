@@ -186,6 +186,15 @@ def test_the_page_shows_the_run_list_and_each_tab_runs_its_own_app(
     wait_for(lambda: len(served.app_processes()) == 1, "the closed tab's app to end")
 
 
+def test_keys_work_as_the_page_shows_without_a_click(
+    browser, served: Served, store: Store, tabs: list[Tab]
+) -> None:
+    tab = signed_in(browser, served, tabs, store)
+    assert tab.page.evaluate("document.activeElement.className") == "xterm-helper-textarea"
+    tab.page.keyboard.press("/")  # typed at the page: nothing clicked or focused first
+    tab.wait_for(lambda s: "filter: id, agent" in s, "the filter bar")
+
+
 def test_r_on_the_interrupted_run_completes_it(
     browser, served: Served, store: Store, tabs: list[Tab]
 ) -> None:
