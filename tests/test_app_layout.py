@@ -13,6 +13,7 @@ from tests.app_support import (
     copy_fixtures,
     copy_samples,
     screen_text,
+    wait_until,
 )
 
 
@@ -157,3 +158,51 @@ async def test_at_80x24_the_list_title_keeps_every_count_and_the_approvals_hint_
         await pilot.pause()
         top = screen_text(app).splitlines()[0]
         assert "~/src/agentor-tui/demo-runs · Runs 9 · 1 awaiting approval · 2 interrupted" in top
+
+
+async def test_at_80x24_two_notes_are_compact_and_never_cross_a_dialogs_frame(
+    tmp_path: Path,
+) -> None:
+    from textual.geometry import Spacing
+
+    from tui.text import notices
+    from tui.widgets.help_screen import HelpScreen
+    from tui.widgets.runs_search import RunsSearchScreen
+
+    run_id = IDS["crash_after_tool_result"]
+    app = app_for(copy_fixtures(tmp_path / "runs"))
+
+    def two_notes() -> None:
+        app.tell_note(notices.copied_id(run_id))
+        app.tell_note(notices.awaiting(run_id, ["book_hotel", "book_hotel"]))
+
+    def toast_regions() -> list:
+        """Where the toasts are drawn, once each is laid out."""
+        regions = [t.region for t in app.screen.query("Toast")]
+        return regions if all(regions) else []
+
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        two_notes()
+        regions = await wait_until(pilot, lambda: len(toast_regions()) == 2 and toast_regions())
+        # Under half the screen's width (a run id whole on a line), no blank lines: the two
+        # take a fifth of the screen at most.
+        assert all(r.width <= 36 for r in regions), regions
+        assert sum(r.area for r in regions) <= 80 * 24 // 5, regions
+        for dialog_key, dialog_type, frame in (
+            ("question_mark", HelpScreen, "#help"),
+            ("ctrl+f", RunsSearchScreen, "#runs-search"),
+        ):
+            await pilot.press(dialog_key)
+            dialog = await wait_until(pilot, lambda: app.screen if app.screen.is_modal else None)
+            assert isinstance(dialog, dialog_type)
+            app.clear_notifications()
+            two_notes()  # news while the dialog is up: drawn inside its frame
+            inside = dialog.query_one(frame).region.shrink(Spacing(1, 1, 1, 1))
+
+            def inside_the_frame(inside=inside) -> bool:
+                regions = toast_regions()
+                return len(regions) == 2 and all(inside.contains_region(r) for r in regions)
+
+            await wait_until(pilot, inside_the_frame, what=f"the notes inside {frame}'s frame")
+            await pilot.press("escape")
+            await wait_until(pilot, lambda: not app.screen.is_modal)
