@@ -204,5 +204,7 @@ async def test_at_80x24_two_notes_are_compact_and_never_cross_a_dialogs_frame(
                 return len(regions) == 2 and all(inside.contains_region(r) for r in regions)
 
             await wait_until(pilot, inside_the_frame, what=f"the notes inside {frame}'s frame")
+            # Drawn once: not also on the screen under the dialog.
+            assert screen_text(app).count("n rejects.") == 1, screen_text(app)
             await pilot.press("escape")
             await wait_until(pilot, lambda: not app.screen.is_modal)

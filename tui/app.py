@@ -50,7 +50,10 @@ class RunsApp(App[str | None]):
     CSS_PATH = "app.tcss"
     TITLE = "agentor-tui"
     BINDINGS: ClassVar[list[BindingType]] = bindings(APP)
-    # Screens of 120 columns or more are `-wide` (their notes wider: app.tcss).
+    # A screen under another (a dialog over the runs screen) is `-suspended`: its own toasts
+    # are not drawn behind the dialog's (app.tcss). Screens of 120 columns or more are `-wide`
+    # (their notes wider).
+    SUSPENDED_SCREEN_CLASS: ClassVar[str] = "-suspended"
     HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (120, "-wide")]
 
     export_dir: str | os.PathLike[str] | None = None  # `--export-dir`; None: the current one
