@@ -54,7 +54,7 @@ class RunsApp(App[str | None]):
     # are not drawn behind the dialog's (app.tcss). Screens of 120 columns or more are `-wide`
     # (their notes wider).
     SUSPENDED_SCREEN_CLASS: ClassVar[str] = "-suspended"
-    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (120, "-wide")]
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(120, "-wide")]
 
     export_dir: str | os.PathLike[str] | None = None  # `--export-dir`; None: the current one
     runs_screen: RunsScreen  # the default screen, made as the app starts
