@@ -208,3 +208,43 @@ async def test_at_80x24_two_notes_are_compact_and_never_cross_a_dialogs_frame(
             assert screen_text(app).count("n rejects.") == 1, screen_text(app)
             await pilot.press("escape")
             await wait_until(pilot, lambda: not app.screen.is_modal)
+
+
+async def test_notes_on_a_dialog_that_shrinks_stay_inside_its_frame(tmp_path: Path) -> None:
+    from textual.containers import Vertical
+    from textual.geometry import Spacing
+    from textual.screen import ModalScreen
+    from textual.widgets import Static
+
+    from tui.text import notices
+
+    class Growing(ModalScreen[None]):
+        """A dialog as tall as its text: an editor with an error line, say."""
+
+        DEFAULT_CSS = """
+        Growing { align: center middle; }
+        #box { width: 70; height: auto; border: round $primary; }
+        """
+
+        def compose(self):
+            with Vertical(id="box"):
+                yield Static("\n".join(f"line {i}" for i in range(16)), id="text")
+
+    app = app_for(copy_fixtures(tmp_path / "runs"))
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        dialog = Growing()
+        app.push_screen(dialog)
+        await pilot.pause()
+        app.tell_note(notices.copied_id(IDS["crash_after_tool_result"]))
+        box = dialog.query_one("#box")
+
+        def inside_the_frame() -> bool:
+            regions = [t.region for t in dialog.query("Toast")]
+            inside = box.region.shrink(Spacing(1, 1, 1, 1))
+            return bool(regions) and all(r and inside.contains_region(r) for r in regions)
+
+        await wait_until(pilot, inside_the_frame, what="the note inside the frame")
+        shorter = "\n".join(f"line {i}" for i in range(6))
+        dialog.query_one("#text", Static).update(shorter)  # 18 rows high, now 8
+        await wait_until(pilot, lambda: box.region.height == 8, what="the dialog to shrink")
+        await wait_until(pilot, inside_the_frame, what="the note inside the smaller frame")

@@ -4,7 +4,8 @@ Textual draws its toasts in the bottom-right corner of whatever screen is on top
 the runs screen that is news beside the panes; over a dialog (a modal screen: help, the argument
 editor, the search) it cut through the dialog's frame. There the toasts are drawn inside the
 dialog, in the bottom-right corner of its frame: the dialog stays whole, and the news is where
-the eyes are, for the few seconds it stays (`tui.shown_notes`).
+the eyes are, for the few seconds it stays (`tui.shown_notes`); placed again after each layout
+of the dialog's screen, so a dialog that grows or shrinks takes them along.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from textual.screen import ModalScreen, Screen
 from textual.widget import Widget
 from textual.widgets._toast import ToastRack
 from textual.widgets._tooltip import Tooltip
+
+FOLLOWING = "-following-the-dialog"  # the rack is placed again after each layout of the screen
 
 
 def dialog_of(screen: Screen) -> Widget | None:
@@ -34,6 +37,10 @@ def place_toasts(screen: Screen) -> None:
     dialog = dialog_of(screen)
     if dialog is None:
         return
+    if not rack.has_class(FOLLOWING):
+        # A dialog that grows or shrinks (an editor's error line) takes its toasts along.
+        rack.add_class(FOLLOWING)
+        screen.screen_layout_refresh_signal.subscribe(rack, place_toasts)
     area = dialog.region
     # Docked at the bottom as Textual docks it: raised above the frame's bottom side, moved in
     # past its left side, as wide and as high as the inside of the frame at most.
