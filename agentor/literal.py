@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import re
 
-# C0 controls show as their Unicode "control picture" (ESC -> ␛, BEL -> ␇), DEL as ␡.
+# C0 controls show as their Unicode "control picture" (ESC -> ␛, BEL -> ␇), DEL as ␡; or, in a
+# process whose screen has no font with those pictures, as Python-style escapes
+# (`show_controls_as_escapes`).
 _PICTURES = {code: chr(0x2400 + code) for code in range(32)}
 _PICTURES[0x7F] = "\u2421"
+_DRAWN = dict(_PICTURES)
 
 # C1 controls, bidi overrides/isolates (which reorder what follows them on screen) and lone
 # surrogates (which cannot even be encoded for the terminal) show as Python-style escapes.
@@ -59,3 +62,12 @@ def literal_line(text: str, limit: int | None = None) -> str:
     if limit is not None and len(text) > limit:
         text = text[: limit - 1] + "…"
     return _UNSAFE_ONE_LINE.sub(_one_line, text)
+
+
+def show_controls_as_escapes(on: bool = True) -> None:
+    """From now on in this process, C0 controls and DEL show as `\\x1b`, `\\x07`, `\\x7f` (as C1
+    controls always do) instead of their pictures; `on=False`: as pictures again. For a
+    screen none of whose fonts has the pictures, where `␛` would be drawn as an empty box: the
+    TUI in a browser (`agentor-tui serve`; its page's fonts have none)."""
+    for code, picture in _DRAWN.items():
+        _PICTURES[code] = f"\\x{code:02x}" if on else picture

@@ -13,6 +13,7 @@ from tests.app_support import (
     copy_fixtures,
     copy_samples,
     screen_text,
+    wait_until,
 )
 
 
@@ -130,3 +131,120 @@ async def test_every_key_of_the_help_fits_a_160x45_screen_without_scrolling(
         shown = screen_text(app)
         for words in ("copy its value", "Approval (in the approvals pane)", "unreadable"):
             assert words in shown
+
+
+async def test_at_80x24_the_list_title_keeps_every_count_and_the_approvals_hint_every_key(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A long directory name and four kinds of runs: the title gives up words before counts,
+    the hint under the approvals says `n reject` before the list has the focus."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    runs = copy_samples(tmp_path / "src" / "agentor-tui" / "demo-runs")
+    awaiting = SAMPLE_MANIFEST["awaiting_approval"]["run_id"]
+    app = app_for(runs)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        lines = screen_text(app).splitlines()
+        assert "…/demo-runs · Runs 9 · 1 awaiting · 2 interrupted · 2 failed ─" in lines[0]
+        assert app.runs_screen.run_list.current.run_id == awaiting  # its calls shown below
+        hint = next(line for line in lines if "a approve" in line)
+        assert "⏎: a approve · A all · e edit · n reject ─" in hint, hint
+        await pilot.press("enter")  # into the approvals
+        await pilot.pause()
+        hint = next(line for line in screen_text(app).splitlines() if "a approve" in line)
+        assert "─ a approve · A all · e edit · n reject ─" in hint, hint
+        # Wide enough, the whole words again.
+        await pilot.resize_terminal(*SIZE)
+        await pilot.pause()
+        top = screen_text(app).splitlines()[0]
+        assert "~/src/agentor-tui/demo-runs · Runs 9 · 1 awaiting approval · 2 interrupted" in top
+
+
+async def test_at_80x24_two_notes_are_compact_and_never_cross_a_dialogs_frame(
+    tmp_path: Path,
+) -> None:
+    from textual.geometry import Spacing
+
+    from tui.text import notices
+    from tui.widgets.help_screen import HelpScreen
+    from tui.widgets.runs_search import RunsSearchScreen
+
+    run_id = IDS["crash_after_tool_result"]
+    app = app_for(copy_fixtures(tmp_path / "runs"))
+
+    def two_notes() -> None:
+        app.tell_note(notices.copied_id(run_id))
+        app.tell_note(notices.awaiting(run_id, ["book_hotel", "book_hotel"]))
+
+    def toast_regions() -> list:
+        """Where the toasts are drawn, once each is laid out."""
+        regions = [t.region for t in app.screen.query("Toast")]
+        return regions if all(regions) else []
+
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        two_notes()
+        regions = await wait_until(pilot, lambda: len(toast_regions()) == 2 and toast_regions())
+        # Under half the screen's width (a run id whole on a line), no blank lines: the two
+        # take a fifth of the screen at most.
+        assert all(r.width <= 36 for r in regions), regions
+        assert sum(r.area for r in regions) <= 80 * 24 // 5, regions
+        for dialog_key, dialog_type, frame in (
+            ("question_mark", HelpScreen, "#help"),
+            ("ctrl+f", RunsSearchScreen, "#runs-search"),
+        ):
+            await pilot.press(dialog_key)
+            dialog = await wait_until(pilot, lambda: app.screen if app.screen.is_modal else None)
+            assert isinstance(dialog, dialog_type)
+            app.clear_notifications()
+            two_notes()  # news while the dialog is up: drawn inside its frame
+            inside = dialog.query_one(frame).region.shrink(Spacing(1, 1, 1, 1))
+
+            def inside_the_frame(inside=inside) -> bool:
+                regions = toast_regions()
+                return len(regions) == 2 and all(inside.contains_region(r) for r in regions)
+
+            await wait_until(pilot, inside_the_frame, what=f"the notes inside {frame}'s frame")
+            # Drawn once: not also on the screen under the dialog.
+            assert screen_text(app).count("n rejects.") == 1, screen_text(app)
+            await pilot.press("escape")
+            await wait_until(pilot, lambda: not app.screen.is_modal)
+
+
+async def test_notes_on_a_dialog_that_shrinks_stay_inside_its_frame(tmp_path: Path) -> None:
+    from textual.containers import Vertical
+    from textual.geometry import Spacing
+    from textual.screen import ModalScreen
+    from textual.widgets import Static
+
+    from tui.text import notices
+
+    class Growing(ModalScreen[None]):
+        """A dialog as tall as its text: an editor with an error line, say."""
+
+        DEFAULT_CSS = """
+        Growing { align: center middle; }
+        #box { width: 70; height: auto; border: round $primary; }
+        """
+
+        def compose(self):
+            with Vertical(id="box"):
+                yield Static("\n".join(f"line {i}" for i in range(16)), id="text")
+
+    app = app_for(copy_fixtures(tmp_path / "runs"))
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        dialog = Growing()
+        app.push_screen(dialog)
+        await pilot.pause()
+        app.tell_note(notices.copied_id(IDS["crash_after_tool_result"]))
+        box = dialog.query_one("#box")
+
+        def inside_the_frame() -> bool:
+            regions = [t.region for t in dialog.query("Toast")]
+            inside = box.region.shrink(Spacing(1, 1, 1, 1))
+            return bool(regions) and all(r and inside.contains_region(r) for r in regions)
+
+        await wait_until(pilot, inside_the_frame, what="the note inside the frame")
+        shorter = "\n".join(f"line {i}" for i in range(6))
+        dialog.query_one("#text", Static).update(shorter)  # 18 rows high, now 8
+        await wait_until(pilot, lambda: box.region.height == 8, what="the dialog to shrink")
+        await wait_until(pilot, inside_the_frame, what="the note inside the smaller frame")

@@ -457,6 +457,66 @@ async def test_ctrl_f_goes_past_the_filter_to_a_run_it_hides(runs: Path) -> None
         )
 
 
+async def test_ctrl_f_finding_nothing_keeps_the_query_focused_and_says_so(runs: Path) -> None:
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await priced(pilot)
+        await pilot.press("ctrl+f", *"Lisbon", "enter")
+        search = app.screen
+        assert isinstance(search, RunsSearchScreen)
+        await wait_until(pilot, lambda: search.state == "done", what="the search")
+        assert search.hits == [] and app.focused is search.query_input
+        assert "no run contains 'Lisbon'" in screen_text(app)
+        # Typing goes on in the query: the next try is searched and its results focused.
+        await pilot.press(*["backspace"] * 6, *"Paris", "enter")
+        await wait_until(pilot, lambda: search.state == "done" and search.hits, what="hits")
+        assert search.query_text == "Paris" and app.focused is search.hit_list
+
+
+async def test_tab_back_to_the_query_puts_the_cursor_at_its_end(runs: Path) -> None:
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await priced(pilot)
+        await pilot.press("ctrl+f", *"Paris", "enter")
+        search = app.screen
+        await wait_until(pilot, lambda: app.focused is search.hit_list, what="the results")
+        await pilot.press("tab")
+        await pilot.pause()
+        query = search.query_input
+        assert app.focused is query and query.selection.is_empty
+        await pilot.press(*" room")  # added to the query, not typed over it
+        assert query.value == "Paris room"
+
+
+async def test_the_first_hit_takes_the_focus_unless_a_new_query_is_being_typed(
+    runs: Path,
+) -> None:
+    from agentor.engine.store.matching import Hit
+
+    gates = [threading.Event(), threading.Event()]
+
+    def held(query: str):
+        gates[0 if query == "Paris" else 1].wait(10)  # a big store: the first hit takes long
+        yield Hit("known", 1, "run_start", "messages[1].content", query, 0, len(query))
+
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await priced(pilot)
+        screen = RunsSearchScreen(held, lambda run_id: None, "here")
+        app.push_screen(screen)
+        await pilot.pause()
+        await pilot.press(*"Paris", "enter")
+        await pilot.pause()
+        assert screen.state == "searching" and app.focused is screen.query_input
+        gates[0].set()
+        await wait_until(pilot, lambda: app.focused is screen.hit_list, what="the results")
+        # Searching again, and changing the query before the first hit: the focus stays.
+        await pilot.press("tab", "!", "enter", "backspace")
+        gates[1].set()
+        await wait_until(pilot, lambda: screen.state == "done", what="the second search")
+        assert len(screen.hits) == 1 and app.focused is screen.query_input
+
+
 async def test_esc_stops_a_search_under_way_then_closes(runs: Path) -> None:
     from agentor.engine.store.matching import Hit
 

@@ -51,6 +51,20 @@ def test_a_run_awaiting_approval_is_pink_counted_first_and_first_in_needs_attent
     assert list_title(rows, 40) == (
         "Runs 6 of 40 · 2 awaiting approval · 1 running · 1 interrupted · 1 failed"
     )
+    # A narrow pane: shorter words, then the source's last part, then none, then abbreviations.
+    label = "~/src/agentor-tui/runs"
+    assert list_title(rows, 40, label=label, room=89) == f"{label} · " + (
+        "Runs 6 of 40 · 2 awaiting · 1 running · 1 interrupted · 1 failed"
+    )
+    assert list_title(rows, 40, label=label, room=73) == (
+        "…/runs · Runs 6 of 40 · 2 awaiting · 1 running · 1 interrupted · 1 failed"
+    )
+    assert list_title(rows, 40, label=label, room=64) == (
+        "Runs 6 of 40 · 2 awaiting · 1 running · 1 interrupted · 1 failed"
+    )
+    assert list_title(rows, 40, label=label, room=63) == (
+        "Runs 6 of 40 · 2 await. · 1 running · 1 intr. · 1 failed"
+    )
     attention = RunFilter(status=1)  # `s` once: needs attention
     assert [r.run_id for r in attention.apply(rows)] == ["r3", "r1", "r4", "r2"]
     assert attention.describe() == "status: needs attention"

@@ -88,17 +88,20 @@ def test_each_ending_says_what_became_of_the_run() -> None:
 
 
 def test_a_few_notes_show_at_once_and_a_newer_one_replaces_its_kind() -> None:
-    from tui.shown_notes import MAX_SHOWN, MAX_TIMEOUT, ShownNotes
+    from tui.shown_notes import MAX_INFO_TIMEOUT, MAX_SHOWN, MAX_TIMEOUT, ShownNotes
 
     board = ShownNotes()
     shown = []
     for i in range(5):  # notes of no kind: the oldest make room
-        note = notices.Note(f"note {i}", timeout=60)
+        note = notices.Note(f"note {i}", severity="warning", timeout=60)
         for old in board.to_take_down(shown, note.kind):
             shown.remove(old)
         shown.append(board.notification(note))
     assert [n.message for n in shown] == ["note 2", "note 3", "note 4"] and MAX_SHOWN == 3
     assert {n.timeout for n in shown} == {MAX_TIMEOUT}  # none stays long
+    # A note that only informs goes sooner: copied, resumed, a decision recorded.
+    for said in (notices.copied_id("2dfade51"), notices.Note("Resumed.", timeout=8)):
+        assert board.notification(said).timeout == MAX_INFO_TIMEOUT == 5
     decided = notices.Note("first decision", kind=notices.DECISION)
     shown.append(board.notification(decided))
     later = notices.Note("second decision", kind=notices.DECISION)

@@ -31,6 +31,7 @@ from agentor.engine.history import status
 from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED
 from agentor.engine.store.file import FileStore
 from tests import crashkit, servekit
+from tests.app_support import write_log
 from tests.openai_server import FakeOpenAI
 from tests.servekit import (
     AGENTS,
@@ -184,6 +185,21 @@ def test_the_page_shows_the_run_list_and_each_tab_runs_its_own_app(
     second.close()
     tabs.remove(second)
     wait_for(lambda: len(served.app_processes()) == 1, "the closed tab's app to end")
+
+
+def test_keys_work_as_the_page_shows_without_a_click_and_escapes_are_written_out(
+    browser, served: Served, store: Store, tabs: list[Tab]
+) -> None:
+    # A run whose prompt holds an escape sequence: the page's fonts have no `␛` to draw.
+    prompt = "Paint it \x1b[31mred"
+    start = {"type": "run_start", "agent": "Paint Agent", "model": "m", "ts": 1.0}
+    write_log(store.runs, "escapes", [{**start, "messages": [{"role": "user", "content": prompt}]}])
+    tab = signed_in(browser, served, tabs, store)
+    assert tab.page.evaluate("document.activeElement.className") == "xterm-helper-textarea"
+    tab.page.keyboard.press("/")  # typed at the page: nothing clicked or focused first
+    tab.wait_for(lambda s: "filter: id, agent" in s, "the filter bar")
+    row = tab.line_with("escapes")
+    assert "Paint it \\x1b[31mred" in row and "␛" not in tab.screen(), row
 
 
 def test_r_on_the_interrupted_run_completes_it(

@@ -307,3 +307,18 @@ async def until(check: Callable[[], Any], what: str) -> Any:
             return value
         await asyncio.sleep(0.05)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_a_browser_tabs_app_writes_control_characters_as_escapes() -> None:
+    """What `agentor-tui serve`'s apps switch to (tests/test_serve_browser.py sees it in the
+    page): escapes every font can draw; and back, as every other process shows them."""
+    from agentor.literal import literal, literal_line, show_controls_as_escapes
+
+    hostile = "a\x1b[2J\x07\x7f\x9b\tb\nc"
+    try:
+        show_controls_as_escapes()
+        assert literal_line(hostile) == "a\\x1b[2J\\x07\\x7f\\x9b b⏎c"
+        assert literal(hostile) == "a\\x1b[2J\\x07\\x7f\\x9b    b\nc"
+    finally:
+        show_controls_as_escapes(False)
+    assert literal_line(hostile) == "a␛[2J␇␡\\x9b b⏎c"

@@ -40,6 +40,7 @@ from tui.shown_notes import ShownNotes
 from tui.text.notices import Note
 from tui.text.shortpath import source_title
 from tui.widgets.help_screen import HelpScreen
+from tui.widgets.toast_place import place_toasts
 
 
 class RunsApp(App[str | None]):
@@ -49,6 +50,11 @@ class RunsApp(App[str | None]):
     CSS_PATH = "app.tcss"
     TITLE = "agentor-tui"
     BINDINGS: ClassVar[list[BindingType]] = bindings(APP)
+    # A screen under another (a dialog over the runs screen) is `-suspended`: its own toasts
+    # are not drawn behind the dialog's (app.tcss). Screens of 120 columns or more are `-wide`
+    # (their notes wider).
+    SUSPENDED_SCREEN_CLASS: ClassVar[str] = "-suspended"
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(120, "-wide")]
 
     export_dir: str | os.PathLike[str] | None = None  # `--export-dir`; None: the current one
     runs_screen: RunsScreen  # the default screen, made as the app starts
@@ -139,6 +145,19 @@ class RunsApp(App[str | None]):
         self._refresh_notifications()
         if note.bell:
             self.bell()
+
+    def _refresh_notifications(self) -> None:
+        """Textual's, each time the notes or the screen on top change; then, once laid out,
+        the toasts of a dialog inside its frame (`place_toasts`)."""
+        super()._refresh_notifications()
+        self.call_after_refresh(self._place_toasts)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._place_toasts)  # a dialog sized anew: its toasts with it
+
+    def _place_toasts(self) -> None:
+        if self.screen_stack:
+            place_toasts(self.screen)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         """Textual's commands, then every key's action (`tui.keys.palette`): the runs screen's

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from tui.app import RunsApp
 
 SERVE = "serve"
+# How textual-serve runs each browser tab's app (`TEXTUAL_DRIVER` in the app's environment).
+WEB_DRIVER = "textual.drivers.web_driver:WebDriver"
 
 
 def _version() -> str:
@@ -150,6 +152,11 @@ def main(argv: list[str] | None = None) -> int:
 
     from tui.app import RunsApp  # textual loads only now
 
+    if os.environ.get("TEXTUAL_DRIVER") == WEB_DRIVER:
+        # A browser tab's app: the page's fonts have no control pictures (`␛` was an empty box).
+        from agentor.literal import show_controls_as_escapes
+
+        show_controls_as_escapes()
     app = RunsApp(
         source=opened.source,
         agents=opened.agents,

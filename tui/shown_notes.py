@@ -1,8 +1,10 @@
 """`ShownNotes`: which of the app's notes are on screen. A few at once (`MAX_SHOWN`, the oldest
 goes first), and a note takes the place of an older one of its kind (`Note.kind`): a decision's
 note the one before it, a resume's end its start, a fork's end its start. Each goes after its
-own timeout (`Note.timeout`, at most `MAX_TIMEOUT`): they are news, and the panes hold the
-state (statuses, the approvals pane, the line under the timeline), so none has to stay.
+own timeout (`Note.timeout`, at most `MAX_TIMEOUT`, and `MAX_INFO_TIMEOUT` for one that only
+informs): they are news, and the panes hold the state (statuses, the approvals pane, the line
+under the timeline), so none has to stay; a warning or an error, which asks something of the
+reader, stays longer than a note that something went as asked.
 
 It knows Textual's `Notification`s only; the app shows and takes them down.
 """
@@ -17,6 +19,7 @@ from tui.text.notices import Note
 MAX_SHOWN = 3
 DEFAULT_TIMEOUT = 5.0
 MAX_TIMEOUT = 10.0
+MAX_INFO_TIMEOUT = 5.0  # severity "information": done as asked, nothing to do
 
 
 class ShownNotes:
@@ -25,7 +28,8 @@ class ShownNotes:
 
     def notification(self, note: Note) -> Notification:
         """The note as Textual shows it: literally, for as long as it may stay."""
-        timeout = DEFAULT_TIMEOUT if note.timeout is None else min(note.timeout, MAX_TIMEOUT)
+        longest = MAX_INFO_TIMEOUT if note.severity == "information" else MAX_TIMEOUT
+        timeout = DEFAULT_TIMEOUT if note.timeout is None else min(note.timeout, longest)
         shown = Notification(
             literal_line(note.text),
             literal_line(note.title),

@@ -8,7 +8,9 @@ included, so we compose our own application from its public handlers instead of 
 
 - the guard's middleware comes first, so a refused request reaches no handler;
 - the page is rendered here with textual-serve's template, its addresses taken from the
-  address the browser asked for (or `public_url`), so a server listening on 0.0.0.0 works;
+  address the browser asked for (or `public_url`), so a server listening on 0.0.0.0 works, and
+  with a script of ours that gives the terminal the keyboard's focus once the page has loaded
+  (textual-serve's page waits for a click: keys typed before it went nowhere);
 - the access log has the client, method, path and status only: never a query string (where a
   token may be) nor a header;
 - on shutdown each tab's app is told to quit, instead of aiohttp waiting for open websockets.
@@ -31,6 +33,16 @@ from tui.serve.guard import Guard, add_safety_headers
 from tui.text import browser
 
 _TABS = web.AppKey("tabs", set)
+
+# After textual-serve's own `window.onload` (set in the page's head, so it runs first) has made
+# the terminal: its input (xterm.js's hidden textarea, where keys are read) takes the focus.
+FOCUS_TERMINAL = """<script>
+window.addEventListener("load", function () {
+  var input = document.querySelector("#terminal .xterm-helper-textarea");
+  if (input) { input.focus({ preventScroll: true }); }
+});
+</script>
+"""
 
 
 class PathOnlyAccessLogger(AbstractAccessLogger):
@@ -91,7 +103,10 @@ def _index(request: web.Request, public_url: str | None) -> web.Response:
         "config": {"static": {"url": base + str(router["static"].url_for(filename="/"))}},
         "application": {"name": browser.TITLE},
     }
-    return aiohttp_jinja2.render_template("app_index.html", request, context)
+    page = aiohttp_jinja2.render_string("app_index.html", request, context)
+    head, body_end, tail = page.rpartition("</body>")
+    page = head + FOCUS_TERMINAL + body_end + tail if body_end else page + FOCUS_TERMINAL
+    return web.Response(text=page, content_type="text/html")
 
 
 def _int(text: str | None, default: int) -> int:

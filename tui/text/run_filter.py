@@ -7,6 +7,8 @@ from collections import Counter
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
+from rich.cells import cell_len
+
 from agentor.engine.statuses import (
     AWAITING_APPROVAL,
     COMPLETED,
@@ -29,14 +31,15 @@ STATUS_FILTERS: tuple[tuple[str, frozenset[str] | None], ...] = (
     ("completed", frozenset({COMPLETED})),
 )
 # What the run list's title counts, in this order, when there are any: a run waiting for a
-# person first (nothing else moves it on).
+# person first (nothing else moves it on). Each with its word, a shorter one and an
+# abbreviation, for titles that must fit a narrow pane (`list_title`).
 TITLE_COUNTS = (
-    ("awaiting approval", (AWAITING_APPROVAL,)),
-    ("running", (RUNNING,)),
-    ("stopping", (STOPPING,)),
-    ("interrupted", (INTERRUPTED,)),
-    ("failed", (FAILED, MAX_TURNS)),
-    ("unreadable", (UNREADABLE,)),
+    (("awaiting approval", "awaiting", "await."), (AWAITING_APPROVAL,)),
+    (("running", "running", "running"), (RUNNING,)),
+    (("stopping", "stopping", "stop."), (STOPPING,)),
+    (("interrupted", "interrupted", "intr."), (INTERRUPTED,)),
+    (("failed", "failed", "failed"), (FAILED, MAX_TURNS)),
+    (("unreadable", "unreadable", "unread."), (UNREADABLE,)),
 )
 
 
@@ -100,14 +103,28 @@ class RunFilter:
 
 
 def list_title(
-    shown: list[RunRow], total: int, status_of: Callable[[RunRow], str] = lambda r: r.status
+    shown: list[RunRow],
+    total: int,
+    status_of: Callable[[RunRow], str] = lambda r: r.status,
+    label: str = "",
+    room: int | None = None,
 ) -> str:
-    """`Runs 12 · 3 interrupted`, or `Runs 4 of 12 · …` when a filter hides some. Each run is
-    counted by the status its row shows (`status_of`: *stopping* over *running*, say)."""
-    title = f"Runs {len(shown)}" if len(shown) == total else f"Runs {len(shown)} of {total}"
+    """`~/runs · Runs 12 · 3 interrupted`, or `Runs 4 of 12 · …` when a filter hides some. Each
+    run is counted by the status its row shows (`status_of`: *stopping* over *running*, say).
+
+    With `room` (the cells the title may take), the first of these that fits: the source
+    (`label`) and the counts' words, then shorter words, then only the source's last part
+    (`…/runs`), then without the source, then the words abbreviated: the counts are what a
+    narrow title keeps."""
+    runs = f"Runs {len(shown)}" if len(shown) == total else f"Runs {len(shown)} of {total}"
     counts = Counter(map(status_of, shown))  # one pass: 100,000 rows
-    for word, statuses in TITLE_COUNTS:
-        n = sum(counts[s] for s in statuses)
-        if n:
-            title += f" · {n} {word}"
+    found = [(words, sum(counts[s] for s in statuses)) for words, statuses in TITLE_COUNTS]
+    found = [(words, n) for words, n in found if n]
+    head = [label] if label else []
+    tail = [f"…/{label.rpartition('/')[2]}"] if "/" in label else head
+    tries = [(head, 0), (head, 1), (tail, 1), ([], 1), ([], 2)] if room is not None else [(head, 0)]
+    for first, level in tries:
+        title = " · ".join([*first, runs, *(f"{n} {words[level]}" for words, n in found)])
+        if room is None or cell_len(title) <= room:
+            break
     return title

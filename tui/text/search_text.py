@@ -74,7 +74,7 @@ def search_status(state: str, query: str, hits: int, runs: int) -> Text:
     found = f"{hits} match{'es' if hits != 1 else ''} in {runs} run{'s' if runs != 1 else ''}"
     words = {
         "searching": f"searching for {q!r}… {found} so far (esc stops)",
-        "done": f"{found} for {q!r}" if hits else f"no event holds {q!r}",
+        "done": f"{found} for {q!r}" if hits else f"no run contains {q!r}",
         "stopped": f"stopped: {found} for {q!r}",
         "full": f"the first {found} for {q!r}: the search stopped there; narrow it",
     }

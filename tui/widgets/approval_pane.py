@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import BindingType
@@ -45,6 +46,14 @@ Validator = Callable[[str, GatedCall], Callable[[dict[str, Any]], str | None]]
 HINT = "a approve · A all · e edit · n reject"
 
 
+def unfocused_hint(keys: str, room: int) -> str:
+    """The keys, and that they work once the list has the focus, in the `room` cells under
+    the list (its corners take the rest): every key is shown at any width, the way to the
+    focus said as briefly as needed (`⏎`, as the footer writes enter)."""
+    tries = (f"enter, then {keys}", f"⏎ then {keys}", f"⏎: {keys}")
+    return next((hint for hint in tries if room <= 0 or cell_len(hint) <= room), keys)
+
+
 class ApprovalList(CursorList):
     """The run's gated calls, one line each (`tui.text.approval_text.pane_row`)."""
 
@@ -65,6 +74,9 @@ class ApprovalList(CursorList):
 
     def on_focus(self) -> None:
         self.pane.retitle()
+
+    def on_resize(self) -> None:
+        self.pane.retitle()  # the hint that fits the new width
 
     def on_blur(self) -> None:
         self.pane.retitle()
@@ -211,7 +223,7 @@ class ApprovalPane(Horizontal):
         # The screen's focus, not `has_focus`: that is set after our focus handler has run.
         focused = self.is_mounted and self.screen.focused is self.call_list
         keys = INTERRUPTED_HINT if self.current and self.current.call.interrupted else HINT
-        hint = keys if focused else f"enter, then {keys}"
+        hint = keys if focused else unfocused_hint(keys, self.call_list.outer_size.width - 6)
         self.call_list.set_titles(title, hint if waiting else None)
         args_box = self.query_one("#approval-args")
         gated = self.current

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from rich.cells import cell_len
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -81,15 +82,21 @@ class RunsPane(Vertical):
         cost below."""
         run_list = self.run_list
         total = len(run_list.rows) + run_list.hidden
-        title = f"{self.label} · {list_title(run_list.rows, total, run_list.shown_status)}"
-        if self.gone:
-            title += " · directory gone"
+        gone = " · directory gone" if self.gone else ""
+        # The border's corners and the spaces around the title take 6 cells: a title that fits
+        # the rest is not cut (before layout, the width is 0: the whole title).
+        room = self.outer_size.width - 6 - cell_len(gone) if self.outer_size.width else None
+        rows, status_of = run_list.rows, run_list.shown_status
+        title = list_title(rows, total, status_of, label=self.label, room=room) + gone
         # Below the list: the filter, and what the runs it shows cost (their sum).
         subtitle = " · ".join(filter(None, (self.run_filter.describe(), list_cost(run_list.rows))))
         if (title, subtitle) != self._titles:  # a new title repaints the whole pane
             self._titles = (title, subtitle)
             self.border_title = Content(title)
             self.border_subtitle = Content(subtitle)
+
+    def on_resize(self) -> None:
+        self.show_title()  # narrower or wider: the title's words that fit
 
     @on(RunList.Highlighted)
     def _run_highlighted(self, message: RunList.Highlighted) -> None:

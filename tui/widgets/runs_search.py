@@ -4,9 +4,11 @@ and a snippet with the match highlighted, every piece literal.
 
 The search runs in a worker thread and its hits stream in by batches, so the screen never waits
 on it; `esc` stops a search under way, and closes the screen once none is. `enter` in the query
-starts a search (the results take the focus); `enter` on an event closes the screen with where
-it is, (run id, line), for the screen to open; `tab` goes back to the query. At most MAX_HITS are
-listed: a query matching more is stopped there, and says so.
+starts a search; its first hit takes the focus to the results (unless a new query is being typed
+by then), and a search that finds nothing leaves it in the query, saying so, for the next try.
+`enter` on an event closes the screen with where it is, (run id, line), for the screen to open;
+`tab` goes back to the query, the cursor at its end (to change it, not to type it over). At
+most MAX_HITS are listed: a query matching more is stopped there, and says so.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections.abc import Callable, Iterator
 from typing import ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Vertical
@@ -66,7 +68,10 @@ class RunsSearchScreen(ModalScreen[tuple[str, int] | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="runs-search"):
-            yield Input(placeholder="text in any prompt, argument, result, answer or error")
+            yield Input(
+                placeholder="text in any prompt, argument, result, answer or error",
+                select_on_focus=False,  # back from the results: the cursor at the end (below)
+            )
             yield Static(Text(""), markup=False, id="runs-search-status")
             yield OptionList(id="runs-search-hits")
 
@@ -80,6 +85,15 @@ class RunsSearchScreen(ModalScreen[tuple[str, int] | None]):
     @property
     def hit_list(self) -> OptionList:
         return self.query_one("#runs-search-hits", OptionList)
+
+    @property
+    def query_input(self) -> Input:
+        return self.query_one(Input)
+
+    @on(events.DescendantFocus)
+    def _focused(self, event: events.DescendantFocus) -> None:
+        if event.widget is self.query_input:
+            self.query_input.action_end()  # the query kept, to be changed: nothing selected
 
     # -- searching -----------------------------------------------------------------------------
 
@@ -96,7 +110,6 @@ class RunsSearchScreen(ModalScreen[tuple[str, int] | None]):
         self.hit_list.clear_options()
         self._say(search_status(self.state, query, 0, 0))
         self._search(query, self._stop)
-        self.hit_list.focus()
 
     @work(thread=True, exclusive=True, group="runs-search", exit_on_error=False)
     def _search(self, query: str, stop: threading.Event) -> None:
@@ -136,6 +149,10 @@ class RunsSearchScreen(ModalScreen[tuple[str, int] | None]):
         self.hit_list.add_options(options)
         if self.hit_list.highlighted is None:
             self.hit_list.action_first()
+            # The first hit: to the results, unless the query is being changed already.
+            query_input = self.query_input
+            if query_input.has_focus and query_input.value == self.query_text:
+                self.hit_list.focus()
         if len(batch) > room:
             self._stop.set()
             self.state = "full"
