@@ -17,6 +17,8 @@ import stat
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import orjson
+
 from agentor.engine.events import FORK, RUN_START, Event
 from agentor.engine.log.file_io import READ_FLAGS
 from agentor.engine.log.format import BadLine, LogDecoder
@@ -215,16 +217,25 @@ def decode_for_summary(line: bytes, offset: int, lineno: int) -> Event | BadLine
     return Event.from_dict({k: data[k] for k in keys if k in data})
 
 
+_LONG_NUMBER = re.compile(rb"[0-9]{19}")
 _scan = json.JSONDecoder().scan_once  # the C scanner `json.loads` ends in
 
 
 def _loads(line: bytes) -> Any:
     """`json.loads(line)`, or None where it raises.
 
-    A line that starts an object (`{` then not a NUL, so `json.loads` would take it as UTF-8)
-    goes to the scanner directly: the wrapper's encoding detection and checks cost a third of
-    the decoding of a typical line.
+    orjson first (3x faster on a typical line): what it parses, `json` parses to the same
+    value, but an integer of 19 digits or more (orjson makes a float of one past 64 bits), so
+    a line holding 19 digits in a row is left to `json`, as is what orjson refuses (NaN, lone
+    surrogates, bytes that are not UTF-8, deep nesting). A line that starts an object (`{`
+    then not a NUL, so `json.loads` would take it as UTF-8) goes to the scanner directly: the
+    wrapper's encoding detection and checks cost a third of the decoding of a typical line.
     """
+    if _LONG_NUMBER.search(line) is None:
+        try:
+            return orjson.loads(line)
+        except orjson.JSONDecodeError:
+            pass
     if line[:1] == b"{" and line[1:2] != b"\x00":
         try:
             text = line.decode("utf-8", "surrogatepass")  # as `json.loads` decodes UTF-8
