@@ -173,3 +173,39 @@ def test_ls_refuses_a_bad_limit_or_age_in_one_line(
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and said in proc.stderr, proc.stderr
     assert proc.stderr.startswith("agentor ls: error: argument --")
+
+
+def test_a_row_read_whole_sums_up_odd_numbers_as_the_engines_loader_reads_them(
+    tmp_path: Path,
+) -> None:
+    """Lines are parsed by orjson first, which makes a float of an integer past 64 bits and
+    refuses NaN: such lines fold as the engine's own loader reads them (`json`)."""
+    from agentor.engine.history import summarize
+    from agentor.engine.store.file import FileStore
+    from agentor.sources.directory import DirectorySource
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    big = 2**64 + 1
+    lines = [
+        '{"type": "run_start", "agent": "A", "started_at": 1796039000.5, "messages": '
+        '[{"role": "user", "content": "Hi"}]}',
+        f'{{"type": "generation", "turn": {big}, "usage": {{"input_tokens": {big}, '
+        f'"output_tokens": 1, "total_tokens": {big + 1}}}, "ts": 1796039001}}',
+        f'{{"type": "tool_call", "name": "t", "ts": {-big}}}',
+        '{"type": "tool_result", "ts": NaN, "started_at": true, "ended_at": 1796039002.25}',
+        f'{{"type": "message", "ts": {big}}}',
+        '{"type": "message", "text": "\\ud800", "ts": 1e400}',
+        '{"type": "run_end", "status": "completed", "ended_at": 1796039003, "text": "ok"}',
+    ]
+    run_id = "e" * 32
+    (runs / f"{run_id}.jsonl").write_text("".join(line + "\n" for line in lines))
+    source = DirectorySource(runs)
+    source.whole_at_scan = True
+    source.scan()
+    row = source.get(run_id)
+    events, bad = FileStore(runs).load_with_errors(run_id)
+    assert row is not None and row.complete and not bad
+    assert row.summary == summarize(run_id, events)
+    assert row.summary is not None and row.summary.turns == big
+    assert row.summary.usage.input_tokens == big
