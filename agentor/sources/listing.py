@@ -96,5 +96,7 @@ def may_wait(row: RunRow) -> bool:
 
 def waiting_of(source: RunSource, row: RunRow, now: float) -> list[GatedCall]:
     """The calls of the row's run that a person can still decide (`gated.waiting_calls`, as
-    the TUI's approval pane counts them); [] at once for a run that cannot have any."""
-    return waiting_calls(source, row.run_id, now) if may_wait(row) else []
+    the TUI's approval pane counts them); [] at once for a run that cannot have any (or whose
+    latest turn, read whole, asked for no approval)."""
+    asked = may_wait(row) and row.asks_approval is not False
+    return waiting_calls(source, row.run_id, now) if asked else []
