@@ -32,6 +32,7 @@ from agentor.engine.statuses import RUNNING
 from agentor.engine.store.api import Store
 from agentor.literal import literal, literal_line
 from agentor.ops.pins import pinned
+from agentor.sources.gated import GatedCall
 from agentor.sources.listing import list_rows, read_row, waiting_by_run, waiting_of
 from agentor.sources.runrow import RunRow
 from agentor.sources.source import RunSource
@@ -98,12 +99,12 @@ def ls(args: Namespace) -> int:
     rows = chosen(rows, args, now)
     pins = pins_of(source.store)
     waiting = waiting_by_run(source, rows, now)
+    if args.json:
+        print_runs_json(listing_json(rows, waiting, pins, now))
+        return 0
     runs = [
         Run(r, [g.call for g in waiting.get(r.run_id, ())], pinned=r.run_id in pins) for r in rows
     ]
-    if args.json:
-        print_runs_json([run_json(r, now) for r in runs])
-        return 0
     if not runs:
         which = f" {args.status}" if args.status else ""
         print(f"no{which} runs{_asked_for(args)} in {literal_line(where_of(source))}")
@@ -131,6 +132,48 @@ def _asked_for(args: Namespace) -> str:
     if args.since is not None:
         said += f" started in the last {span(args.since.total_seconds())}"
     return said
+
+
+_SHOWN = 1e11  # `finite`: a time a clock can show is under this
+
+
+def listing_json(
+    rows: list[RunRow], waiting: dict[str, list[GatedCall]], pins: set[str], now: float
+) -> list[dict[str, Any]]:
+    """`run_json` of each row (its waiting calls, whether pinned), made from the row at once:
+    a `Run` a row, then its JSON, cost 6 µs a row (0.6 s of a listing of 100,000 runs)."""
+    out = []
+    for r in rows:
+        s = r.summary
+        if s is None:  # an unreadable entry: as `Run` says it
+            calls = [g.call for g in waiting.get(r.run_id, ())]
+            out.append(run_json(Run(r, calls, pinned=r.run_id in pins), now))
+            continue
+        # `finite` of a time, but a call only for one that is no plain float a clock shows.
+        started, last = s.started_at, s.last_event_at
+        if not (type(started) is float and -_SHOWN < started < _SHOWN):
+            started = finite(started)
+        if not (type(last) is float and -_SHOWN < last < _SHOWN):
+            last = finite(last)
+        out.append(
+            {
+                "run_id": r.run_id,
+                "status": r.status,
+                "agent": s.agent,
+                "model": s.model,
+                "started_at": started,
+                "last_event_at": last,
+                "age": None if started is None else round(now - started, 3),
+                "pending": len(waiting.get(r.run_id, ())),
+                "turns": s.turns,
+                "tool_calls": s.tool_calls,
+                "total_tokens": s.usage.total_tokens,
+                "first_prompt": s.first_prompt,
+                "error": s.error or r.error,
+                "pinned": r.run_id in pins,
+            }
+        )
+    return out
 
 
 def print_runs_json(runs: list[dict[str, Any]]) -> None:
