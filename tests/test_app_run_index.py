@@ -129,3 +129,45 @@ async def test_the_app_saves_an_index_its_next_start_takes_every_row_from(
         assert second.source.from_index == 10  # type: ignore[attr-defined]
         assert (second.source.bytes_read, second.source.lines_decoded) == (0, 0)  # type: ignore[attr-defined]
         assert row_statuses(second) == want
+
+
+async def test_the_index_is_saved_as_soon_as_the_first_scan_is_done(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A short look (open, quit once the list is there) leaves an index: saved right after the
+    first scan, not at the saver's first look (which never comes here)."""
+    monkeypatch.setattr(index_saver, "SAVE_CHECK_S", 3600.0)
+    runs = copy_fixtures(tmp_path / "runs")
+    index_file = runs / runindex.INDEX_DIR / runindex.INDEX_FILE
+    app = app_for(runs, watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(index_file.exists)
+        assert app.index_saver.saves >= 1
+        await pilot.pause()
+    warm = listed(runs)
+    assert warm.from_index == 8 and warm.bytes_read == 0
+
+
+async def test_quitting_saves_the_rows_changed_since_the_last_save(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(index_saver, "SAVE_CHECK_S", 3600.0)  # no save but the first and the last
+    runs = copy_fixtures(tmp_path / "runs")
+    app = app_for(runs, watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(lambda: app.index_saver.saves >= 1 and not app.index_saver.saving)
+        write_log(runs, VIENNA, FINISH_VIENNA)
+        await until(lambda: row_statuses(app)[VIENNA] == "completed")
+        saves = app.index_saver.saves
+        await pilot.pause()
+    assert app.index_saver.saves == saves + 1  # on the way out
+    warm = listed(runs)
+    assert warm.from_index == 8 and warm.bytes_read == 0
+    assert warm.get(VIENNA).status == "completed"  # type: ignore[union-attr]
+
+    again = app_for(runs, watch=True)  # nothing changed: nothing saved at exit
+    async with again.run_test(size=SIZE) as pilot:
+        await until(lambda: not again.source.index_stale and not again.index_saver.saving)  # type: ignore[attr-defined]
+        saves = again.index_saver.saves
+        await pilot.pause()
+    assert again.index_saver.saves == saves

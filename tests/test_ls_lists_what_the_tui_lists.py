@@ -229,17 +229,21 @@ async def test_ls_lists_a_database_as_the_tui_lists_it(pg_stores: PgStores, tmp_
     assert (by_id[waiting]["turns"], by_id[waiting]["tool_calls"]) == (1, 2)
 
 
-def test_ls_reads_the_run_index_the_tui_saved_and_writes_none(tmp_path: Path) -> None:
-    """A read command writes no index (the TUI saves it while it watches), and lists from one
-    the TUI saved without reading a log, rows not priced yet included (the app saves before
-    its fill has priced them)."""
+def test_ls_reads_the_run_index_the_tui_saved_and_saves_one_only_when_it_read_logs(
+    tmp_path: Path,
+) -> None:
+    """A listing that read logs saves the index where the TUI does (`show` writes none), and
+    lists from one the TUI saved without reading a log, rows not priced yet included (the app
+    saves before its fill has priced them), leaving it as it is."""
     runs = copy_fixtures(tmp_path / "runs")
     cache = tmp_path / "cache"  # where an index goes when the directory cannot take it
     env = {"XDG_CACHE_HOME": str(cache)}
-    cold = agentor("ls", str(runs), "--json", env=env)
-    assert cold.returncode == 0, cold.stderr
     assert agentor("show", IDS["completed"], "--store", str(runs), env=env).returncode == 0
     assert not (runs / INDEX_DIR).exists() and not cache.exists()
+    cold = agentor("ls", str(runs), "--json", env=env)
+    assert cold.returncode == 0, cold.stderr
+    assert (runs / INDEX_DIR).exists() and not cache.exists()
+    shutil.rmtree(runs / INDEX_DIR)
 
     saved = DirectorySource(runs)
     saved.scan()  # small files are read whole at once: complete, not priced
@@ -247,8 +251,11 @@ def test_ls_reads_the_run_index_the_tui_saved_and_writes_none(tmp_path: Path) ->
     warm = DirectorySource(runs)
     rows = list_rows(warm)
     assert warm.from_index == len(rows) == 8 and warm.bytes_read == 0
+    index = runs / INDEX_DIR / "runs.json"
+    saved_at = index.stat().st_mtime_ns
     again = agentor("ls", str(runs), "--json", env=env)
     assert without_age(json.loads(again.stdout)) == without_age(json.loads(cold.stdout))
+    assert index.stat().st_mtime_ns == saved_at  # nothing read: the TUI's index left as it is
 
     # A run added since (too long to be read whole at once: sketched, then filled) is the
     # only log read: as many bytes as for a directory of it alone.

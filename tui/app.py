@@ -114,6 +114,7 @@ class RunsApp(App[str | None]):
         await self.runs_screen._mounted_event.wait()
 
     def on_unmount(self) -> None:
+        self.index_saver.at_exit()  # what changed since the last save, before the source goes
         self.source.close()  # a database source's connections
 
     # -- everywhere ----------------------------------------------------------------------------

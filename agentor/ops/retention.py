@@ -20,12 +20,12 @@ criterion are not mentioned. `dry_run=True` reports the same and touches nothing
 from __future__ import annotations
 
 import math
-import re
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from agentor.durations import parse_age as parse_age  # the one rule of ages (`ls --since`)
 from agentor.engine.events import FORK, RUN_START, Event
 from agentor.engine.history import event_time, status
 from agentor.engine.statuses import (
@@ -62,27 +62,6 @@ CHANGED = "changed"  # its log said otherwise once read under the store's hold
 # What `status=` may name: the statuses the run list shows (`incomplete` is either of the two
 # that follow from it: running or interrupted).
 STATUSES = (COMPLETED, FAILED, MAX_TURNS, INTERRUPTED, RUNNING, AWAITING_APPROVAL, INCOMPLETE)
-_AGE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*", re.IGNORECASE)
-_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
-
-
-def parse_age(value: timedelta | str) -> timedelta:
-    """`older_than` as a timedelta: a timedelta, or a number and a unit ("30d", "12h", "90m",
-    "45s", "2w"). Anything else is a `ValueError` saying what is expected."""
-    if isinstance(value, timedelta):
-        age = value
-    elif isinstance(value, str) and (m := _AGE.fullmatch(value)):
-        try:
-            age = timedelta(**{_UNITS[m.group(2).lower()]: float(m.group(1))})
-        except OverflowError:
-            raise ValueError(f"an age too long: {value!r}; at most 999999999d") from None
-    else:
-        raise ValueError(
-            f"not an age: {value!r}; use a number and a unit: 30d, 12h, 90m, 45s or 2w"
-        )
-    if age < timedelta(0):
-        raise ValueError(f"an age cannot be negative: {value!r}")
-    return age
 
 
 def parse_statuses(value: str | Iterable[str]) -> frozenset[str]:

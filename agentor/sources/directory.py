@@ -83,6 +83,9 @@ class DirectorySource:
         self.index = RunIndex(self.directory)
         self.from_index = 0  # rows the last scan took from the index, not from their logs
         self.index_stale = False  # rows changed since the index was read or saved
+        # A reader that wants every row complete (`listing.list_rows`) has scan() read each
+        # file the index does not hold whole, instead of a sketch then a fill (two reads).
+        self.whole_at_scan = False
 
     # -- RunSource -----------------------------------------------------------------------------
 
@@ -105,6 +108,8 @@ class DirectorySource:
                 return
             # A few files are read whole (complete at once); many get quick rows.
             whole_under = TAIL_BYTES if len(entries) <= SCAN_WHOLE_FILES else -1
+            if self.whole_at_scan:
+                whole_under = None
             for run_id, path in self._from_index(entries):
                 self._add(run_id, path, whole_under)
             promote_young()  # the rows live as long as the source

@@ -3,10 +3,13 @@
 keeps its source open and fills it lazily instead. Never imports textual.
 
 Cost model: `list_rows` is the source's scan (a directory's from its run index for every file
-unchanged since the index was saved; a database's one query), then one fill of the rows the
-scan sketched (their files read whole; one query), unpriced: a listing shows no cost.
-`read_row` reads one run's row without listing the store. Neither writes anything: the run
-index is the TUI's to save, while it watches (`tui.controllers.index_saver`).
+unchanged since the index was saved, every other file read whole at once; a database's one
+query), then one fill of the rows the scan could only sketch (rows an index saved while they
+were sketches: their files read whole; a database's one query), unpriced: a listing shows no
+cost. A directory's rows read so are then saved to its run index (`keep_index`), as the TUI
+saves them, so that the next listing reads no log that has not changed. `read_row` reads one
+run's row without listing the store, and writes nothing. `waiting_by_run` reads only the logs
+of runs whose latest turn asked for approval, or may have (`RunRow.asks_approval`).
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from collections.abc import Container
 from agentor.engine.events import APPROVAL_REQUEST
 from agentor.engine.statuses import AWAITING_APPROVAL, INCOMPLETE
 from agentor.errors import AgentorError
+from agentor.sources.columns import ShapeError
+from agentor.sources.directory import DirectorySource
 from agentor.sources.gated import GatedCall, waiting_calls
 from agentor.sources.runrow import RunRow
 from agentor.sources.source import RunSource
@@ -23,11 +28,27 @@ from agentor.sources.source import RunSource
 
 def list_rows(source: RunSource) -> list[RunRow]:
     """Every run's row, complete (its counts read), newest first; [] and `source.error` when
-    the store cannot be listed."""
+    the store cannot be listed; a directory's run index saved when rows were read (`keep_index`)."""
+    if isinstance(source, DirectorySource):
+        source.whole_at_scan = True  # a file not in the index: read once, not sketched then read
     source.scan()
     if source.incomplete:
         source.fill(priced=False)  # every sketch at once (one gone meanwhile stays a sketch)
+    keep_index(source)
     return source.rows()
+
+
+def keep_index(source: RunSource) -> bool:
+    """Save a directory's run index when rows were read since it was (`index_stale`), as the
+    TUI does: True when saved. A listing never fails for it: a directory and a cache that
+    cannot be written are the next listing's cost only (it reads the logs again)."""
+    if not isinstance(source, DirectorySource) or not source.index_stale or source.error:
+        return False
+    try:
+        source.save_index()
+    except (OSError, ShapeError):
+        return False
+    return True
 
 
 def read_row(source: RunSource, run_id: str) -> RunRow | None:
@@ -43,8 +64,9 @@ def read_row(source: RunSource, run_id: str) -> RunRow | None:
 def waiting_by_run(source: RunSource, rows: list[RunRow], now: float) -> dict[str, list[GatedCall]]:
     """The calls a person can decide now (`waiting_of`), of each of the rows' runs that has
     any. A store that finds the events of a type for many runs in one query (a database)
-    first narrows the runs to read to those that asked for approval at all."""
-    candidates = [r.run_id for r in rows if may_wait(r)]
+    first narrows the runs to read to those that asked for approval at all; a row read whole
+    says whether its latest turn did (`asks_approval`), and one that did not is not read."""
+    candidates = [r.run_id for r in rows if may_wait(r) and r.asks_approval is not False]
     asked = _asked(source, candidates)
     found = {}
     for run_id in candidates:
@@ -74,5 +96,7 @@ def may_wait(row: RunRow) -> bool:
 
 def waiting_of(source: RunSource, row: RunRow, now: float) -> list[GatedCall]:
     """The calls of the row's run that a person can still decide (`gated.waiting_calls`, as
-    the TUI's approval pane counts them); [] at once for a run that cannot have any."""
-    return waiting_calls(source, row.run_id, now) if may_wait(row) else []
+    the TUI's approval pane counts them); [] at once for a run that cannot have any (or whose
+    latest turn, read whole, asked for no approval)."""
+    asked = may_wait(row) and row.asks_approval is not False
+    return waiting_calls(source, row.run_id, now) if asked else []

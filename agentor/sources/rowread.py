@@ -9,7 +9,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 
-from agentor.engine.events import Event
+from agentor.engine.events import APPROVAL_REQUEST, GENERATION, Event
 from agentor.engine.history import RunSummary, fold
 from agentor.engine.log.format import BadLine
 from agentor.engine.statuses import INCOMPLETE, RUNNING, UNREADABLE, live_status
@@ -80,6 +80,7 @@ class RowReader:
             row.summary = RunSummary(run_id=row.run_id)
             if whole_under is None or st.st_size <= whole_under:
                 row.cost = RunCost() if priced else None
+                row.asks_approval = False  # every line is read: known
                 self._consume(row, tail, fd, 0, st.st_size)
                 row.complete = True
             else:
@@ -135,6 +136,7 @@ class RowReader:
             self.lines_decoded += len(events)
             fold(row.summary, events)
             note_fork(row, events)
+            note_asking(row, events)
             if row.cost is not None:
                 row.cost, tail.model = price(row.cost, events, tail.model)
             tail.offset = pos
@@ -159,7 +161,21 @@ class RowReader:
         tail.lineno = len(read.items) if read.every_line else 0
         fold(row.summary, events)
         note_fork(row, events)
+        if read.every_line:  # else the lines between are not known: asking stays unknown
+            row.asks_approval = False
+            note_asking(row, events)
         return read.every_line
+
+
+def note_asking(row: RunRow, events: list[Event]) -> None:
+    """Follow `row.asks_approval` through `events` (folded in order): a generation starts a
+    turn that has asked nothing yet, an approval request asks. Unknown (None) stays unknown
+    until a generation is read."""
+    for e in events:
+        if e.type == GENERATION:
+            row.asks_approval = False
+        elif e.type == APPROVAL_REQUEST:
+            row.asks_approval = True
 
 
 def settle(

@@ -36,6 +36,11 @@ class RunRow:
     # What the run cost, every generation priced (`agentor.sources.rowcost`); None until the row is
     # read whole and priced (a quick row, a row being filled).
     cost: RunCost | None = None
+    # Whether the run's latest turn asked a person to approve a call (an `approval_request`
+    # after its latest `generation`), so that a listing reads for its waiting calls only the
+    # logs that may hold some (`agentor.sources.listing.waiting_by_run`). None: not known (a
+    # quick row; a database's row).
+    asks_approval: bool | None = None
 
     @property
     def sort_key(self) -> float:

@@ -1,13 +1,16 @@
-"""`IndexSaver`: saves a directory's run index (`agentor.sources.runindex`) a while after its rows
-changed, so that the next start lists them without reading their logs.
+"""`IndexSaver`: saves a directory's run index (`agentor.sources.runindex`) once the first scan is
+done and a while after its rows change, and at exit, so that the next start lists them without
+reading their logs, however short the look was.
 
-Debounced and bounded: it looks every SAVE_CHECK_S seconds whether rows changed since the last
-save (`DirectorySource.index_stale`: files read at the scan, filled, appended, added, removed);
-if so it saves in a worker thread (the source's lock is taken a chunk of rows at a time, so the
-screen never waits on it). A save is never started sooner than SAVE_COST_FACTOR times the last
-one's duration after it ended: a run streaming into a directory of 100,000 runs costs the index
-at most about a tenth of a core. Nothing is saved at exit: a change not saved costs the next
-start a read of the files that changed, no more (the index is keyed by each file's identity).
+At start: as soon as the first scan is on screen, if it read logs (no index, or files changed
+since), in a worker thread. Then, debounced and bounded: it looks every SAVE_CHECK_S seconds
+whether rows changed since the last save (`DirectorySource.index_stale`: filled, appended,
+added, removed); if so it saves in a worker thread (the source's lock is taken a chunk of rows
+at a time, so the screen never waits on it). A save is never started sooner than
+SAVE_COST_FACTOR times the last one's duration after it ended: a run streaming into a directory
+of 100,000 runs costs the index at most about a tenth of a core. At exit (`at_exit`), once a
+save under way is done, rows changed since the last save are saved: about 0.3 s at 100,000
+rows, paid once, on the way out.
 
 A source without an index (PostgreSQL) has nothing to save; a directory that cannot be written,
 nor the cache, is said once.
@@ -15,6 +18,7 @@ nor the cache, is said once.
 
 from __future__ import annotations
 
+import threading
 import time
 
 from textual import work
@@ -37,10 +41,29 @@ class IndexSaver(Controller):
         self.next_at = 0.0  # monotonic: no save before then
         self.saves = 0  # saves done (for tests)
         self.failed = False  # said once
+        self._writing = threading.Lock()  # one save at a time: the last one started wins
 
     def start(self) -> None:
+        """The first scan is on screen: save what it read now, then look every few seconds."""
         if self.live and self.source is not None:
+            self.check()
             self.set_interval(SAVE_CHECK_S, self.check)
+
+    def at_exit(self) -> None:
+        """The app is closing: save the rows changed since the last save (after a save under
+        way), here and now. A failure is not said: the app is gone; the next start reads the
+        logs that changed, as if there were no index."""
+        source = self.source
+        if not self.live or source is None:
+            return
+        with self._writing:
+            if not source.index_stale or source.error is not None:
+                return
+            try:
+                source.save_index()
+            except (OSError, ValueError):
+                return
+            self.saves += 1
 
     def check(self) -> None:
         """Save now if rows changed since the last save and the last save is long enough ago."""
@@ -56,7 +79,8 @@ class IndexSaver(Controller):
     def _save(self, source: DirectorySource) -> None:
         started = time.monotonic()
         try:
-            source.save_index()
+            with self._writing:
+                source.save_index()
         except (OSError, ValueError) as exc:  # not writable; a row field of no JSON form
             if not self.failed:
                 self.failed = True
