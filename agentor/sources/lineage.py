@@ -1,6 +1,6 @@
 """A run's lineage as the run list knows it: which run a fork was made from, where, and what was
 changed there (its `RunRow.forked_from`, `fork_at`, `fork_edit`); and the tree of a run's
-ancestors and forks drawn from the rows. Never imports textual.
+ancestors and forks drawn from the rows.
 
 Where it is read from: a fork's log is a copy of its parent's events up to the fork point, then
 the fork's own `fork` event (agentor.engine.fork_mark), then its own segments. The run's own marker
