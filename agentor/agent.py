@@ -65,8 +65,8 @@ class Agentor:
 
     `needs_approval` gates tools by name (globs such as `["delete_*", "send_email"]`, or True
     for every tool) on top of each tool's own `needs_approval`; `approval_timeout` is the
-    deadline of a gated call whose tool sets none (engine/gating.py). `tracing=True` sends
-    each run as OpenTelemetry spans to the collector OTEL_EXPORTER_OTLP_ENDPOINT names, or to
+    deadline of a gated call whose tool sets none (agentor.engine.approval.gating). `tracing=True`
+    sends each run as OpenTelemetry spans to the collector OTEL_EXPORTER_OTLP_ENDPOINT names, or to
     the SDK tracer given instead; `capture_content=True` adds messages, arguments and results
     (agentor/telemetry/inprocess.py). `run(..., tracing=)` decides for one run."""
 

@@ -5,10 +5,10 @@ as they were). It is written as a new run is: under its own lock, its copy of th
 `fork` event, its `run_start` (and a tool_result fork's results) saved at once, before the
 model is asked, so a fork stopped or killed after that is an interrupted run that a resume
 finishes, its parent deleted or not. What it copies and where it goes on is
-engine/forkplan.py; its `fork` event is engine/forkmark.py.
+agentor.engine.fork.plan; its `fork` event is agentor.engine.fork_mark.
 
 A replay is a fork from the start with another model whose tool calls are answered from the
-parent's recorded results (engine/recording.py).
+parent's recorded results (agentor.engine.fork.recording).
 """
 
 from __future__ import annotations

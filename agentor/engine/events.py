@@ -52,7 +52,7 @@ INVALID_OUTPUT = "invalid_output"
 # the model is then sent; engine/toolfailures.py).
 TOOL_DISABLED = "tool_disabled"
 # Events whose `messages` join the conversation after the generation they follow: a resume sends
-# them as the live run did (engine/replay.py).
+# them as the live run did (agentor.engine.history.follow_up_messages).
 FOLLOW_UP_TYPES = frozenset({INVALID_OUTPUT, TOOL_DISABLED})
 TEXT_DELTA = "text_delta"
 # Transient too: a cancelled run is waiting for a tool thread to end (`name`, `call_id`, `turn`)

@@ -208,7 +208,7 @@ def _unspent_records(events: Sequence[Event], gens: list[int]) -> list[Recorded]
 def resume_point(events: Sequence[Event]) -> ResumePoint:
     """What to send next to continue the run the log describes.
 
-    A fork that adds messages (engine/forkmark.py) and has not asked the model yet is asked
+    A fork that adds messages (agentor.engine.fork_mark) and has not asked the model yet is asked
     with them: its new prompt, or the conversation so far (its final answer included, when the
     copied run had ended) followed by its input."""
     mark = fork_opening(events)

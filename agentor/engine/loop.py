@@ -1,8 +1,8 @@
 """The async agent loop: ask the model, run the tools it asks for, record every step.
 
-A call that needs a person's approval (engine/gating.py) is not run: its `approval_request`
-is saved with the generation, the turn's other calls run, and the segment ends awaiting
-approval. A resume finishes that turn as decided, then goes on.
+A call that needs a person's approval (agentor.engine.approval.gating) is not run: its
+`approval_request` is saved with the generation, the turn's other calls run, and the segment
+ends awaiting approval. A resume finishes that turn as decided, then goes on.
 
 Every event is saved (off the event loop) before listeners see it, so what a stream shows
 is what a resume will find. A cancelled loop writes nothing more: the run is left

@@ -10,10 +10,10 @@ Beyond upstream, an answer that does not validate does not end the run at once: 
 as an `invalid_output` event (the raw text in `text`, pydantic's errors in `error`, and in
 `messages` the correction the model is sent), and the model is asked again with that correction,
 up to `retries` times. Everything needed to go on is in the log: a resume sends the recorded
-correction (engine/replay.py), and the retries left are counted from the recorded events
-(`re_asks_left`), so a crash between the bad answer and the retry neither repeats nor skips it.
-When they are used up the run ends `failed` with the validation error, and `run` raises
-`OutputValidationError` (a `ValueError`, as upstream raises); resuming such a run gives it
+correction (agentor.engine.history.follow_up_messages), and the retries left are counted from the
+recorded events (`re_asks_left`), so a crash between the bad answer and the retry neither repeats
+nor skips it. When they are used up the run ends `failed` with the validation error, and `run`
+raises `OutputValidationError` (a `ValueError`, as upstream raises); resuming such a run gives it
 `retries` more tries, each sent the error.
 """
 

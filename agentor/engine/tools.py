@@ -3,7 +3,7 @@
 The JSON schema comes from the signature and type hints (through pydantic); Google-style
 `Args:` lines of the docstring become parameter descriptions. Sync tools run in a thread,
 async ones are awaited. `needs_approval` / `approval_timeout` gate a tool behind a person's
-approval (engine/gating.py); `on_interrupt` says what a crash during a call means
+approval (agentor.engine.approval.gating); `on_interrupt` says what a crash during a call means
 (engine/interrupted.py).
 """
 
@@ -138,7 +138,7 @@ def function_tool(
     needs_approval=..., approval_timeout=..., on_interrupt=...)`.
 
     `needs_approval=True` makes every call wait for a person's approval; a function of the
-    call's arguments (a dict) decides per call, failing closed (engine/gating.py).
+    call's arguments (a dict) decides per call, failing closed (agentor.engine.approval.gating).
     `approval_timeout` (a `timedelta`) makes a call still undecided after it count as rejected.
     `on_interrupt`: what a crash during a call means for the resume: "rerun" runs it again,
     "ask" pauses the run for a person (engine/interrupted.py); by default "ask" for a call a

@@ -17,7 +17,7 @@ import re
 import stat
 import sys
 
-# A run log's name: a run id (engine/store.py's RUN_ID_RE) and ".jsonl" (a test checks).
+# A run log's name: a run id (agentor.engine.store.run_ids.RUN_ID_RE) and ".jsonl" (a test checks).
 RUN_FILE = re.compile(r"[A-Za-z0-9_-]{1,128}\.jsonl")
 FIRST = 64 << 10  # bytes of a log read at once: most logs are shorter (one read each)
 CHUNK = 8 << 20  # longer logs are read on this many bytes at a time

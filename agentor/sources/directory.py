@@ -1,5 +1,4 @@
 """`DirectorySource`: the runs of a FileStore directory, as a `RunSource` (`sources.source`).
-Never imports textual.
 
 What keeps it fast is FileStore's alone, so it stays here:
 

@@ -1,5 +1,5 @@
 """`TellingFileStore`: the FileStore of a `DirectorySource`, telling when this process has
-taken a run (`RunSource.resume_store`). Never imports textual."""
+taken a run (`RunSource.resume_store`)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Watching a run directory: which directory is at a path now, and batches of the paths that
-change in it (watchfiles). Never imports textual.
+change in it (watchfiles).
 
 watchfiles gives no sign of when its watch is set up (inside `awatch`'s first step), and a
 change made before that is never reported. So the watch proves itself: a probe file is written

@@ -1,5 +1,5 @@
 """Writing a run's export to a file (`w` in the TUI): named after the run, never over an
-existing file. Never imports textual."""
+existing file."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The gated calls of one run, read from its `RunEvents` (the lines the timeline shows): which
 calls of its latest turn asked for a person's approval, what was decided on each, and the
-parameters its tool was offered with. Never imports textual.
+parameters its tool was offered with.
 
 The engine answers the same questions with pure functions over a run's events
 (`agentor.engine.approval.pending`); a run may hold 100,000 events and the timeline reads its lines

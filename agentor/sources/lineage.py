@@ -1,14 +1,13 @@
 """A run's lineage as the run list knows it: which run a fork was made from, where, and what was
 changed there (its `RunRow.forked_from`, `fork_at`, `fork_edit`); and the tree of a run's
-ancestors and forks drawn from the rows. Never imports textual.
+ancestors and forks drawn from the rows.
 
 Where it is read from: a fork's log is a copy of its parent's events up to the fork point, then
-the fork's own `fork` event (engine/forkmark.py), then its own segments. The run's own marker is
-the last `fork` event naming another run (a fork of a fork holds its parent's marker too, copied
-earlier); an upstream log that names its parent on its `run_start` (`forked_from`) counts as
-well. The row readers hand every event they fold to `note_fork`, so a row read whole knows its
-lineage; a quick row (head and tail) knows it once its walk back met the marker or `fill()` has
-read it whole.
+the fork's own `fork` event (agentor.engine.fork_mark), then its own segments. The run's own marker
+is the last `fork` event naming another run (a fork of a fork holds its parent's marker too, copied
+earlier); an upstream log that names its parent on its `run_start` (`forked_from`) counts as well.
+The row readers hand every event they fold to `note_fork`, so a row read whole knows its lineage; a
+quick row (head and tail) knows it once its walk back met the marker or `fill()` has read it whole.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The lines of one run, indexed and decoded on demand: `LineLog`, what the timeline reads of a
-run (`RunEvents`), whatever holds the bytes. Never imports textual.
+run (`RunEvents`), whatever holds the bytes.
 
 A run's lines are one byte stream (each line as a FileStore writes it, its newline included);
 `LineLog` keeps the offset where each whole line ends (8 bytes a line), decodes a line when it

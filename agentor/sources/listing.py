@@ -1,6 +1,6 @@
 """A source's rows read whole, once: what a reader that does not stay (`agentor ls`,
 `agentor show`) shows. The same rows, statuses and reasons as the run list of the TUI, which
-keeps its source open and fills it lazily instead. Never imports textual.
+keeps its source open and fills it lazily instead.
 
 Cost model: `list_rows` is the source's scan (a directory's from its run index for every file
 unchanged since the index was saved, every other file read whole at once; a database's one

@@ -2,7 +2,7 @@
 from its first bytes, decoding a line on its own.
 
 Shared by the directory source's rows (`rowread`, `quickread`), the lazy log of one run
-(`runlog`) and its scans (`logscan`). Never imports textual.
+(`runlog`) and its scans (`logscan`).
 """
 
 from __future__ import annotations

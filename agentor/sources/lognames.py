@@ -1,5 +1,5 @@
 """The names of a run directory's files: which are logs, and the row id each is listed
-under (`row_id_of`), and back (`file_name`). Never imports textual."""
+under (`row_id_of`), and back (`file_name`)."""
 
 from __future__ import annotations
 

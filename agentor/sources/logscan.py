@@ -1,5 +1,5 @@
 """Finding lines in a run's log without building events: the lines a search matches, and the
-lines the timeline's jumps go to (errors, tool calls). Never imports textual.
+lines the timeline's jumps go to (errors, tool calls).
 
 A scan reads whole lines of one byte range of the log by chunks (a file's from a descriptor of
 its own, so a worker thread never shares the timeline's; `*_chunks` take chunks from wherever

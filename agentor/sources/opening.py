@@ -1,7 +1,7 @@
 """The source a store's name gives, opened to read: `open_source(spec, schema)`, a
 `DirectorySource` for a directory or a `PostgresSource` for a DSN (`pg.dsn.is_dsn`). Used by
 `agentor-tui` and by the `agentor` commands that read (`ls`, `show`), so both list the same
-rows. Never imports textual.
+rows.
 
 Read-only: nothing is made. A directory must be there (FileStore would make it); a schema
 that holds no store is refused (`SchemaNotFoundError`), never created: only a writer of runs

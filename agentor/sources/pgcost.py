@@ -1,6 +1,5 @@
 """What the runs of a PostgreSQL source cost: each run's generations read from its events
 (`PostgresStore.lines_of_types`, a page of runs a query) and priced (`agentor.sources.rowcost`).
-Never imports textual.
 
 The runs table keeps each run's summary, not its generations' usage and models, so a row's
 cost is read beside its whole summary: `PostgresSource.fill()` prices the rows it fills, and

@@ -1,7 +1,7 @@
 """`FeedReading`: how `PostgresSource` (`agentor.sources.pgsource`) reads the store's change feed in
 its watch's thread: open it, wait for what it reports (a short while at a time), read those
 runs' rows, and notice a lost connection and its return. A part of the source, kept apart so
-that its module holds the rows. Never imports textual."""
+that its module holds the rows."""
 
 from __future__ import annotations
 

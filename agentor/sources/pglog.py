@@ -1,5 +1,5 @@
 """The events of one run in a PostgresStore, for the timeline: `StoredLog`, the database
-source's `RunEvents`. Never imports textual.
+source's `RunEvents`.
 
 StoredLog(store, run_id)            a `LineLog` (agentor.sources.linelog: the index, lazy decoding,
                                     requests rebuilt) over the run's lines as the store keeps

@@ -1,5 +1,5 @@
 """`PostgresSource`: the runs of one schema of a PostgreSQL database (a `PostgresStore`), as a
-`RunSource` (`agentor.sources.source`). Never imports textual.
+`RunSource` (`agentor.sources.source`).
 
 Everything it shows is the store's, one query each (agentor/engine/store/pg/listings.py):
 

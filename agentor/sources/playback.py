@@ -1,6 +1,6 @@
 """A run's timeline as a playback plays it: when each line appears (`plan`), and the clock that
-times it (`PlaybackClock`). Never imports textual: the screen (`tui.widgets.playback_screen`)
-runs the plan on Textual timers, a test on a clock of its own.
+times it (`PlaybackClock`). The screen (`tui.widgets.playback_screen`) runs the plan on Textual
+timers, a test on a clock of its own.
 
 Each line waits, after the one before it, the gap between their recorded times (divided by the
 speed). A gap longer than IDLE_CAP (a crash, then a resume hours later) waits CAPPED_WAIT

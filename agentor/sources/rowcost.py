@@ -1,5 +1,4 @@
-"""What a row's run cost, priced as its lines are read (`agentor.ops.pricing`). Never imports
-textual.
+"""What a row's run cost, priced as its lines are read (`agentor.ops.pricing`).
 
 A run's cost needs every generation's usage and model, so only a row read whole has one: a
 quick row (head and tail) has none until `fill()` reads it whole, and then each line appended

@@ -1,5 +1,5 @@
 """Reading one run log into its `RunRow`: whole, quickly (head and tail), or only what was
-appended since the last read (`LogTail` says where that is). Never imports textual.
+appended since the last read (`LogTail` says where that is).
 """
 
 from __future__ import annotations

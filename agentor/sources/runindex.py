@@ -1,5 +1,5 @@
 """`RunIndex`: the rows of a FileStore directory kept between starts, so that listing 100,000
-runs reads no log whose file has not changed. Never imports textual.
+runs reads no log whose file has not changed.
 
 What it holds: each row read so far (`RunRow`, its summary, and the `LogTail` that says where
 reading its file goes on), keyed by its file's identity as it was when read: device, inode,

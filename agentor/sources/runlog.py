@@ -1,5 +1,5 @@
 """The events of one run's log file, for the timeline: `RunLog`, the directory source's
-`RunEvents`. Never imports textual.
+`RunEvents`.
 
 RunLog(path)                        a `LineLog` (agentor.sources.linelog: the index, lazy decoding,
                                     requests rebuilt) over a log file read by offset

@@ -1,5 +1,5 @@
 """One row of the run list (`RunRow`): what the screens show of a run, whatever its source.
-Never imports textual. The fields are described in `agentor.sources.source`."""
+The fields are described in `agentor.sources.source`."""
 
 from __future__ import annotations
 

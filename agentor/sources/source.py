@@ -1,5 +1,5 @@
 """Where the runs on screen come from: the `RunSource` protocol, the one seam between the
-screens and a store. Never imports textual.
+screens and a store.
 
 The app, its widgets and its controllers know runs only through `RunSource` (the run list, its
 changes, liveness, the store a resume writes to) and `RunEvents` (one run's events, for the

@@ -1,5 +1,5 @@
 """One run read whole from its `RunEvents`, for what needs every event at once (the compare
-view, the playback): `read_run`. Never imports textual.
+view, the playback): `read_run`.
 
 The timeline decodes a line when it is drawn; a comparison needs every event, generations with
 their requests (what the model was asked is compared too), as `store.load` gives them. Cost:

@@ -1,5 +1,5 @@
 """One event of the open run as `v` shows it (the raw JSON line) and as `y` copies it (its
-value). Plain text: the screen makes it literal (`agentor.literal`). Never imports textual.
+value). Plain text: the screen makes it literal (`agentor.literal`).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ its request carries `reason`, `started_at`, `host` and `pid`; an approval may th
 
 A decision belongs to the latest request for its call id (call ids repeat across turns: many
 servers number calls per request) and the first decision after that request is the one that
-counts; `approve`/`reject` (engine/decisions.py) never write a second one.
+counts; `approve`/`reject` (agentor.engine.approval.decisions) never write a second one.
 """
 
 from __future__ import annotations

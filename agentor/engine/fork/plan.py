@@ -65,7 +65,7 @@ def plan_fork(
     """The plan of a fork of `parent` (see the module). `added`: the user messages `input=`
     makes after a conversation; `prompt`: the messages it makes to start one; `model`: the
     name of the model the fork runs with, when another one was asked for; `replay`: what
-    makes it a replay (engine/forkmark.py). `ValueError` (and
+    makes it a replay (agentor.engine.fork_mark). `ValueError` (and
     `TypeError` for an `at` that is no line number) saying what can be forked."""
     edit: dict[str, Any] = {MODEL: model} if model else {}
     if at is None:

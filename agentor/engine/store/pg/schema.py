@@ -14,14 +14,14 @@ The tables (version 1 unless said):
 - `runs`: one row per run, its summary as the run list shows it (the fields of
   `agentor.engine.history.RunSummary`, usage in three columns) plus `pending_approvals` (a
   JSON array of call ids), kept by each append in the same transaction; `last_seq`;
-  `changed_xid`, the last writing transaction (polling for changes, engine/pg/feed.py; not
-  indexed); `lock_key`, the run's half of its advisory lock key; and who took it last
+  `changed_xid`, the last writing transaction (polling for changes, agentor.engine.store.pg.feed;
+  not indexed); `lock_key`, the run's half of its advisory lock key; and who took it last
   (`holder_*`, `claims`, `taken_at`). Only columns an append rarely changes are indexed, so
   that its update of the row is HOT (no index entry written).
 - `pins (run_id, pinned_at)` (version 2): the pinned runs, each a row of `runs` (deleted
   with it).
 - `append(...)` and `take(...)`: the two writes that must check and change several rows in one
-  transaction (engine/pg/store.py and locks.py say what they guarantee). Since version 3
+  transaction (agentor.engine.store.pg.store and .locks say what they guarantee). Since version 3
   neither notifies: the caller does, after the commit (feed.py).
 """
 

@@ -108,7 +108,7 @@ class PostgresStore(RunListings, RunUpkeep):
     (`where`, `repr`). `pool_timeout`: how long an operation waits for a pooled connection
     (when the server is gone, how long until it fails). `pool_size` bounds the connections
     appends and reads use at once; a store holding runs has one more, its lock session
-    (engine/pg/locks.py), and each change feed one. Close it (or use it as a context
+    (agentor.engine.store.pg.locks), and each change feed one. Close it (or use it as a context
     manager) to let them go.
     """
 
