@@ -19,7 +19,6 @@ from collections.abc import Container
 from agentor.engine.events import APPROVAL_REQUEST
 from agentor.engine.statuses import AWAITING_APPROVAL, INCOMPLETE
 from agentor.errors import AgentorError
-from agentor.sources.columns import ShapeError
 from agentor.sources.directory import DirectorySource
 from agentor.sources.gated import GatedCall, waiting_calls
 from agentor.sources.runrow import RunRow
@@ -46,7 +45,7 @@ def keep_index(source: RunSource) -> bool:
         return False
     try:
         source.save_index()
-    except (OSError, ShapeError):
+    except (OSError, ValueError):  # not writable; a row field of no JSON form
         return False
     return True
 
