@@ -28,13 +28,17 @@ from agentor.engine.tools import RecordedTool
 from agentor.errors import AgentSpecError
 
 
-def recorded_agent(start: Event, model: str, store: Store) -> Agentor:
+class RecordedAgent(Agentor):
+    """An agent of a run's record alone (`recorded_agent`): it replays, it never forks."""
+
+
+def recorded_agent(start: Event, model: str, store: Store) -> RecordedAgent:
     """An agent made from a run's record alone, to replay the run with `model` when no agent
     is given (a run another framework made): the run's agent name, the tools its `run_start`
     offered (`RecordedTool`: never run here), no instructions of its own (the recorded
     conversation carries them)."""
     tools = [RecordedTool(schema) for schema in start.tools or () if _named(schema)]
-    return Agentor(name=start.agent or "recorded", model=model, tools=tools, store=store)
+    return RecordedAgent(name=start.agent or "recorded", model=model, tools=tools, store=store)
 
 
 def _named(schema: dict[str, Any]) -> bool:

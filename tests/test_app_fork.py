@@ -452,3 +452,48 @@ async def test_quitting_while_a_fork_runs_leaves_it_interrupted_and_resumable(
     done = await weather_agent(runs, asked).aresume(fork_id)
     assert done.status == "completed" and done.final_output == "Vienna: hail."
     assert tool_messages(asked.requests[0]) == ["Hail in Vienna, 3C."]  # the edit, kept
+
+
+async def test_F_replays_a_collected_run_with_another_model_and_runs_no_tool(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A run another framework made (imported from its spans) has no agent here: F at a
+    generation with another model replays it, the recorded results answering its calls."""
+    import json
+
+    from agentor.cli import main as agentor_main
+    from tests.conftest import ROOT
+
+    runs = tmp_path / "runs"
+    spans = ROOT / "examples" / "otlp" / "three-frameworks.jsonl"
+    assert agentor_main(["import", str(spans), "--store", str(runs)]) == 0
+    store = FileStore(runs)
+    parent = next(
+        r for r in store.list_runs() if "Lisbon" in json.dumps(store.load(r)[0].messages)
+    )
+    before = log_bytes(store, parent)
+    with FakeOpenAI() as other:
+        monkeypatch.setenv("OPENAI_BASE_URL", other.url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        app = app_for(runs)
+        async with app.run_test(size=SIZE) as pilot:
+            await open_at(pilot, app, parent, 4)  # a tool_result: no agent to fork it
+            await pilot.press("F")
+            await pilot.pause()
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+            said = str(app.screen.query_one("#fork-status", Static).render())
+            assert "collected from pydantic-ai's spans" in said and "agentor replay" in said
+            await pilot.press("escape")
+            await open_at(pilot, app, parent, 2)  # the first generation
+            await pilot.press("F")
+            await pilot.pause()
+            app.screen.query_one("#fork-model", Input).value = "gpt-4.1-mini"
+            await pilot.press("ctrl+s")
+            row = await fork_done(pilot, app, parent)
+        models = {r["model"] for r in other.requests}
+    assert models == {"gpt-4.1-mini"}
+    replayed = store.load(row.run_id)
+    results = [e for e in replayed if e.type == "tool_result" and e.replayed_from]
+    assert len(results) == 2 and all(e.error is None for e in results)
+    assert log_bytes(store, parent) == before

@@ -19,7 +19,8 @@ from textual.message import Message
 from textual.worker import Worker
 
 from agentor import Agentor, RunResult
-from agentor.agents import AgentSet
+from agentor.agents import AgentSet, RecordedAgent, recorded_agent
+from agentor.collect.origin import collected_source
 from agentor.engine.events import FORK, GENERATION, RUN_START, TOOL_RESULT, Event
 from agentor.engine.store.api import Store
 from agentor.sources.source import RunSource
@@ -78,18 +79,47 @@ class Forker(Controller):
 
     def refusal(self, request: ForkRequest) -> str | None:
         """Why the fork cannot run here (no agent for the run), with the command that would
-        run it from a shell; None when it can."""
+        run it from a shell; None when it can. A run collected from another framework's spans
+        has no agent here: it can be replayed with another model (`replay_refusal`)."""
         name = self._agent_name(request.run_id)
         if self.agent_for(name) is not None:
             return None
+        start = self._collected_start(request.run_id)
+        if start is not None:
+            return fork_text.replay_refusal(request, start, store_args(self.source))
         hint = self.agents.missing_hint(name, "fork")
         return fork_text.no_agent_text(request, hint, store_args(self.source))
 
     def fork(self, request: ForkRequest) -> None:
-        """Fork as the form asks, with the run's agent (none: the form said why)."""
+        """Fork as the form asks, with the run's agent; a collected run, replayed with the
+        model the form names (otherwise the form said why not)."""
         agent = self.agent_for(self._agent_name(request.run_id))
         if agent is not None:
             self.start(request, agent)
+            return
+        start = self._collected_start(request.run_id)
+        args = store_args(self.source)
+        if start is not None and fork_text.replay_refusal(request, start, args) is None:
+            self.start(request, recorded_agent(start, request.model or "", self.store))
+
+    def _collected_start(self, run_id: str) -> Event | None:
+        """The run_start of a run collected from spans, else None (read from the source)."""
+        try:
+            events = self.source.open(run_id)
+        except (OSError, KeyError):
+            return None
+        try:
+            events.poll()
+            if len(events) == 0:
+                return None
+            first = events.item(0)
+        except OSError:
+            return None
+        finally:
+            events.close()
+        if isinstance(first, Event) and collected_source(first) is not None:
+            return first
+        return None
 
     def _agent_name(self, run_id: str) -> str | None:
         row = self.source.get(run_id)
@@ -112,9 +142,17 @@ class Forker(Controller):
         heard = functools.partial(self._heard, request, fork_id, started)
         result: RunResult | None = None
         try:
-            result = await agent.afork(
-                request.run_id, **fork_arguments(request, agent), fork_id=fork_id, listener=heard
-            )
+            if isinstance(agent, RecordedAgent):  # a collected run: replayed with a model
+                result = await agent.areplay(
+                    request.run_id, model=request.model or "", fork_id=fork_id, listener=heard
+                )
+            else:
+                result = await agent.afork(
+                    request.run_id,
+                    **fork_arguments(request, agent),
+                    fork_id=fork_id,
+                    listener=heard,
+                )
         except Exception as exc:  # refused (a ValueError says why), or the model failed
             self.say(fork_text.fork_refused(request.run_id, exc))
         else:

@@ -12,6 +12,7 @@ from typing import Any
 
 from rich.text import Text
 
+from agentor.collect.origin import collected_source
 from agentor.engine.events import GENERATION, RUN_START, TOOL_RESULT, Event
 from agentor.engine.fork_mark import ForkMark
 from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED
@@ -48,6 +49,26 @@ class ForkRequest:
     result: Any = None
     model: str | None = None
     input: str | None = None
+
+
+def replay_refusal(request: ForkRequest, start: Event, store_args: list[str]) -> str | None:
+    """What the fork form says on a run collected from another framework's spans: None when
+    the form asks for a replay (a generation's line, another model, no message added), else
+    how to ask for one."""
+    if request.kind == GENERATION and request.model and not request.input:
+        return None
+    source = collected_source(start) or {}
+    made_by = literal_line(str(source.get("framework") or "another framework"), 80)
+    command = shlex.join(
+        ["agentor", "replay", request.run_id, "--model", request.model or "MODEL", *store_args]
+    )
+    return (
+        f"This run was collected from {made_by}'s spans: there is no agent here to fork it. "
+        "It can be replayed with another model: on a generation, give the model and no "
+        "message (the recorded conversation is asked again from its prompt; the recorded "
+        "results answer the same tool calls; none of its tools runs here).\n\n"
+        f"From a shell: {literal_line(command, 300)}"
+    )
 
 
 def result_value(text: str, recorded: Any) -> Any:
