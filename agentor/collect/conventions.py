@@ -181,6 +181,7 @@ def input_messages(span: Span, logs: Sequence[LogRecord] = ()) -> list[dict[str,
     """The conversation a chat span sent, as chat-completions messages; None: not recorded."""
     system = system_text(span, logs)
     messages = content(span, "gen_ai.input.messages", logs)
+    out: list[dict[str, Any]] | None
     if isinstance(messages, list):
         out = chat_messages(messages)
     else:
@@ -383,7 +384,7 @@ def tool_definitions(span: Span, logs: Sequence[LogRecord] = ()) -> list[dict[st
 def _definition(value: Any) -> dict[str, Any] | None:
     if not isinstance(value, dict):
         return None
-    function = value.get("function") if isinstance(value.get("function"), dict) else value
+    function = f if isinstance(f := value.get("function"), dict) else value
     name = function.get("name")
     if not isinstance(name, str) or not name:
         return None

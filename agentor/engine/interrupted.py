@@ -32,7 +32,7 @@ OUTCOME_UNKNOWN = "interrupted while running: outcome unknown"
 def check_on_interrupt(value: object) -> str | None:
     """A tool's `on_interrupt`: "rerun", "ask", or None (its kind's default)."""
     if value is None or value in ON_INTERRUPT:
-        return value  # type: ignore[return-value]
+        return value
     raise ValueError(f"on_interrupt takes 'rerun' or 'ask'; got {value!r}")
 
 

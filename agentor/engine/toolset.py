@@ -73,7 +73,7 @@ async def _listing(connection: Connection) -> list[Any] | None:
 
 def _merged(
     own: Sequence[Tool],
-    connections: Sequence[Connection],
+    connections: Sequence[Connection[ToolServer]],
     listings: Sequence[list[Any] | None],
     events: Sequence[Event],
 ) -> SegmentTools:

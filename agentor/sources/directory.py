@@ -298,8 +298,8 @@ class DirectorySource:
         else those of `paths` that are logs of this directory, each once."""
         if paths is None:
             names = dict(self._list_dir() or ())
-            for run_id, tail in self._tails.items():
-                names.setdefault(run_id, tail.path)
+            for known_id, tail in self._tails.items():
+                names.setdefault(known_id, tail.path)
             return list(names.items())
         targets = []
         seen: set[str] = set()

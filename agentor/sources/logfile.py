@@ -215,7 +215,8 @@ def decode_for_summary(line: bytes, offset: int, lineno: int) -> Event | BadLine
     return Event.from_dict({k: data[k] for k in keys if k in data})
 
 
-_scan = json.JSONDecoder().scan_once  # the C scanner `json.loads` ends in
+# The C scanner `json.loads` ends in; set by JSONDecoder.__init__, so typeshed does not list it.
+_scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 def _loads(line: bytes) -> Any:

@@ -75,7 +75,8 @@ def _required_literal(pattern: re.Pattern[str]) -> str:
     literals at its top level (a regex with none, or one the parser cannot take, has "": every
     line is then decoded and matched)."""
     try:
-        from re import _parser  # the standard parser: private, so any failure means "none"
+        # The standard parser: private (typeshed has no stub), so any failure means "none".
+        from re import _parser  # type: ignore[attr-defined]
 
         items = list(_parser.parse(pattern.pattern, pattern.flags & ~re.IGNORECASE))
     except Exception:

@@ -178,7 +178,7 @@ ROW_COLUMNS = ("run_id", *SUMMARY_COLUMNS)
 def summary_from_row(row: Sequence[Any]) -> RunSummary:
     """A RunSummary from `ROW_COLUMNS` values (a row of the `runs` table). Positional: a list
     of 100,000 runs builds 100,000 of these."""
-    return RunSummary(*row[:9], Usage(row[9], row[10], row[11]), *row[12:25])
+    return RunSummary(*(*row[:9], Usage(row[9], row[10], row[11]), *row[12:25]))
 
 
 @dataclass

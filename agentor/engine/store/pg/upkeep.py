@@ -154,7 +154,8 @@ class RunUpkeep:
         NUL, backslashes and bytes above 127), so folding it to lower case finds what the file
         search finds in a log's lower-cased bytes (in the "C" collation: ASCII only, and twice
         as fast as the database's own)."""
-        where, params = "", ()
+        where = ""
+        params: tuple[Any, ...] = ()
         if matcher.needle is not None and matcher.fold:
             where = "WHERE strpos(lower(encode(line, 'escape') COLLATE \"C\"), %s::text) > 0"
             params = (matcher.needle.decode("ascii"),)
