@@ -31,7 +31,7 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncGenerator, Callable, Iterable
 from pathlib import Path
 
 from agentor.engine.statuses import RUNNING
@@ -215,7 +215,7 @@ class DirectorySource:
     def close(self) -> None:
         """Nothing to let go of: files are opened only while they are read."""
 
-    async def watch(self) -> AsyncIterator[Changes]:
+    async def watch(self) -> AsyncGenerator[Changes, None]:
         async with contextlib.aclosing(changed_paths(self.directory)) as batches:
             async for paths in batches:
                 if paths is None:  # the watch is set up: what changed since the scan
