@@ -424,8 +424,8 @@ def tool_step(span: Span) -> dict[str, Any]:
 
 def _langchain_message(value: Any) -> dict[str, Any] | None:
     """A LangChain message as OpenInference serializes it (`{"type": ..., "data": {...}}`)."""
-    if isinstance(value, dict) and isinstance(value.get("data"), dict) and "type" in value:
-        return value["data"]
+    if isinstance(value, dict) and isinstance(data := value.get("data"), dict) and "type" in value:
+        return data
     return None
 
 
@@ -465,12 +465,12 @@ def final_output(span: Span, logs: Sequence[LogRecord] = ()) -> str | None:
             and state["messages"]
         ):
             last = _langchain_message(state["messages"][-1]) or state["messages"][-1]
-            if isinstance(last, dict) and isinstance(last.get("content"), str):
-                return last["content"]  # a LangGraph state: its last message is the answer
+            if isinstance(last, dict) and isinstance(said := last.get("content"), str):
+                return said  # a LangGraph state: its last message is the answer
         return value if isinstance(value, str) else _json(value)
     message = output_message(span, logs)
-    if message is not None and isinstance(message.get("content"), str):
-        return message["content"]
+    if message is not None and isinstance(said := message.get("content"), str):
+        return said
     return None
 
 

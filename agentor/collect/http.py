@@ -198,4 +198,5 @@ def _response(kind: str, status: int, message: str | None) -> bytes:
         return orjson.dumps({"code": code, "message": message})
     from google.rpc.status_pb2 import Status
 
-    return Status(code=code, message=message).SerializeToString()
+    encoded: bytes = Status(code=code, message=message).SerializeToString()
+    return encoded

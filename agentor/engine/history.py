@@ -72,10 +72,11 @@ def total_usage(events: Sequence[Event]) -> Usage:
 def canonical_args(args: Any) -> str:
     """A key under which two calls with equal arguments compare equal."""
     if isinstance(args, str):
+        text = args
         try:
-            args = json.loads(args)
+            args = json.loads(text)
         except (ValueError, RecursionError):
-            return args
+            return text
     return json.dumps(args, sort_keys=True, ensure_ascii=False, default=str)
 
 

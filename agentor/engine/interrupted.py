@@ -39,7 +39,7 @@ def check_on_interrupt(value: object) -> str | None:
 def asks_after_crash(tool: Any, approved: bool) -> bool:
     """Whether a crash during this call waits for a person: the tool's own `on_interrupt`,
     else "ask" for a call a person approved."""
-    policy = getattr(tool, "on_interrupt", None)
+    policy: str | None = getattr(tool, "on_interrupt", None)
     if policy is None:
         return approved
     return policy == ASK

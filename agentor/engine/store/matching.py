@@ -63,7 +63,7 @@ def matcher_for(query: str, regex: bool, ignore_case: bool | None) -> Matcher:
 
 def _needle(text: str, fold: bool) -> bytes | None:
     """The longest run of characters of `text` that every JSON writer writes as they are."""
-    runs = _RAW_SAFE.findall(text)
+    runs: list[str] = _RAW_SAFE.findall(text)
     if not runs:
         return None
     needle = max(runs, key=len).encode("ascii")

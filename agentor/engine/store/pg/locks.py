@@ -93,7 +93,7 @@ class Holds:
         for attempt in (1, 2):
             conn = self._session_conn()
             try:
-                row = conn.execute(self._take_sql, params).fetchone()
+                row: tuple[Any, ...] | None = conn.execute(self._take_sql, params).fetchone()
                 assert row is not None  # a SELECT of a function: one row
                 if row[0]:
                     announce(conn, self._taken_sql, (run_id, run_id))

@@ -138,7 +138,7 @@ def _storable_as_is(values: tuple[Any, ...]) -> bool:
         plain = text is None or (text.isascii() and "\x00" not in text)
         if not plain and ("\x00" in text or not _utf8(text)):
             return False
-    ints = [values[i] for i in _INTS if values[i] is not None]
+    ints: list[int] = [values[i] for i in _INTS if values[i] is not None]
     return min(ints) >= -_INT64 - 1 and max(ints) <= _INT64
 
 

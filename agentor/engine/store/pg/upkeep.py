@@ -75,9 +75,10 @@ class RunUpkeep:
 
     def _exists(self, run_id: str) -> bool:
         sql = f"SELECT EXISTS (SELECT FROM {self._s}.runs WHERE run_id = %s::text)"
-        return self._read(
+        exists: bool = self._read(
             f"cannot read run {run_id} from", lambda c: c.execute(sql, (run_id,)).fetchone()[0]
         )
+        return exists
 
     def _drop(self, conn: Any, run_id: str) -> int:
         """One statement in autocommit, so one transaction and one round trip: the events, the
