@@ -15,6 +15,7 @@ $(STAMP): pyproject.toml
 test: $(STAMP) browser phoenix emitters
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports --no-cache
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -q -n 3 --dist loadfile
 
 # tests/test_export.py opens an exported page, tests/test_serve_browser.py the served app (through
@@ -104,4 +105,4 @@ demo: $(STAMP)
 		$(BIN)/agentor-tui demo-runs --agent examples/weather.py:agent
 
 clean:
-	rm -rf $(VENV) $(PHOENIX_VENV) $(EMITTERS_VENV) demo-runs site .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(PHOENIX_VENV) $(EMITTERS_VENV) demo-runs site .pytest_cache .ruff_cache .mypy_cache

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from agentor.engine.fallback import fallback_models
 from agentor.engine.models import Model
@@ -25,7 +25,7 @@ def for_call(
     runner: Any = held.clone(max_turns=max_turns) if max_turns is not None else copy.copy(held)
     runner.fallbacks = fallback_models(held.model, fallbacks)
     runner._call_tracing = call_tracing(held.tracing, tracing)
-    return runner
+    return cast(A, runner)
 
 
 async def release_fallbacks(runner: Any) -> None:

@@ -4,7 +4,7 @@ checks it; the original is untouched."""
 from __future__ import annotations
 
 import copy
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from agentor.engine.approval.gating import Gate, check_globs, check_timeout
 from agentor.engine.inputs import check_max_turns, store_from, tools_and_servers, tools_from
@@ -52,7 +52,7 @@ def cloned(agent: A, changes: dict[str, Any]) -> A:
         if isinstance(model, str):
             model = _by_name(old.model, model)
         twin.model = model
-    return twin
+    return cast(A, twin)
 
 
 def _by_name(was: Any, name: str) -> Any:

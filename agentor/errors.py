@@ -162,10 +162,13 @@ class AgentSpecError(AgentorError, ValueError):
 
 
 class Failed(Protocol):
-    """What an error says of a failed run (`agentor.RunResult` is one)."""
+    """What an error says of a failed run (`agentor.RunResult` is one). Read-only members, so
+    a frozen dataclass conforms too."""
 
-    run_id: str
-    error: str | None
+    @property
+    def run_id(self) -> str | None: ...
+    @property
+    def error(self) -> str | None: ...
 
 
 class RunFailedError(AgentorError, RuntimeError):
@@ -201,20 +204,29 @@ class TelemetryUnavailableError(AgentorError, ImportError):
 class Decided(Protocol):
     """What an error says of a decision (`agentor.engine.approval.pending.Decision`)."""
 
-    call_id: str
-    name: str
-    decision: str
-    by: str
-    note: str | None
-    at: float | None
+    @property
+    def call_id(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def decision(self) -> str: ...
+    @property
+    def by(self) -> str: ...
+    @property
+    def note(self) -> str | None: ...
+    @property
+    def at(self) -> float | None: ...
 
 
 class Expired(Protocol):
     """What an error says of a call whose deadline passed (`pending.PendingCall`)."""
 
-    call_id: str
-    name: str
-    deadline: float | None
+    @property
+    def call_id(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def deadline(self) -> float | None: ...
 
     def timed_out(self) -> Decided: ...
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual.app import App, SystemCommand
 from textual.binding import BindingType
@@ -160,7 +160,7 @@ class RunsApp(App[str | None]):
         if self.screen_stack:
             place_toasts(self.screen)
 
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         """Textual's commands, then every key's action (`tui.keys.palette`): the runs screen's
         and its widgets' only while it is the screen the palette opens over."""
         for command in super().get_system_commands(screen):

@@ -74,7 +74,8 @@ def _print_report(store: Store, report: retention.PruneReport, freed: int | None
     verb = "would remove" if report.dry_run else "removed"
     width = len(verb)
     status_width = max((len(r.status) for r in report.removed), default=0)
-    ids = max((len(x.run_id) for x in [*report.removed, *report.kept]), default=0)
+    listed: list[retention.Removed | retention.Kept] = [*report.removed, *report.kept]
+    ids = max((len(x.run_id) for x in listed), default=0)
     for r in report.removed:
         when = "no time recorded" if r.last_active is None else f"{span(now - r.last_active)} ago"
         line = f"{verb}  {r.run_id:<{ids}}  {r.status:<{status_width}}  last active {when}"

@@ -108,7 +108,7 @@ def source_of(args: Namespace) -> RunSource:
     return source
 
 
-def _not_there(directory: str, why: str) -> str:
+def _not_there(directory: str, why: str | None) -> str:
     """Why a directory cannot be used: "no such directory: runs (in /home/me)"."""
     where = "" if Path(directory).is_absolute() else f" (in {Path.cwd()})"
     return f"{why}: {directory}{where}"

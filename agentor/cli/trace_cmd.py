@@ -19,15 +19,23 @@ import signal
 import time
 from argparse import Namespace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentor.cli.lines import Refusal, UsageError, plural
 from agentor.cli.stores import store_of, store_spec, the_run, where
 from agentor.engine.events import Event
+from agentor.engine.statuses import INCOMPLETE, INTERRUPTED, RUNNING
 from agentor.engine.store.api import Store
 from agentor.engine.store.holding import load_lines
 from agentor.engine.store.pg.dsn import is_dsn
+from agentor.errors import TelemetryUnavailableError
 from agentor.literal import literal_line
 from agentor.ops import retention
+
+if TYPE_CHECKING:  # loaded only when used: OpenTelemetry is an extra
+    from agentor.sources.source import RunSource
+    from agentor.telemetry.follow import Follower
+    from agentor.telemetry.sending import Collector
 
 
 def export_otlp(args: Namespace) -> int:
@@ -100,14 +108,10 @@ def _runs(args: Namespace) -> tuple[Store, list[str]]:
 
 
 def _matches(run_status: str, wanted: frozenset[str]) -> bool:
-    return run_status in wanted or (
-        retention.INCOMPLETE in wanted and run_status in (retention.RUNNING, retention.INTERRUPTED)
-    )
+    return run_status in wanted or (INCOMPLETE in wanted and run_status in (RUNNING, INTERRUPTED))
 
 
-def _collector(args: Namespace):  # -> agentor.telemetry.sending.Collector
-    from agentor.telemetry.otel import TelemetryUnavailableError
-
+def _collector(args: Namespace) -> Collector:
     try:
         from agentor.telemetry.sending import Collector, parse_header, traces_url
     except TelemetryUnavailableError as exc:
@@ -160,7 +164,7 @@ def trace(args: Namespace) -> int:
     return 0
 
 
-async def _follow(follower) -> None:  # a Follower
+async def _follow(follower: Follower) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -168,7 +172,7 @@ async def _follow(follower) -> None:  # a Follower
     await follower.follow(stop)
 
 
-def _source(spec: str, schema: str | None):  # a agentor.sources.source.RunSource
+def _source(spec: str, schema: str | None) -> RunSource:
     if is_dsn(spec):
         from agentor.sources.pgsource import PostgresSource
 

@@ -181,6 +181,7 @@ def input_messages(span: Span, logs: Sequence[LogRecord] = ()) -> list[dict[str,
     """The conversation a chat span sent, as chat-completions messages; None: not recorded."""
     system = system_text(span, logs)
     messages = content(span, "gen_ai.input.messages", logs)
+    out: list[dict[str, Any]] | None
     if isinstance(messages, list):
         out = chat_messages(messages)
     else:
@@ -383,7 +384,7 @@ def tool_definitions(span: Span, logs: Sequence[LogRecord] = ()) -> list[dict[st
 def _definition(value: Any) -> dict[str, Any] | None:
     if not isinstance(value, dict):
         return None
-    function = value.get("function") if isinstance(value.get("function"), dict) else value
+    function = f if isinstance(f := value.get("function"), dict) else value
     name = function.get("name")
     if not isinstance(name, str) or not name:
         return None
@@ -423,8 +424,8 @@ def tool_step(span: Span) -> dict[str, Any]:
 
 def _langchain_message(value: Any) -> dict[str, Any] | None:
     """A LangChain message as OpenInference serializes it (`{"type": ..., "data": {...}}`)."""
-    if isinstance(value, dict) and isinstance(value.get("data"), dict) and "type" in value:
-        return value["data"]
+    if isinstance(value, dict) and isinstance(data := value.get("data"), dict) and "type" in value:
+        return data
     return None
 
 
@@ -464,12 +465,12 @@ def final_output(span: Span, logs: Sequence[LogRecord] = ()) -> str | None:
             and state["messages"]
         ):
             last = _langchain_message(state["messages"][-1]) or state["messages"][-1]
-            if isinstance(last, dict) and isinstance(last.get("content"), str):
-                return last["content"]  # a LangGraph state: its last message is the answer
+            if isinstance(last, dict) and isinstance(said := last.get("content"), str):
+                return said  # a LangGraph state: its last message is the answer
         return value if isinstance(value, str) else _json(value)
     message = output_message(span, logs)
-    if message is not None and isinstance(message.get("content"), str):
-        return message["content"]
+    if message is not None and isinstance(said := message.get("content"), str):
+        return said
     return None
 
 

@@ -61,8 +61,9 @@ class OtlpHttpServer(ThreadingHTTPServer):
 
     @property
     def endpoint(self) -> str:
-        host, port = self.server_address[:2]
-        shown = f"[{host}]" if ":" in str(host) else host
+        address, port = self.server_address[:2]
+        host = str(address)  # a str for an IP socket (and the f-string below is str() anyway)
+        shown = f"[{host}]" if ":" in host else host
         return f"http://{shown}:{port}"
 
     def serve_in_thread(self) -> threading.Thread:
@@ -196,4 +197,5 @@ def _response(kind: str, status: int, message: str | None) -> bytes:
         return orjson.dumps({"code": code, "message": message})
     from google.rpc.status_pb2 import Status
 
-    return Status(code=code, message=message).SerializeToString()
+    encoded: bytes = Status(code=code, message=message).SerializeToString()
+    return encoded

@@ -330,7 +330,7 @@ def _answered_call(step: dict[str, Any], asked: list[dict[str, Any]]) -> dict[st
     wanted = step["call_id"]
 
     def same_tool(call: dict[str, Any]) -> bool:
-        return call.get("function", {}).get("name") == step["name"]
+        return bool(call.get("function", {}).get("name") == step["name"])
 
     def same_args(call: dict[str, Any]) -> bool:
         given = call.get("function", {}).get("arguments")

@@ -63,10 +63,10 @@ def _check_value(value: Any, prop: Any) -> str | None:
     if "enum" in prop and value not in prop["enum"]:
         return f"must be one of {', '.join(json.dumps(v) for v in prop['enum'])}"
     options = prop.get("anyOf")
-    kinds = [o.get("type") for o in options if isinstance(o, dict)] if options else []
+    declared = [o.get("type") for o in options if isinstance(o, dict)] if options else []
     if not options:
-        kinds = prop["type"] if isinstance(prop.get("type"), list) else [prop.get("type")]
-    kinds = [k for k in kinds if isinstance(k, str) and k in _JSON_TYPES]
+        declared = prop["type"] if isinstance(prop.get("type"), list) else [prop.get("type")]
+    kinds = [k for k in declared if isinstance(k, str) and k in _JSON_TYPES]
     if not kinds or any(_is(value, k) for k in kinds):
         return None
     wanted = " or ".join("null" if k == "null" else f"{_AN.get(k, 'a')} {k}" for k in kinds)

@@ -52,7 +52,7 @@ def prepare_settings(settings: Mapping[str, Any]) -> PreparedSettings:
     would send them. A name `create` does not take is sent as it is (a provider's own field, a
     `ModelSettings.extra`), as `extra_body` would send it; `model`, `messages`, `tools` and
     `stream` are the engine's (the tools are the agent's): a `TypeError`."""
-    from openai._utils import maybe_transform
+    from openai._utils import transform
     from openai.types.chat import completion_create_params
 
     accepted = _create_parameters()
@@ -77,7 +77,7 @@ def prepare_settings(settings: Mapping[str, Any]) -> PreparedSettings:
                 options[_OPTION_FIELDS[name]] = value
         else:
             fields[name] = value
-    prepared = maybe_transform(fields, completion_create_params.CompletionCreateParamsNonStreaming)
+    prepared = transform(fields, completion_create_params.CompletionCreateParamsNonStreaming)
     return PreparedSettings(prepared, {**passed, **extra_body}, options)
 
 

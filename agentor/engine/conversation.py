@@ -16,7 +16,7 @@ from typing import Any, SupportsIndex
 import orjson
 
 
-class Conversation(list):  # type: ignore[type-arg]
+class Conversation(list[dict[str, Any]]):
     """A list of messages (dicts), appended to as the run goes on; `encoded()` is the JSON of
     each, written once."""
 

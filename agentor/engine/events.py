@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, fields
 from itertools import repeat
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeGuard
 
 LOG_VERSION = 1
 
@@ -240,7 +240,7 @@ def _is_dict(v: Any) -> bool:
     return isinstance(v, dict)
 
 
-def is_list_of_dicts(v: Any) -> bool:
+def is_list_of_dicts(v: Any) -> TypeGuard[list[dict[str, Any]]]:
     """A list whose every item is a dict (a request's messages, a call list, tool schemas).
     A C loop: a MemoryStore checks every generation's whole request (~20 ns a message)."""
     return isinstance(v, list) and all(map(isinstance, v, repeat(dict)))

@@ -72,16 +72,17 @@ def total_usage(events: Sequence[Event]) -> Usage:
 def canonical_args(args: Any) -> str:
     """A key under which two calls with equal arguments compare equal."""
     if isinstance(args, str):
+        text = args
         try:
-            args = json.loads(args)
+            args = json.loads(text)
         except (ValueError, RecursionError):
-            return args
+            return text
     return json.dumps(args, sort_keys=True, ensure_ascii=False, default=str)
 
 
 def call_parts(call: dict[str, Any]) -> tuple[str, str, str]:
     """(id, name, raw arguments) of an OpenAI-shaped tool call, tolerating missing parts."""
-    fn = call.get("function") if isinstance(call.get("function"), dict) else {}
+    fn = f if isinstance(f := call.get("function"), dict) else {}
     args = fn.get("arguments", "")
     if not isinstance(args, str):
         args = json.dumps(args)
@@ -199,9 +200,11 @@ def _unspent_records(events: Sequence[Event], gens: list[int]) -> list[Recorded]
         ids = [call_parts(c)[0] for c in events[i].calls or []]
         if ids and not all(cid in results for cid in ids):
             for cid in ids:
-                r = results.get(cid)
-                if r is not None and r.error is None:
-                    recorded.append(Recorded(r.name or "", canonical_args(r.args), r))
+                answer = results.get(cid)
+                if answer is not None and answer.error is None:
+                    recorded.append(
+                        Recorded(answer.name or "", canonical_args(answer.args), answer)
+                    )
     return recorded
 
 

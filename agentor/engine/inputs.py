@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from agentor.engine.events import Event
 from agentor.engine.history import resume_point
@@ -62,9 +62,9 @@ def store_from(store: object) -> Store | None:
         return FileStore(store)
     if isinstance(store, type):
         got = f"the class {store.__name__} itself: make one, such as {store.__name__}(...)"
-    elif all(callable(getattr(store, m, None)) for m in STORE_METHODS):
+    elif _has_store_methods(store):
         _check_locking(store)
-        return store  # type: ignore[return-value]
+        return store
     else:
         got = f"{type(store).__name__} {_clip(repr(store))}"
     raise TypeError(
@@ -72,6 +72,12 @@ def store_from(store: object) -> Store | None:
         "list_runs() methods, such as FileStore('runs') or MemoryStore(), or a directory path "
         f"(str or os.PathLike) for a FileStore there; got {got}"
     )
+
+
+def _has_store_methods(store: object) -> TypeGuard[Store]:
+    """Whether `store` has each method of a `Store`, callable (a runtime-checkable protocol
+    would only see that the attributes exist)."""
+    return all(callable(getattr(store, m, None)) for m in STORE_METHODS)
 
 
 def _clip(text: str, limit: int = 60) -> str:

@@ -32,14 +32,14 @@ OUTCOME_UNKNOWN = "interrupted while running: outcome unknown"
 def check_on_interrupt(value: object) -> str | None:
     """A tool's `on_interrupt`: "rerun", "ask", or None (its kind's default)."""
     if value is None or value in ON_INTERRUPT:
-        return value  # type: ignore[return-value]
+        return value
     raise ValueError(f"on_interrupt takes 'rerun' or 'ask'; got {value!r}")
 
 
 def asks_after_crash(tool: Any, approved: bool) -> bool:
     """Whether a crash during this call waits for a person: the tool's own `on_interrupt`,
     else "ask" for a call a person approved."""
-    policy = getattr(tool, "on_interrupt", None)
+    policy: str | None = getattr(tool, "on_interrupt", None)
     if policy is None:
         return approved
     return policy == ASK

@@ -61,11 +61,11 @@ async def invoke_tool(
             stopped = True
         except Exception:
             break
-    exc = thread.exception()
-    if exc is None:
+    failure = thread.exception()
+    if failure is None:
         result.result = loggable(thread.result())
     else:
-        result.error = f"{type(exc).__name__}: {exc}"
+        result.error = f"{type(failure).__name__}: {failure}"
     return stopped
 
 

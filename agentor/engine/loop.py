@@ -70,12 +70,13 @@ class Recorder:
     _saving: set[asyncio.Future[None]] = field(default_factory=set)
     _held: Event | None = None
     inline: bool = field(init=False)  # saved on the event loop: the store does no I/O
-    batches: bool = field(init=False)  # the store saves several events in one write
+    # The store, when it saves several events in one write (None: one append an event).
+    batches: BatchStore | None = field(init=False)
 
     def __post_init__(self) -> None:
         self.inline = saves_in_memory(self.store)
         # Asked once: a runtime-checkable protocol's isinstance costs ~10 us, at every save.
-        self.batches = isinstance(self.store, BatchStore)
+        self.batches = self.store if isinstance(self.store, BatchStore) else None
 
     def hold(self, event: Event) -> None:
         """Save `event` (a resume's run_start) with the next durable event, not before: a
@@ -124,8 +125,8 @@ class Recorder:
     def _save(self, events: list[Event]) -> None:
         assert self.store is not None and self.run_id is not None
         try:
-            if self.batches:
-                self.store.append_many(self.run_id, events)  # type: ignore[union-attr]
+            if self.batches is not None:
+                self.batches.append_many(self.run_id, events)
             else:
                 for e in events:
                     self.store.append(self.run_id, e)

@@ -61,7 +61,7 @@ class ToolServer:
         self.tool_prefix = tool_prefix
         self.timeout = float(timeout)
         self.on_interrupt = check_on_interrupt(on_interrupt) or ASK
-        self._direct: Connection | None = None
+        self._direct: Connection[ToolServer] | None = None
 
     # -- what a kind of server provides -------------------------------------------------------
 
@@ -257,7 +257,7 @@ class MCPTool(Tool):
     def __init__(
         self,
         server: ToolServer,
-        connection: Connection | None,
+        connection: Connection[ToolServer] | None,
         remote: str,
         description: str,
         parameters: dict[str, Any],
@@ -315,7 +315,9 @@ class MCPTool(Tool):
         return f"MCPTool({self.name!r}, server={self.server!r})"
 
 
-def tools_of(server: ToolServer, connection: Connection | None, listed: list[Any]) -> list[Tool]:
+def tools_of(
+    server: ToolServer, connection: Connection[ToolServer] | None, listed: list[Any]
+) -> list[Tool]:
     """The `MCPTool`s of a server's listing (the `mcp` package's `Tool`s)."""
     return [
         MCPTool(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from agentor.engine.mcp_text import Secrets
 from agentor.errors import MCPServerError
@@ -30,10 +30,14 @@ class Server(Protocol):
     def client_for(self, stack: contextlib.AsyncExitStack) -> tuple[Any, Callable[[], str]]: ...
 
 
-class Connection:
-    """A server's connection for one segment (see the module); `down` says why calls fail."""
+ServerT = TypeVar("ServerT", bound=Server)
 
-    def __init__(self, server: Server) -> None:
+
+class Connection(Generic[ServerT]):
+    """A server's connection for one segment (see the module); `down` says why calls fail.
+    Generic in its server, so `connection.server` is the caller's own kind of server."""
+
+    def __init__(self, server: ServerT) -> None:
         self.server = server
         self.secrets = server.secrets()
         self.client: Any = None

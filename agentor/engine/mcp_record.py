@@ -26,7 +26,7 @@ def offered_words(record: Sequence[dict[str, Any]]) -> str:
     """`files (3 tools), search (cannot be reached)`: a record's servers in a few words."""
     out = []
     for entry in record:
-        tools = entry.get("tools") if isinstance(entry.get("tools"), list) else []
+        tools = t if isinstance(t := entry.get("tools"), list) else []
         state = "cannot be reached" if entry.get("error") else f"{len(tools)} tools"
         out.append(f"{entry.get('server')} ({state})")
     return ", ".join(out)

@@ -55,7 +55,7 @@ def result_text(result: Any) -> str:
 
 
 def _resource_text(resource: Any) -> str:
-    text = getattr(resource, "text", None)
+    text: str | None = getattr(resource, "text", None)
     if text is not None:
         return text
     blob = getattr(resource, "blob", "") or ""

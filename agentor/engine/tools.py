@@ -212,7 +212,7 @@ class RecordedTool(Tool):
     another framework made has no tool here to run)."""
 
     def __init__(self, schema: dict[str, Any]) -> None:
-        function = schema.get("function") if isinstance(schema.get("function"), dict) else {}
+        function = f if isinstance(f := schema.get("function"), dict) else {}
         name = function.get("name")
         if not isinstance(name, str) or not name:
             raise ValueError("a recorded tool needs a name")

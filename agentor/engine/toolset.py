@@ -63,7 +63,7 @@ async def segment_tools(
         await asyncio.gather(*(c.close() for c in connections))
 
 
-async def _listing(connection: Connection) -> list[Any] | None:
+async def _listing(connection: Connection[ToolServer]) -> list[Any] | None:
     try:
         return await connection.open()
     except MCPServerError as exc:
@@ -73,7 +73,7 @@ async def _listing(connection: Connection) -> list[Any] | None:
 
 def _merged(
     own: Sequence[Tool],
-    connections: Sequence[Connection],
+    connections: Sequence[Connection[ToolServer]],
     listings: Sequence[list[Any] | None],
     events: Sequence[Event],
 ) -> SegmentTools:
@@ -115,7 +115,7 @@ def _merged(
 
 
 def recorded_tools(
-    server: ToolServer, connection: Connection, entry: dict[str, Any] | None
+    server: ToolServer, connection: Connection[ToolServer], entry: dict[str, Any] | None
 ) -> list[Tool]:
     """The tools a server offered in the log's last record, on a connection that is down:
     the model sees them as before, and a call of one is answered with why."""

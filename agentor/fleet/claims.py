@@ -224,16 +224,16 @@ class ClaimingStore:
         return self.store.list_runs()
 
     def is_locked(self, run_id: str) -> bool:
-        return self.store.is_locked(run_id)  # type: ignore[attr-defined]
+        return self.store.is_locked(run_id)
 
     def lock_holder(self, run_id: str) -> int | None:
-        return self.store.lock_holder(run_id)  # type: ignore[attr-defined]
+        return self.store.lock_holder(run_id)
 
     @contextlib.contextmanager
     def lock(self, run_id: str) -> Iterator[None]:
         """Claim the run (see the module): `RunLockedError` at once when someone holds it (a
         plain lock would wait a moment first: another worker was simply quicker)."""
-        store: LockingStore = self.store  # type: ignore[assignment]
+        store = self.store
         if store.is_locked(run_id):
             raise RunLockedError(run_id, store.lock_holder(run_id))
         with store.lock(run_id):

@@ -135,8 +135,12 @@ class _Seen:
     last_at: float
 
 
+class LockingRunStore(Store, LockingStore, Protocol):
+    """What a scan reads and locks: a store (`list_runs`, `load`) that locks its runs."""
+
+
 class ScanFinder:
-    def __init__(self, store: LockingStore, wanted: Wanted) -> None:
+    def __init__(self, store: LockingRunStore, wanted: Wanted) -> None:
         self.store = store
         self.wanted = wanted
         self.how = "watchfiles" if isinstance(store, FileStore) else "polling"
@@ -144,7 +148,7 @@ class ScanFinder:
 
     def candidates(self, limit: int) -> list[Candidate]:
         found: list[tuple[float, str, Candidate]] = []
-        ids = self.store.list_runs()  # type: ignore[attr-defined]
+        ids = self.store.list_runs()
         for gone in self._seen.keys() - set(ids):
             del self._seen[gone]
         for run_id in ids:
@@ -164,7 +168,7 @@ class ScanFinder:
         if self.store.is_locked(run_id):
             return None  # being written: read it once it is let go
         try:
-            events: list[Event] = self.store.load(run_id)  # type: ignore[attr-defined]
+            events: list[Event] = self.store.load(run_id)
         except (KeyError, OSError, ValueError):
             return None
         agent = next((e.agent for e in events if e.type == RUN_START and e.agent), "")

@@ -20,6 +20,7 @@ What happens is told to `report` as `Report`s, in the event loop's thread.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import logging
 import threading
@@ -217,7 +218,7 @@ class Worker:
                 return
             task = asyncio.create_task(self._attempt(c))
             self._tasks[c.run_id] = task
-            task.add_done_callback(lambda _, run_id=c.run_id: self._done(run_id))
+            task.add_done_callback(functools.partial(self._task_done, c.run_id))
 
     def _passed(self, c: Candidate, now: float) -> bool:
         skipped = self._skipped.get(c.run_id)
@@ -275,6 +276,9 @@ class Worker:
             self.report(Report(kind, run_id, text))
         except Exception:  # a report that fails must not stop the worker
             log.exception("the worker's report failed")
+
+    def _task_done(self, run_id: str, _: asyncio.Task[None]) -> None:
+        self._done(run_id)
 
     def _done(self, run_id: str) -> None:
         self._tasks.pop(run_id, None)

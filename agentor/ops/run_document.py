@@ -178,8 +178,12 @@ def _tool_step(e: Event) -> Block:
             return Body(("Error from ", name, *call), e.error, tone="error")
         text = e.result if isinstance(e.result, str) else _json(e.result)
         kind = "text" if isinstance(e.result, str) else "json"
-        note = (" (answered from the record of ", Code(e.replayed_from), ")")
-        return Body(("Result of ", name, *call, *(note if e.replayed_from else ())), text, kind)
+        note = (
+            (" (answered from the record of ", Code(e.replayed_from), ")")
+            if e.replayed_from
+            else ()
+        )
+        return Body(("Result of ", name, *call, *note), text, kind)
     if e.type == APPROVAL_REQUEST:
         return Body(("Approval requested for ", name, *call), _json(e.args), "json")
     decision = str(e.extra.get("decision", "decided"))
@@ -206,8 +210,9 @@ def _content(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):  # content parts
-        texts = [p.get("text") for p in content if isinstance(p, dict)]
-        if all(isinstance(t, str) for t in texts):
+        parts = [p for p in content if isinstance(p, dict)]
+        texts = [t for p in parts if isinstance(t := p.get("text"), str)]
+        if len(texts) == len(parts):
             return "\n".join(texts)
     return _json(content)
 

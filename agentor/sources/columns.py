@@ -37,7 +37,7 @@ _LEAVES: dict[Any, tuple[str, tuple[type, ...]]] = {
 }
 
 
-class Column(list):  # type: ignore[type-arg]
+class Column(list[Any]):
     """A column whose value types are known without looking at each (one value repeated, a
     palette's): `from_columns` checks `types` instead."""
 
@@ -90,7 +90,7 @@ def _fields(cls: type) -> tuple[_Field, ...]:
         nested = None
         for arg in _union_args(hints[f.name]):
             origin = typing.get_origin(arg) or arg
-            if dataclasses.is_dataclass(origin):
+            if isinstance(origin, type) and dataclasses.is_dataclass(origin):
                 nested, kind = origin, "obj:" + origin.__name__
                 allowed.add(bool)
             elif origin in _LEAVES:

@@ -30,7 +30,7 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncGenerator, Callable, Iterable
 from pathlib import Path
 
 from agentor.engine.statuses import RUNNING
@@ -219,7 +219,7 @@ class DirectorySource:
     def close(self) -> None:
         """Nothing to let go of: files are opened only while they are read."""
 
-    async def watch(self) -> AsyncIterator[Changes]:
+    async def watch(self) -> AsyncGenerator[Changes, None]:
         async with contextlib.aclosing(changed_paths(self.directory)) as batches:
             async for paths in batches:
                 if paths is None:  # the watch is set up: what changed since the scan
@@ -302,8 +302,8 @@ class DirectorySource:
         else those of `paths` that are logs of this directory, each once."""
         if paths is None:
             names = dict(self._list_dir() or ())
-            for run_id, tail in self._tails.items():
-                names.setdefault(run_id, tail.path)
+            for known_id, tail in self._tails.items():
+                names.setdefault(known_id, tail.path)
             return list(names.items())
         targets = []
         seen: set[str] = set()

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import itertools
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from pathlib import Path
 
 # watchfiles polls its queue every `step` ms and yields once a step brings nothing new, or
@@ -34,7 +34,7 @@ def identity(directory: Path) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino)
 
 
-async def changed_paths(directory: Path) -> AsyncIterator[list[Path] | None]:
+async def changed_paths(directory: Path) -> AsyncGenerator[list[Path] | None, None]:
     """`None` once the watch is set up (proved by a probe file; at once in a directory we may
     not write to), then each batch of paths that changed, until the directory is gone.
     OSError or RuntimeError when watching fails."""

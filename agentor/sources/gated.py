@@ -90,8 +90,9 @@ def request_of(log: RunEvents, index: int) -> Event | None:
         return None
     for i in range(index - 1, max(-1, index - 1 - LOOKBACK), -1):
         item = log.item(i)
-        is_request = isinstance(item, Event) and item.type == APPROVAL_REQUEST
-        if is_request and item.call_id == decided.call_id:  # the latest request for it
+        if not isinstance(item, Event) or item.type != APPROVAL_REQUEST:
+            continue
+        if item.call_id == decided.call_id:  # the latest request for it
             return item
     return None
 

@@ -252,7 +252,8 @@ def _lost_an_integer(data: dict[str, Any]) -> bool:
     return bool(values) and max(map(abs, values)) >= _TOO_BIG
 
 
-_scan = json.JSONDecoder().scan_once  # the C scanner `json.loads` ends in
+# The C scanner `json.loads` ends in; set by JSONDecoder.__init__, so typeshed does not list it.
+_scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 def _loads(line: bytes) -> Any:

@@ -37,6 +37,7 @@ def log_entries(prefix: str, names: list[str]) -> list[tuple[str, str]]:
     for i in odd:
         ids[i] = row_id_of(names[i])
         keep[i] = ids[i] is not None
+    # `keep` drops every None id, which the checker cannot follow through `compress`.
     return list(compress(zip(ids, map(prefix.__add__, names), strict=True), keep))  # type: ignore[arg-type]
 
 

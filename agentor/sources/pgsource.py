@@ -29,7 +29,7 @@ import asyncio
 import itertools
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Hashable, Iterable
+from collections.abc import AsyncGenerator, Callable, Hashable, Iterable
 from typing import Any, TypeVar
 
 from agentor.engine.events import FORK
@@ -252,7 +252,7 @@ class PostgresSource(FeedReading):
         # says so, and the watch goes on trying.
         return ("postgresql", self.where)
 
-    async def watch(self) -> AsyncIterator[Changes]:
+    async def watch(self) -> AsyncGenerator[Changes, None]:
         feed = await asyncio.to_thread(self._open_feed)
         try:
             yield await asyncio.to_thread(self.refresh)  # what changed since the scan

@@ -110,7 +110,8 @@ def take_fresh(
 def unchanged(paths: list[str | None], keys: list[tuple[int, int, int, int]]) -> list[bool]:
     """Whether each file (None: not listed) has the key given (dev, inode, size, mtime_ns)."""
     try:
-        return list(map(eq, map(_FILE_KEY, map(os.lstat, paths)), keys))
+        # A None (a run not listed) raises TypeError here on purpose: caught below.
+        return list(map(eq, map(_FILE_KEY, map(os.lstat, paths)), keys))  # type: ignore[arg-type]
     except (OSError, TypeError):  # a file gone since it was listed, a run not listed
         return list(map(eq, map(_key_of, paths), keys))
 

@@ -22,7 +22,7 @@ usage, events, bad lines) are not yet; `fill()` completes it.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Hashable, Iterable
+from collections.abc import AsyncGenerator, Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -172,10 +172,11 @@ class RunSource(Protocol):
         and what was watched is not what is there."""
         ...
 
-    def watch(self) -> AsyncIterator[Changes]:
+    def watch(self) -> AsyncGenerator[Changes, None]:
         """What changes, as it changes. The first item comes once the watch is set up and
         holds what changed since the last scan: from then on no change is missed. Ends when
-        the store is gone; OSError or RuntimeError when watching fails."""
+        the store is gone; OSError or RuntimeError when watching fails. A generator, so the
+        watcher can close it (`contextlib.aclosing`)."""
         ...
 
     def resume_store(self, held: Callable[[str], None]) -> Store:

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from agentor.engine.events import GENERATION, Event
+from agentor.engine.log.format import BadLine
 from agentor.engine.statuses import RUNNING
 from agentor.sources.source import RunEvents, RunSource
 from agentor.telemetry.sending import Collector, _SendError
@@ -136,11 +137,11 @@ class Follower:
         f.outbox += f.spans.feed((i + 1, self._item(f.log, i)) for i in range(f.read, len(f.log)))
         f.read = len(f.log)
 
-    def _item(self, log: RunEvents, i: int) -> Event:
+    def _item(self, log: RunEvents, i: int) -> Event | BadLine:
         item = log.item(i)
         if self.content and isinstance(item, Event) and item.type == GENERATION:
             item.messages = log.request(i)  # the whole request, as the engine rebuilds it
-        return item  # type: ignore[return-value]
+        return item
 
     def _writer_gone(self, run_id: str, f: Followed) -> bool:
         row = self.source.get(run_id)
@@ -214,8 +215,10 @@ class Follower:
                 with contextlib.suppress(BaseException):
                     await task
             for task in tasks:  # a watch that failed says why
-                if task.done() and not task.cancelled() and task.exception() is not None:
-                    raise task.exception()  # type: ignore[misc]
+                if task.done() and not task.cancelled():
+                    failure = task.exception()
+                    if failure is not None:
+                        raise failure
 
     def _idle_candidates(self) -> list[str]:
         """Runs waiting on a writer that takes no lock, or on a collector: look again."""

@@ -193,6 +193,6 @@ def store_args(source: RunSource) -> list[str]:
     """The `agentor` options naming the source's store (a directory, a database's schema)."""
     store = getattr(source, "store", None)
     schema = getattr(store, "schema", None)
-    if schema is not None:
+    if store is not None and schema is not None:
         return ["--store", str(store.where), "--schema", str(schema)]
     return ["--dir", str(source.where)]

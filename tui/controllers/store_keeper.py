@@ -86,7 +86,7 @@ class StoreKeeper(Controller):
         self._pin(store, run_id, was)
 
     @work(thread=True, group="pin", exit_on_error=False)
-    def _pin(self, store: PinningStore, run_id: str, was: bool) -> None:
+    def _pin(self, store: Store, run_id: str, was: bool) -> None:  # a PinningStore
         try:
             (unpin if was else pin)(store, run_id)
             now = pinned(store)
@@ -107,7 +107,7 @@ class StoreKeeper(Controller):
         self._ask_to_delete(store, row, status)
 
     @work(thread=True, group="delete", exit_on_error=False)
-    def _ask_to_delete(self, store: DeletingStore, row: RunRow, status: str) -> None:
+    def _ask_to_delete(self, store: Store, row: RunRow, status: str) -> None:  # a DeletingStore
         """The store is asked who holds the run."""
         try:
             refused = delete_refusal(store, row.run_id, status)
@@ -126,7 +126,7 @@ class StoreKeeper(Controller):
             self._delete(store, run_id)
 
     @work(thread=True, group="delete", exit_on_error=False)
-    def _delete(self, store: DeletingStore, run_id: str) -> None:
+    def _delete(self, store: Store, run_id: str) -> None:  # a DeletingStore
         """Delete, then what the source found (the list shows the run gone, watched or not),
         then how it went."""
         try:

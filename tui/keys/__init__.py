@@ -5,7 +5,7 @@ section (`runs`, `timeline`, ...), and here the order they come in."""
 
 from __future__ import annotations
 
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 
 from tui.keys import app_keys, approval, compare, event, forks, run, runs, store_keys, timeline
 from tui.keys.model import (
@@ -138,7 +138,7 @@ def _binds() -> list[Bind]:
     return [bind for _, keys in HELP for key in keys for bind in key.binds]
 
 
-def bindings(owner: str) -> list[Binding]:
+def bindings(owner: str) -> list[BindingType]:
     """The bindings of `owner`, in footer order."""
     rank = {action: n for n, action in enumerate(FOOTER_ORDER)}
     own = [b for b in _binds() if b.owner == owner]

@@ -119,7 +119,8 @@ def _int(text: str | None, default: int) -> int:
 async def _quit_tabs(site: web.Application) -> None:
     """Cancel each tab's websocket handler: textual-serve then closes the socket and tells the
     tab's app to quit, and waits for its process to end."""
-    tabs = list(site[_TABS])
+    open_tabs = site[_TABS]
+    tabs = list(open_tabs)
     for tab in tabs:
         tab.cancel()
     await asyncio.gather(*tabs, return_exceptions=True)

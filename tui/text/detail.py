@@ -419,11 +419,11 @@ def _request_config(
         out.block(Text("(none recorded: the model exposes no settings)", "dim"))
     elif not setup.settings:
         out.block(Text("none: the model's defaults", "dim"))
-    names = {name: literal_line(name, 40) for name in setup.settings or {}}
-    width = max(map(len, names.values()), default=0)
+    labels = {name: literal_line(name, 40) for name in setup.settings or {}}
+    width = max(map(len, labels.values()), default=0)
     for name, value in (setup.settings or {}).items():
         shown = json.dumps(value, ensure_ascii=False, default=str)
-        out.block(Text.assemble((f"{names[name]:<{width}}  ", "dim"), literal_line(shown, 400)))
+        out.block(Text.assemble((f"{labels[name]:<{width}}  ", "dim"), literal_line(shown, 400)))
 
 
 def _event_fields(

@@ -98,7 +98,7 @@ def _table(title: str, first: str, groups: dict[str, Tally], chart: bool) -> Tab
     most = max((t.runs for t in groups.values()), default=0)
     for name, t in groups.items():
         tokens = token_count(t.tokens) + ("+" if t.pending else "")
-        cells = [Text(name), str(t.runs), tokens, t.cost_text()]
+        cells: list[Text | str] = [Text(name), str(t.runs), tokens, t.cost_text()]
         table.add_row(*cells, *([bar(t.runs, most)] if chart else []))
     return table
 

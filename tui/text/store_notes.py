@@ -55,7 +55,7 @@ def delete_failed(run_id: str, exc: BaseException) -> Note:
     return Note(f"Run {run_id} cannot be deleted: {exc}", severity="error", timeout=8)
 
 
-def deleted(run_id: str, freed: int) -> Note:
+def deleted(run_id: str, freed: int | None) -> Note:
     size = f" ({freed:,} bytes freed)" if freed else ""
     return Note(f"Deleted run {run_id}{size}.", timeout=8)
 

@@ -107,8 +107,9 @@ def content_text(content: Any) -> str:
         return content
     if isinstance(content, list):  # content parts
         texts = [p.get("text") if isinstance(p, dict) else p for p in content]
-        if all(isinstance(t, str) for t in texts):
-            return "\n".join(texts)
+        strings = [t for t in texts if isinstance(t, str)]
+        if len(strings) == len(texts):
+            return "\n".join(strings)
     return compact_json(content)
 
 

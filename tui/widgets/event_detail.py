@@ -18,6 +18,7 @@ from agentor.engine.events import (
     MESSAGE,
     RUN_END,
     RUN_START,
+    Event,
 )
 from agentor.engine.history import RunSummary
 from agentor.literal import literal_line
@@ -100,9 +101,9 @@ class EventDetail(VerticalScroll):
         body = detail(
             item, index, run_id, log.start_time, request, setup, run, self.lineage, totals
         )
-        if kind == APPROVAL_REQUEST:
+        if kind == APPROVAL_REQUEST and isinstance(item, Event):
             request_sections(body, item, decision_of(log, index), time.time())
-        elif kind == APPROVAL:
+        elif kind == APPROVAL and isinstance(item, Event):
             approval_sections(body, item, request_of(log, index))
         title = f"Detail · {literal_line(kind, 20)}" if kind else "Detail · unreadable line"
         self.show(body, f"{title} · line {index + 1}")

@@ -61,7 +61,8 @@ def help_text(columns: int = 1) -> Group | Table:
     layout.add_column(ratio=1)
     left = [p for section in sections[:cut] for p in section]
     right = [p for section in sections[cut:] for p in section]
-    layout.add_row(Group(*left), Group(*right[1:] if right and right[0].plain == "" else right))
+    blank_first = right and isinstance(right[0], Text) and right[0].plain == ""
+    layout.add_row(Group(*left), Group(*right[1:] if blank_first else right))
     return layout
 
 

@@ -31,7 +31,7 @@ class KeysFooter(Footer):
 
     def compose(self) -> Iterator[Widget]:
         keys = list(super().compose())
-        docked = [k for k in keys if k.has_class("-command-palette")]
+        docked = [k for k in keys if isinstance(k, FooterKey) and k.has_class("-command-palette")]
         shown = [k for k in keys if isinstance(k, FooterKey) and k not in docked]
         compact = self.compact
         room = self.size.width - sum(_width(k, compact) + 1 for k in docked)  # + its border

@@ -35,7 +35,7 @@ class Gated(Protocol):
 def check_rule(rule: object) -> ApprovalRule:
     """A tool's `needs_approval`: True, False, or a callable of the call's arguments."""
     if isinstance(rule, bool) or callable(rule):
-        return rule  # type: ignore[return-value]
+        return rule
     raise TypeError(
         "needs_approval takes True, False or a function of the call's arguments "
         f"(args: dict) -> bool; got {type(rule).__name__}"

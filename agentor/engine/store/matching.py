@@ -63,7 +63,7 @@ def matcher_for(query: str, regex: bool, ignore_case: bool | None) -> Matcher:
 
 def _needle(text: str, fold: bool) -> bytes | None:
     """The longest run of characters of `text` that every JSON writer writes as they are."""
-    runs = _RAW_SAFE.findall(text)
+    runs: list[str] = _RAW_SAFE.findall(text)
     if not runs:
         return None
     needle = max(runs, key=len).encode("ascii")
@@ -75,7 +75,8 @@ def _required_literal(pattern: re.Pattern[str]) -> str:
     literals at its top level (a regex with none, or one the parser cannot take, has "": every
     line is then decoded and matched)."""
     try:
-        from re import _parser  # the standard parser: private, so any failure means "none"
+        # The standard parser: private (typeshed has no stub), so any failure means "none".
+        from re import _parser  # type: ignore[attr-defined]
 
         items = list(_parser.parse(pattern.pattern, pattern.flags & ~re.IGNORECASE))
     except Exception:

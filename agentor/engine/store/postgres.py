@@ -41,7 +41,8 @@ def open_store(
     `key=value` pairs: `is_dsn`) is a PostgresStore (in `schema`), anything else a FileStore
     directory."""
     if isinstance(spec, str) and is_dsn(spec):
-        return __getattr__("PostgresStore")(spec, schema=schema)
+        store_class: type[PostgresStore] = __getattr__("PostgresStore")
+        return store_class(spec, schema=schema)
     from agentor.engine.store.file import FileStore
 
     return FileStore(spec)

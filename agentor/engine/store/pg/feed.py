@@ -59,7 +59,9 @@ class ChangeFeed:
         self._last_poll = 0.0
         conn = self._open()
         # The starting point: changes committed from now on (listening already).
-        self._horizon: str = conn.execute(horizon_sql).fetchone()[0]
+        horizon = conn.execute(horizon_sql).fetchone()
+        assert horizon is not None  # a SELECT of a function: one row
+        self._horizon: str = horizon[0]
         self._last_poll = time.monotonic()
 
     def wait(self, timeout: float) -> dict[str, int]:

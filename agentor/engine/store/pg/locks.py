@@ -93,7 +93,8 @@ class Holds:
         for attempt in (1, 2):
             conn = self._session_conn()
             try:
-                row = conn.execute(self._take_sql, params).fetchone()
+                row: tuple[Any, ...] | None = conn.execute(self._take_sql, params).fetchone()
+                assert row is not None  # a SELECT of a function: one row
                 if row[0]:
                     announce(conn, self._taken_sql, (run_id, run_id))
                 return row
@@ -198,4 +199,6 @@ def write_and_announce(
         if cur.pgresult is None or cur.pgresult.status != psycopg.pq.ExecStatus.TUPLES_OK:
             raise
         log.warning("a change notification was not sent: %s", exc)
-    return cur.fetchone()[0]
+    row = cur.fetchone()
+    assert row is not None  # the write returns one row
+    return row[0]

@@ -138,7 +138,7 @@ def _storable_as_is(values: tuple[Any, ...]) -> bool:
         plain = text is None or (text.isascii() and "\x00" not in text)
         if not plain and ("\x00" in text or not _utf8(text)):
             return False
-    ints = [values[i] for i in _INTS if values[i] is not None]
+    ints: list[int] = [values[i] for i in _INTS if values[i] is not None]
     return min(ints) >= -_INT64 - 1 and max(ints) <= _INT64
 
 
@@ -178,7 +178,7 @@ ROW_COLUMNS = ("run_id", *SUMMARY_COLUMNS)
 def summary_from_row(row: Sequence[Any]) -> RunSummary:
     """A RunSummary from `ROW_COLUMNS` values (a row of the `runs` table). Positional: a list
     of 100,000 runs builds 100,000 of these."""
-    return RunSummary(*row[:9], Usage(row[9], row[10], row[11]), *row[12:25])
+    return RunSummary(*(*row[:9], Usage(row[9], row[10], row[11]), *row[12:25]))
 
 
 @dataclass

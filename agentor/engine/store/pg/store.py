@@ -137,6 +137,7 @@ class PostgresStore(RunListings, RunUpkeep):
                 ).fetchone()
         finally:
             conn.close()
+        assert oids is not None  # a SELECT without FROM: one row
         self._q = Queries(schema, *oids)
         self._pool = make_pool(dsn, f"store {schema}", pool_size, pool_timeout)
         self._holds = Holds(
@@ -212,6 +213,7 @@ class PostgresStore(RunListings, RunUpkeep):
         types = [e.type if _plain(e.type) else storable_text(e.type) for e in todo]
         token = hold.token if hold is not None else None
         summary = summary_params(state.summary, state.pending)
+        params: tuple[Any, ...]
         if len(lines) == 1:
             query, params = self._q.append_one, (run_id, token, after, types[0], lines[0])
         else:
@@ -247,7 +249,8 @@ class PostgresStore(RunListings, RunUpkeep):
                 self._holds.lost(hold)
             return RunLostError(run_id, diag.message_primary or "another process took it")
         if code == LOCKED:
-            pid = int(diag.message_detail) if (diag.message_detail or "").isdigit() else None
+            detail = diag.message_detail or ""
+            pid = int(detail) if detail.isdigit() else None
             return RunLockedError(run_id, pid, diag.message_hint or None)
         raise exc  # `failures` says it in one line
 

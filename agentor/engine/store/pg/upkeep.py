@@ -75,9 +75,10 @@ class RunUpkeep:
 
     def _exists(self, run_id: str) -> bool:
         sql = f"SELECT EXISTS (SELECT FROM {self._s}.runs WHERE run_id = %s::text)"
-        return self._read(
+        exists: bool = self._read(
             f"cannot read run {run_id} from", lambda c: c.execute(sql, (run_id,)).fetchone()[0]
         )
+        return exists
 
     def _drop(self, conn: Any, run_id: str) -> int:
         """One statement in autocommit, so one transaction and one round trip: the events, the
@@ -154,7 +155,8 @@ class RunUpkeep:
         NUL, backslashes and bytes above 127), so folding it to lower case finds what the file
         search finds in a log's lower-cased bytes (in the "C" collation: ASCII only, and twice
         as fast as the database's own)."""
-        where, params = "", ()
+        where = ""
+        params: tuple[Any, ...] = ()
         if matcher.needle is not None and matcher.fold:
             where = "WHERE strpos(lower(encode(line, 'escape') COLLATE \"C\"), %s::text) > 0"
             params = (matcher.needle.decode("ascii"),)

@@ -1,0 +1,38 @@
+"""Each store backend against every store protocol it implements, checked by the type checker
+(`make test` runs mypy over this file with `agentor` and `tui`): a method whose signature
+drifts from `agentor.engine.store.api` fails the check, before any test runs. Never imported
+at run time; `tests/test_store_suite.py` checks what the stores do."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from agentor.engine.store.api import (
+        BatchStore,
+        DeletingStore,
+        LockingStore,
+        PinningStore,
+        Store,
+    )
+    from agentor.engine.store.file import FileStore
+    from agentor.engine.store.memory import MemoryStore
+    from agentor.engine.store.pg.store import PostgresStore
+
+    Backend = FileStore | MemoryStore | PostgresStore
+
+    # One function a protocol, so a failure names the protocol (and mypy the member).
+    def as_store(store: Backend) -> Store:
+        return store
+
+    def as_batch_store(store: Backend) -> BatchStore:
+        return store
+
+    def as_locking_store(store: Backend) -> LockingStore:
+        return store
+
+    def as_deleting_store(store: Backend) -> DeletingStore:
+        return store
+
+    def as_pinning_store(store: Backend) -> PinningStore:
+        return store
