@@ -53,8 +53,8 @@ class RunsApp(App[str | None]):
     # A screen under another (a dialog over the runs screen) is `-suspended`: its own toasts
     # are not drawn behind the dialog's (app.tcss). Screens of 120 columns or more are `-wide`
     # (their notes wider).
-    SUSPENDED_SCREEN_CLASS: ClassVar[str] = "-suspended"
-    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(120, "-wide")]
+    SUSPENDED_SCREEN_CLASS = "-suspended"
+    HORIZONTAL_BREAKPOINTS = [(120, "-wide")]  # noqa: RUF012 - Textual's own attribute
 
     export_dir: str | os.PathLike[str] | None = None  # `--export-dir`; None: the current one
     runs_screen: RunsScreen  # the default screen, made as the app starts

@@ -61,7 +61,9 @@ def response_format(output_type: Any) -> dict[str, Any]:
     if not (isinstance(output_type, type) and issubclass(output_type, BaseModel)):
         raise TypeError(f"output_type must be a pydantic BaseModel, got {output_type!r}.")
     refuse_open_maps(output_type.model_json_schema())
-    return dict(type_to_response_format_param(output_type))
+    made = type_to_response_format_param(output_type)
+    assert isinstance(made, dict), "a pydantic model's format is a dict"
+    return dict(made)
 
 
 def check_retries(retries: int) -> int:

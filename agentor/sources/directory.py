@@ -106,7 +106,7 @@ class DirectorySource:
             if entries is None:
                 return
             # A few files are read whole (complete at once); many get quick rows.
-            whole_under = TAIL_BYTES if len(entries) <= SCAN_WHOLE_FILES else -1
+            whole_under: int | None = TAIL_BYTES if len(entries) <= SCAN_WHOLE_FILES else -1
             if self.whole_at_scan:
                 whole_under = None
             for run_id, path in self._from_index(entries):

@@ -209,9 +209,16 @@ def decode_for_summary(line: bytes, offset: int, lineno: int) -> Event | BadLine
     if not isinstance(data, dict) or not isinstance(kind := data.get("type"), str):
         return decode_line(line, offset, lineno)  # not an event: the engine says why
     if kind not in _FOLDED_FOR_MORE:  # a tool call or result, a message...: its time alone
-        times = {k: v for k in _TIME_FIELDS if type(v := data.get(k)) in _NUMBER_TYPES}
-        if not times or max(map(abs, times.values())) < _TOO_BIG:
-            return Event(kind, **times)
+        times: dict[str, Any] = {
+            k: v for k in _TIME_FIELDS if type(v := data.get(k)) in _NUMBER_TYPES
+        }
+        if not times or max(abs(v) for v in times.values()) < _TOO_BIG:
+            return Event(
+                kind,
+                started_at=times.get("started_at"),
+                ended_at=times.get("ended_at"),
+                ts=times.get("ts"),
+            )
     elif not _lost_an_integer(data):
         return _kept(data, kind)
     # A number orjson may have made a float of an integer past 64 bits: as `json` reads it.

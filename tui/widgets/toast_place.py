@@ -10,6 +10,8 @@ of the dialog's screen, so a dialog that grows or shrinks takes them along.
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.css.query import NoMatches
 from textual.screen import ModalScreen, Screen
 from textual.widget import Widget
@@ -19,7 +21,7 @@ from textual.widgets._tooltip import Tooltip
 FOLLOWING = "-following-the-dialog"  # the rack is placed again after each layout of the screen
 
 
-def dialog_of(screen: Screen) -> Widget | None:
+def dialog_of(screen: Screen[Any]) -> Widget | None:
     """The dialog a modal screen shows (its one widget of its own), laid out; else None."""
     if not isinstance(screen, ModalScreen):
         return None
@@ -27,7 +29,7 @@ def dialog_of(screen: Screen) -> Widget | None:
     return own[0] if own and own[0].region else None
 
 
-def place_toasts(screen: Screen) -> None:
+def place_toasts(screen: Screen[Any]) -> None:
     """The toasts of a modal `screen` inside its dialog's frame (a cell in from each side);
     those of any other screen where Textual puts them."""
     try:
