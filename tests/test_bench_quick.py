@@ -31,6 +31,7 @@ BENCHES = {
     "compare_view": "compare-view",
     "pg_search": "pg-search",
     "long_run": "long-run",
+    "collect": "collect",
 }
 # Scripts in bench/ that measure without a baseline (not in `make bench`), kept running too.
 TOOLS = {"engine_turn": "engine-turn"}
