@@ -224,8 +224,9 @@ def row_statuses(app: RunsApp) -> dict[str, str]:
 
 def toasts(app: RunsApp) -> list[str]:
     """What each notification widget on screen shows (its title, then its message), as drawn:
-    the widgets' own text, not the screen's (the same words may be elsewhere on it)."""
-    return [toast.render().plain for toast in app.screen.query("Toast")]
+    the widgets' own text, not the screen's (the same words may be elsewhere on it). A toast
+    taken down stays in the DOM until its removal is processed, not displayed: it is left out."""
+    return [toast.render().plain for toast in app.screen.query("Toast") if toast.display]
 
 
 async def priced(pilot: Any) -> None:

@@ -32,6 +32,7 @@ from tests.app_support import (
     copy_samples,
     fixed_clock,
     notifications,
+    priced,
     screen_text,
     terminal_output,
     toasts,
@@ -371,6 +372,31 @@ async def test_a_run_that_starts_waiting_is_announced_once_with_the_bell(
         assert old not in " ".join(notifications(app))
 
 
+async def test_a_run_that_pauses_while_the_fill_reads_it_is_announced(tmp_path: Path) -> None:
+    """A fork here writes its run, each write followed by a refresh (`Forker.Progress`); the
+    fill worker, in its thread, may read the run whole between a write and its refresh, the
+    pause included: the news is told all the same."""
+    _, run_id = await awaiting_run(tmp_path / "made")
+    lines = (tmp_path / "made" / f"{run_id}.jsonl").read_bytes().splitlines(keepends=True)
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    app = tui(runs)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await priced(pilot)  # the fill at start is over
+        log = runs / f"{run_id}.jsonl"
+        log.write_bytes(b"".join(lines[:-1]))  # the run arrives, not waiting yet
+        app.runs_screen.apply_changes(app.source.refresh([run_id]))  # as a fork's start does
+        assert app.source.get(run_id).status != AWAITING_APPROVAL
+        with log.open("ab") as f:
+            f.write(lines[-1])  # it pauses ...
+        assert app.source.fill() == [run_id]  # ... the fill reads that first ...
+        app.watcher.refresh_run(run_id)  # ... then the refresh the write asked for
+        told = await wait_until(
+            pilot, lambda: [n for n in notifications(app) if "awaits approval" in n], what="news"
+        )
+        assert told[0].startswith(f"Run {run_id[:8]} awaits approval of book_hotel")
+
+
 async def test_after_approve_resume_and_fork_a_few_short_notes_show_the_newest_of_each_kind(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -422,6 +448,23 @@ async def test_after_approve_resume_and_fork_a_few_short_notes_show_the_newest_o
         assert len([t for t in toasts(app) if t.startswith("Fork\n")]) == 1
         assert len(toasts(app)) <= 3
         assert asked and all(t <= 10 for t in asked)
+
+
+async def test_a_toast_taken_down_is_not_counted_on_screen_while_its_removal_is_pending(
+    tmp_path: Path,
+) -> None:
+    """`toasts()`, what the notes tests count: Textual takes a toast down by pruning it, a
+    message the toast handles later; until then it is in the DOM, but no longer displayed."""
+    (tmp_path / "runs").mkdir()
+    app = tui(tmp_path / "runs")
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        app.tell_note(Note("Older", title="Fork", kind="fork"))
+        await wait_until(pilot, lambda: toasts(app) == ["Fork\nOlder"], what="the first")
+        app.tell_note(Note("Newer", title="Fork", kind="fork"))
+        rack = app.screen.query_one("ToastRack")
+        rack.show(app._notifications)  # what the app has queued, done now: the older leaves
+        assert "Fork\nOlder" not in toasts(app)
+        await wait_until(pilot, lambda: toasts(app) == ["Fork\nNewer"], what="the newer")
 
 
 # -- make demo -----------------------------------------------------------------------------------

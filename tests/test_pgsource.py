@@ -133,6 +133,22 @@ def test_a_fill_never_puts_back_an_older_summary(
     assert source.get("a").summary.events == 5 and source.get("a").complete
 
 
+def test_a_status_a_fill_read_first_the_next_refresh_tells_once(
+    pg_stores: PgStores, source: PostgresSource
+) -> None:
+    """The run moved on between the brief listing and the fill (it ended): the fill shows
+    it, and the refresh its write asks for still tells it (the app's news come from there)."""
+    store = pg_stores()
+    write_run(store, "a", time.time(), turns=1, end=False)
+    write_run(store, "b", time.time() - 5, turns=1, end=True)
+    source.scan()  # listed briefly: fill reads them
+    store.append("a", Event("run_end", status="completed", text="done", turn=1))
+    assert source.fill() == ["a", "b"] and source.get("a").status == "completed"
+    changes = source.refresh(["a", "b"])
+    assert changes.updated == {"a"} and changes.appended == {"a": 1}  # "b" did not move
+    assert not source.refresh(["a", "b"])  # told once
+
+
 def test_a_run_someone_holds_is_running_until_they_let_go(
     pg_stores: PgStores, source: PostgresSource
 ) -> None:

@@ -85,6 +85,7 @@ class DirectorySource:
         # A reader that wants every row complete (`listing.list_rows`) has scan() read each
         # file the index does not hold whole, instead of a sketch then a fill (two reads).
         self.whole_at_scan = False
+        self._untold: set[str] = set()  # rows a fill read further than a refresh told
 
     # -- RunSource -----------------------------------------------------------------------------
 
@@ -101,6 +102,7 @@ class DirectorySource:
         with self._lock, gc_paused():
             self._rows.clear()
             self._tails.clear()
+            self._untold.clear()
             self._sorted = None
             entries = self._list_dir()
             if entries is None:
@@ -153,13 +155,24 @@ class DirectorySource:
                         continue
                     if self._rows.get(row.run_id) is not row:
                         continue
-                    before = row.sort_key
-                    self._reload(row, whole_under=None, priced=priced)
-                    if row.sort_key != before:
-                        self._sorted = None
+                    self._fill_one(row, priced)
                     done.append(row.run_id)
                     self.index_stale = True
         return done
+
+    def _fill_one(self, row: RunRow, priced: bool) -> None:
+        """Read the row's file whole. The run may have moved on since a refresh last read it
+        (a line appended, a pause recorded): the fill reads that too, and leaves it for the
+        next refresh to tell (`_untold`), as that refresh would have told it had it read the
+        lines first. A file changes only by a write a refresh follows (a watch, a resume or a
+        fork here reads its run again after each), so a change is told once, whoever read it."""
+        tail = self._tails[row.run_id]
+        before = (row.status, row.error, row.sort_key, tail.inode, tail.offset)
+        self._reload(row, whole_under=None, priced=priced)
+        if row.sort_key != before[2]:
+            self._sorted = None
+        if (row.status, row.error, row.sort_key, tail.inode, tail.offset) != before:
+            self._untold.add(row.run_id)
 
     @property
     def incomplete(self) -> int:
@@ -290,6 +303,8 @@ class DirectorySource:
                 return changes
             for run_id, path in targets:
                 self._refresh_one(run_id, path, changes)
+            untold, self._untold = self._untold & self._rows.keys(), set()
+            changes.updated |= untold - changes.added  # what fills read first, told now
             self.index_stale |= bool(changes)
             for run_id in changes.added | changes.updated | changes.appended.keys():
                 row = self._rows.get(run_id)

@@ -108,6 +108,7 @@ class PostgresSource(FeedReading):
         self._seq_told: dict[str, int] = {}
         self._seq_read: dict[str, int] = {}
         self._sketches: dict[str, None] = {}  # rows `fill` completes, in this order
+        self._untold: set[str] = set()  # rows whose status a fill moved: the next refresh tells
         self._live: dict[str, int] = {}  # rows whose status depends on who holds the run ->
         self._version = 0  # ... the version of the listing they were last read in
         self._sorted: list[RunRow] | None = None
@@ -134,6 +135,7 @@ class PostgresSource(FeedReading):
                     self._seq_read,
                     self._sketches,
                     self._live,
+                    self._untold,
                 ):
                     table.clear()
                 self._sorted = None
@@ -199,6 +201,8 @@ class PostgresSource(FeedReading):
             return Changes()
         with self._lock, gc_paused():
             changes = self._take(listings, asked, how)
+            untold, self._untold = self._untold & self._rows.keys(), set()
+            changes.updated |= untold - changes.added  # what fills read first, told now
         if asked is not None:
             self._read_lineage(asked)
         return changes
@@ -375,7 +379,11 @@ class PostgresSource(FeedReading):
         if row.sort_key != before[2]:
             self._sorted = None
         if how & FILL:
-            return  # nothing to tell: rows filled (the app redraws them)
+            # Rows filled (the app redraws them); a status the run moved meanwhile is left
+            # for the next refresh to tell, as it would have had it read the row first.
+            if (row.status, row.error, row.sort_key) != before:
+                self._untold.add(run_id)
+            return
         told = self._seq_told.get(run_id, seq)
         self._seq_told[run_id] = seq
         if seq > told:

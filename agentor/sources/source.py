@@ -148,7 +148,9 @@ class RunSource(Protocol):
     def fill(self, max_rows: int | None = None, *, priced: bool = True) -> list[str]:
         """Complete up to `max_rows` sketched rows, newest first; the run ids completed.
         `priced`: also give rows their cost (`RunRow.cost`), pricing complete rows that have
-        none yet; False: complete the sketches only (a listing that shows no cost)."""
+        none yet; False: complete the sketches only (a listing that shows no cost). What a
+        run did since it was last refreshed, read by a fill first (a status moved, lines
+        appended), the next `refresh` tells as its own: a fill swallows no change."""
         ...
 
     def refresh(self, run_ids: Iterable[str] | None = None) -> Changes:
