@@ -95,5 +95,5 @@ def mcnemar_p(b: int, c: int) -> float:
     if n == 0:
         return 1.0
     k = min(b, c)
-    tail = math.fsum(math.comb(n, i) for i in range(k + 1)) / 2**n
+    tail = math.fsum(math.comb(n, i) for i in range(k + 1)) / float(1 << n)
     return min(1.0, 2 * tail)
