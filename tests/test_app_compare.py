@@ -4,6 +4,7 @@ and totals; the same through a PostgreSQL source."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -290,3 +291,41 @@ async def test_m_and_p_with_no_run_say_so(tmp_path: Path) -> None:
         await press(pilot, "P")
         assert notifications(app) == ["No run selected.", "No run selected."]
         assert not isinstance(app.screen, (CompareScreen, PlaybackScreen))
+
+
+async def test_a_collected_run_and_its_replay_compare_side_by_side_and_play_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Runs of other frameworks (imported from their spans) in M and P as any run: a
+    pydantic-ai run beside its replay by another model, the served results marked."""
+    from agentor.cli import main as agentor_main
+    from tests.conftest import ROOT
+    from tests.openai_server import FakeOpenAI
+
+    runs = tmp_path / "runs"
+    spans = ROOT / "examples" / "otlp" / "three-frameworks.jsonl"
+    assert agentor_main(["import", str(spans), "--store", str(runs)]) == 0
+    store = FileStore(runs)
+    parent = next(r for r in store.list_runs() if "Lisbon" in str(store.load(r)[0].messages))
+    with FakeOpenAI() as other:
+        monkeypatch.setenv("OPENAI_BASE_URL", other.url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        argv = ["replay", parent, "--model", "gpt-4.1-mini", "--store", str(runs)]
+        argv += ["--fork-id", "replay-run"]
+        assert await asyncio.to_thread(agentor_main, argv) == 0
+    app = app_for(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        app.runs_screen.run_list.select(parent)
+        await press(pilot, "M")
+        app.runs_screen.run_list.select("replay-run")
+        await press(pilot, "M")
+        await pilot.pause()
+        screen = compare_screen(app)
+        assert [r.run_id for r in screen.runs] == [parent, "replay-run"]
+        text = screen_text(app)
+        assert "Sunny in Lisbon" in text and "completed" in text
+        await pilot.press("escape")
+        await press(pilot, "P")
+        playback = app.screen
+        assert isinstance(playback, PlaybackScreen)
+        assert len(playback.steps) == len(store.load("replay-run"))

@@ -500,3 +500,17 @@ def test_a_langgraph_agent_with_openinference_is_one_run_not_one_per_graph_node(
     assert end["status"] == "completed" and end["text"] == emitted.output
     (row,) = ls_json(store, capsys)
     assert (row["status"], row["agent"], row["tool_calls"]) == ("completed", "weather", 3)
+
+
+def test_a_run_no_span_came_for_longer_than_idle_is_interrupted_while_the_receiver_runs(
+    tmp_path: Path, captured: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    agent_part, steps = split_request(captured["body"], _is_agent_span)
+    store = tmp_path / "runs"
+    with collecting(store, "--idle", "3") as collector:
+        assert post(collector.endpoint, steps)[0] == 200
+        assert ls_json(store, capsys)[0]["status"] == "running"
+        wait_for(lambda: ls_json(store, capsys)[0]["status"] == "interrupted", 30, "let go")
+        assert collector.proc.poll() is None  # still receiving
+        assert post(collector.endpoint, agent_part)[0] == 200  # a late agent span still lands
+        assert ls_json(store, capsys)[0]["status"] == "completed"
