@@ -25,6 +25,23 @@ def token_problem(token: str) -> str | None:
     return f"a token must be {TOKEN_RULE}"
 
 
+def checked_token(
+    token: str | None, named: str, host: str, env: str, *, why: str = "", verb: str = "listen"
+) -> str | None:
+    """`token` once checked (None: none given); ValueError saying in one line what is wrong,
+    never with the token: a malformed token, or none for a `host` other machines reach.
+    `named` says where the token came from; `env` is the variable that may give one; `why`
+    adds to the refusal, `verb` says what the server does on loopback instead."""
+    if token is not None and (problem := token_problem(token)) is not None:
+        raise ValueError(f"{named}: {problem}")
+    if token is None and not is_loopback(host):
+        raise ValueError(
+            f"--host {host} can be reached from other machines{why}: give a token (--token "
+            f"or {env}), or {verb} on 127.0.0.1"
+        )
+    return token
+
+
 def is_loopback(host: str) -> bool:
     """Whether `host` (a name or an address) is this machine's loopback only."""
     if host.lower() == "localhost":

@@ -22,7 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import ROOT, wait_for
+from tests.conftest import ROOT, log_lines, wait_for
 
 AGENTOR = Path(sys.executable).parent / "agentor"
 EMITTERS = ROOT / ".venv-emitters" / "bin" / "python"
@@ -130,6 +130,17 @@ def collecting(store: Path | str, *args: str) -> Iterator[CollectProcess]:
     finally:
         if collector.proc.poll() is None:
             collector.kill()
+
+
+def collected_live(store: Path, script: str, model_url: str, prompt: str) -> tuple[Emitted, Path]:
+    """A framework's run (tests/emitters/SCRIPT) exported live to a real `agentor collect`
+    into `store`, until its one run ended; what the run did, and its log."""
+    with collecting(store) as collector:
+        emitted = run_emitter(script, model_url, collector.endpoint, prompt)
+        (log,) = wait_for_runs(store, 1)
+        wait_for(lambda: log_lines(log)[-1]["type"] == "run_end", 30, "the run's end")
+        collector.stop()
+    return emitted, log
 
 
 def post(

@@ -19,6 +19,7 @@ from agentor.cli import main as agentor_main
 from agentor.engine.store.file import FileStore
 from tests.collectkit import (
     CaptureServer,
+    collected_live,
     collecting,
     joined,
     post,
@@ -292,11 +293,7 @@ def test_an_openai_agents_sdk_run_with_openinference_is_one_run_without_its_work
     tmp_path: Path, model: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
     store = tmp_path / "runs"
-    with collecting(store) as collector:
-        emitted = run_emitter("openai_agents_agent.py", model.url, collector.endpoint, PROMPT)
-        (log,) = wait_for_runs(store, 1)
-        wait_for(lambda: log_lines(log)[-1]["type"] == "run_end", 30, "the run's end")
-        collector.stop()
+    emitted, log = collected_live(store, "openai_agents_agent.py", model.url, PROMPT)
     assert run_logs(store) == [log]  # the "Agent workflow" around the agent is not a run
     lines = log_lines(log)
     start, end = lines[0], lines[-1]
@@ -480,11 +477,7 @@ def test_a_langgraph_agent_with_openinference_is_one_run_not_one_per_graph_node(
     tmp_path: Path, model: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
     store = tmp_path / "runs"
-    with collecting(store) as collector:
-        emitted = run_emitter("langgraph_agent.py", model.url, collector.endpoint, PROMPT)
-        (log,) = wait_for_runs(store, 1)
-        wait_for(lambda: log_lines(log)[-1]["type"] == "run_end", 30, "the run's end")
-        collector.stop()
+    emitted, log = collected_live(store, "langgraph_agent.py", model.url, PROMPT)
     assert run_logs(store) == [log]  # each node of the graph is marked AGENT: no run of its own
     lines = log_lines(log)
     start, end = lines[0], lines[-1]

@@ -16,7 +16,7 @@ from argparse import Namespace
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from agentor.access import is_loopback, token_problem
+from agentor.access import checked_token
 from agentor.cli.lines import Refusal, UsageError
 from agentor.cli.stores import open_store, store_spec, where
 from agentor.collect.receiver import Collector
@@ -90,14 +90,10 @@ def _grpc(args: Namespace, collector: Collector, token: str | None) -> OtlpGrpcS
 def _token(args: Namespace) -> str | None:
     from_env = os.environ.get(TOKEN_ENV)
     token, named = (args.token, "--token") if args.token is not None else (from_env, TOKEN_ENV)
-    if token is not None and (problem := token_problem(token)) is not None:
-        raise UsageError(f"{named}: {problem}")
-    if token is None and not is_loopback(args.host):
-        raise UsageError(
-            f"--host {literal_line(args.host, 80)} can be reached from other machines: give a "
-            f"token (--token or {TOKEN_ENV}), or listen on 127.0.0.1"
-        )
-    return token
+    try:
+        return checked_token(token, named, literal_line(args.host, 80), TOKEN_ENV)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _on_signals(stop: threading.Event) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from agentor.access import TOKEN_RULE, is_loopback, token_problem
+from agentor.access import TOKEN_RULE, checked_token, is_loopback, token_problem
 
 __all__ = ["TOKEN_ENV", "TOKEN_RULE", "add_serve_arguments", "is_loopback", "token_problem"]
 
@@ -50,13 +50,8 @@ def serve_token(args: argparse.Namespace) -> str | None:
     tab's app inherits."""
     from_env = os.environ.pop(TOKEN_ENV, None)
     token, named = (args.token, "--token") if args.token is not None else (from_env, TOKEN_ENV)
-    if token is not None and (problem := token_problem(token)) is not None:
-        raise ValueError(f"{named}: {problem}")
-    if token is None and not is_loopback(args.host):
-        raise ValueError(
-            f"--host {args.host} can be reached from other machines and textual-serve has "
-            f"no authentication: give a token (--token or {TOKEN_ENV}), or serve on 127.0.0.1"
-        )
+    why = " and textual-serve has no authentication"
+    checked_token(token, named, args.host, TOKEN_ENV, why=why, verb="serve")
     if not 0 <= args.port <= 65535:
         raise ValueError(f"--port {args.port}: a port is from 0 to 65535")
     if args.public_url is not None and not args.public_url.startswith(("http://", "https://")):
