@@ -305,3 +305,8 @@ class InvalidArgsError(ApprovalError, ValueError):
 class SpanDecodeError(AgentorError, ValueError):
     """A body or file that is not an OTLP request `agentor collect` or `agentor import` can
     read (agentor.collect): the reason in one line, and nothing of it is written."""
+
+
+class ScorerSpecError(AgentorError, ValueError):
+    """An experiment's scorer spec that names no scorer: an unknown built-in, or a
+    `module:function` that does not import (agentor.experiments.scorers)."""
