@@ -267,3 +267,30 @@ def children(fake_openai: FakeOpenAI, tmp_path: Path) -> Iterator[Children]:
     kids = Children(fake_openai, tmp_path)
     yield kids
     kids.close()
+
+
+# -- notes on screen -----------------------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def notes_outlast_a_busy_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test app's toasts stay up until a newer note of their kind (or the few-at-most
+    rule) takes them down, never by their timer: on a busy machine a 5-second note could leave
+    before the test looks. What the app asked of each note's life is kept in
+    `app.shown_notes.asked` (tests/test_notices.py checks the limits on a `ShownNotes` of its
+    own)."""
+    import tui.app
+    from tui.shown_notes import ShownNotes
+
+    class LastingNotes(ShownNotes):
+        def __init__(self) -> None:
+            super().__init__()
+            self.asked: list[float] = []
+
+        def notification(self, note: Any) -> Any:
+            made = super().notification(note)
+            self.asked.append(made.timeout)
+            made.timeout = 3600.0
+            return made
+
+    monkeypatch.setattr(tui.app, "ShownNotes", LastingNotes)

@@ -403,19 +403,10 @@ async def test_after_approve_resume_and_fork_a_few_short_notes_show_the_newest_o
     runs = tmp_path / "runs"
     travel, run_id = await awaiting_run(runs, ROME, MILAN, WEATHER)
     app = tui(runs, travel)
-    # What the app asks of each toast's life is recorded; the toasts themselves stay up, so
-    # that on a slow machine none leaves by its timer before the test looks: what takes one
-    # down here is a newer note of its kind, or the few-at-most rule.
-    asked: list[float] = []
-    make = app.shown_notes.notification
-
-    def lasting(note: Note) -> Notification:
-        made = make(note)
-        asked.append(made.timeout)
-        made.timeout = 3600.0
-        return made
-
-    monkeypatch.setattr(app.shown_notes, "notification", lasting)
+    # What the app asks of each toast's life is recorded; the toasts themselves stay up
+    # (tests/conftest.py), so on a slow machine none leaves by its timer before the test looks:
+    # what takes one down here is a newer note of its kind, or the few-at-most rule.
+    asked = app.shown_notes.asked
 
     def shown(text: str) -> list[Notification]:
         """The notifications on screen (as toasts) whose text holds `text`."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import socket
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -126,16 +125,8 @@ def footer(app: RunsApp) -> str:
 
 
 def lasting_notes(app: RunsApp, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Toasts stay up until a newer note of their kind takes them down (never by a timer on a
-    slow machine before the test looks)."""
-    make = app.shown_notes.notification
-
-    def lasting(note: Any) -> Any:
-        made = make(note)
-        made.timeout = 3600.0
-        return made
-
-    monkeypatch.setattr(app.shown_notes, "notification", lasting)
+    """Toasts stay up until a newer note of their kind takes them down: every test app's do
+    (tests/conftest.py); kept as the name these tests say it by."""
 
 
 async def test_an_interrupted_call_resumed_here_is_announced_with_the_keys_that_decide_it(
