@@ -21,7 +21,7 @@ SECTION = (
     (
         Key(
             "E  enter  s",
-            "experiments; enter: one's pairs (s sorts them), a pair compared (M)",
+            "experiments; enter: pairs (s sorts); a pair: compare",
             Bind(
                 SCREEN,
                 "E,shift+e",
@@ -37,7 +37,7 @@ SECTION = (
         ),
         Key(
             "space  X",
-            "select runs (✓); start an experiment on them, with a form (ctrl+s)",
+            "select runs (✓); X: an experiment on them, a form",
             Bind(
                 RUN_LIST,
                 "space",
