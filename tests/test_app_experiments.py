@@ -272,6 +272,17 @@ async def test_a_novel_call_refused_is_neither_served_nor_executed(recorded: Rec
         assert "refused ✗ not in the recording" in text
 
 
+async def test_experiments_that_cannot_be_read_say_why_in_the_list(recorded: Recorded) -> None:
+    experiments_dir(recorded.directory).write_text("not a directory")
+    app = app_for(recorded.directory)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("E")
+        await read(pilot)
+        text = screen_text(app)
+        assert "refusing to use .experiments: it is not a directory" in text
+        assert any("Cannot read the experiments" in n.message for n in app._notifications)
+
+
 # -- space and X: an experiment started here ---------------------------------------------------
 
 
@@ -468,7 +479,10 @@ async def test_an_experiment_another_process_runs_shows_its_pairs_as_they_come(
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         shell = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True)
         try:
-            await wait_until(pilot, lambda: "0/3" in screen_text(app), what="the experiment")
+            # The command starts (imports, asks the model) before it writes anything.
+            await wait_until(
+                pilot, lambda: "0/3" in screen_text(app), timeout=60, what="the experiment"
+            )
             await pilot.press("enter")
             screen = await wait_until(
                 pilot, lambda: isinstance(app.screen, PairsScreen) and app.screen, what="pairs"

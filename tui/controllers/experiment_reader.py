@@ -8,7 +8,8 @@ Cost model: a read is the experiments' records only (a file each, or a query eac
 experiment is summed up again (its bootstrap: ~0.2 s at 50 pairs, a second or more at 200)
 only when its records changed. Reads asked while one is under way are done once, after it.
 
-They report by messages (`Listed`, `Loaded`, `Notice`); the screen shows what they found.
+They report by messages (`Listed`, `Loaded`, `Failed`, `Notice`); the screen shows what they
+found.
 """
 
 from __future__ import annotations
@@ -36,6 +37,12 @@ LIVE_EVERY_S = 1.0
 class _Rereading(Controller):
     """Reads in a worker (`_read`, in a thread), again while asked to, and on a timer when
     `live`; what is read is reported only when it changed."""
+
+    @dataclass
+    class Failed(Message):
+        """The store could not be read (`why`: one line); told once, until it changes."""
+
+        why: str
 
     def __init__(self, source: RunSource, live: bool) -> None:
         super().__init__()
@@ -82,6 +89,7 @@ class _Rereading(Controller):
     def _failed(self, why: str) -> None:
         if why != self._said:
             self._said = why
+            self.report(self.Failed(why))
             self.say(experiment_notes.cannot_read(why))
 
     def _store(self) -> Any:

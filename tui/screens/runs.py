@@ -280,9 +280,10 @@ class RunsScreen(Screen[None]):
         self.watcher.reload()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        # `/` is typed into the input that has the focus (the timeline's search bar, or one of
-        # a dialog above this screen, the palette's too): not shown.
-        if action == "filter" and isinstance(self.app.focused, Input):
+        # `/`, `E` and `X` are typed into the input that has the focus (the timeline's search
+        # bar, or one of a dialog above this screen, the palette's too): not shown.
+        typing = isinstance(self.app.focused, Input)
+        if typing and action in ("filter", "experiments", "start_experiment", "nothing_selected"):
             return False
         # `X` starts an experiment on the runs selected (shown then); with none, its hidden
         # twin says how to select some.

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from rich.text import Text
 
 from agentor.experiments.listing import Listed
+from agentor.literal import literal_line
 from tui.text.experiment_rows import experiment_line, experiments_header
 from tui.widgets.cursor_list import CursorList
 
@@ -26,6 +27,7 @@ class ExperimentList(CursorList):
         self.clock = clock
         self.rows: list[Listed] = []
         self.read = False  # the first read is in: an empty list says so
+        self.error: str | None = None  # why the experiments cannot be read (literal)
 
     @property
     def current(self) -> Listed | None:
@@ -34,7 +36,7 @@ class ExperimentList(CursorList):
     def set_rows(self, rows: Sequence[Listed]) -> None:
         """Show `rows`; the cursor stays on its experiment while it is there."""
         before = self.current.id if self.current else None
-        self.rows, self.read = list(rows), True
+        self.rows, self.read, self.error = list(rows), True, None
         index = next((i for i, x in enumerate(self.rows) if x.id == before), None)
         if index is not None:
             self.cursor = index
@@ -45,6 +47,8 @@ class ExperimentList(CursorList):
         return len(self.rows)
 
     def empty_text(self) -> Text:
+        if self.error is not None:
+            return Text("  " + literal_line(self.error, 300), "italic red")
         return Text("  " + (EMPTY if self.read else "Reading the experiments…"), "italic")
 
     def render_header(self, width: int) -> Text:

@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 from typing import ClassVar
 
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.screen import ModalScreen
@@ -74,6 +75,11 @@ class ExperimentsScreen(ModalScreen[None]):
     def on_experiments_reader_listed(self, message: ExperimentsReader.Listed) -> None:
         self.experiment_list.set_rows(message.experiments)
         self._retitle()
+
+    @on(ExperimentsReader.Failed)
+    def _failed(self, message: ExperimentsReader.Failed) -> None:
+        self.experiment_list.error = message.why
+        self.experiment_list.rows_changed()
 
     def _retitle(self) -> None:
         n = len(self.experiment_list.rows)

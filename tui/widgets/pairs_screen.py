@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import ClassVar
 
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.screen import ModalScreen
@@ -113,6 +114,12 @@ class PairsScreen(ModalScreen[None]):
     def on_experiment_reader_loaded(self, message: ExperimentReader.Loaded) -> None:
         self.experiment = message.experiment
         self.show(keep=True)
+
+    @on(ExperimentReader.Failed)
+    def _failed(self, message: ExperimentReader.Failed) -> None:
+        if self.experiment is None:  # else what was read stays on screen
+            why = f"Cannot read {literal_line(self.experiment_id, 40)}: {message.why}"
+            self.query_one("#pairs-summary", Static).update(Text(why, "red"))
 
     def show(self, keep: bool) -> None:
         e = self.experiment
