@@ -31,7 +31,7 @@ from agentor.engine.events import (
     TOOL_WAIT,
     Event,
 )
-from agentor.engine.fork.recording import DRIFT, EXECUTED, NOVEL_FIELD, SERVED, answered
+from agentor.engine.fork.recording import DRIFT, SERVED, marked_answer
 from agentor.engine.history import event_time
 from agentor.engine.mcp_record import offered_words
 from agentor.fleet.claims import marker_words
@@ -185,19 +185,16 @@ def _what(e: Event) -> str:
 
 def _answered(e: Event) -> str:
     """How a tool result was answered, when not the plain way (run here): served from a
-    record (with the recorded arguments, when they were others), or run as a replay's call
-    with no recorded answer."""
-    how = answered(e)
-    if how == SERVED:
-        if DRIFT not in e.extra:
-            return " · served"
-        recorded = compact(e.extra[DRIFT])
-        return (
-            f" · served, recorded args {recorded if len(recorded) <= 60 else recorded[:59] + '…'}"
-        )
-    if how == EXECUTED and e.extra.get(NOVEL_FIELD) is True:
-        return " · executed"
-    return ""
+    record (with the recorded arguments, when they were others), or, for a replay's call with
+    no recorded answer, executed or refused."""
+    how = marked_answer(e)
+    if how is None:
+        return ""
+    if how != SERVED or DRIFT not in e.extra:
+        return f" · {how}"
+    recorded = compact(e.extra[DRIFT])
+    recorded = recorded if len(recorded) <= 60 else recorded[:59] + "…"
+    return f" · served, recorded args {recorded}"
 
 
 def _via(e: Event) -> str:
