@@ -338,13 +338,23 @@ def _add_fork_commands(sub: Any) -> None:
     fork.add_argument("--max-turns", type=_positive, metavar="N", help="at most N new turns")
     _fork_args(fork, "fork")
     fork.set_defaults(run="fork_cmd:fork")
+    _add_replay_command(sub)
+    diff = sub.add_parser("diff", help="how two runs differ: first divergence, differences")
+    diff.add_argument("run_a", metavar="RUN_A", help="a run id, a unique prefix, or its log")
+    diff.add_argument("run_b", metavar="RUN_B", help="the same, for the other run")
+    diff.add_argument("--json", action="store_true", help="a JSON object (fields: docs/forks.md)")
+    _store_args(diff, dir_option=True)
+    diff.set_defaults(run="diff_cmd:diff")
 
+
+def _add_replay_command(sub: Any) -> None:
+    """`agentor replay` (docs/forks.md#replays)."""
     replay = sub.add_parser(
         "replay", help="ask a run's conversation again: another model, prompt or settings"
     )
     _run_args(replay)
     replay.add_argument(
-        "--model", metavar="M", help="the model to ask (default: the agent's; the run's)"
+        "--model", metavar="M", help="the model to ask (default: --agent's; without it, the run's)"
     )
     replay.add_argument(
         "--novel",
@@ -372,17 +382,10 @@ def _add_fork_commands(sub: Any) -> None:
         metavar="KEY=VALUE",
         dest="settings",
         help="a model setting for this replay (temperature=0, max_tokens=200; VALUE as JSON, "
-        "else text; repeat)",
+        "else text)",
     )
     _fork_args(replay, "replay", required=False)
     replay.set_defaults(run="fork_cmd:replay")
-
-    diff = sub.add_parser("diff", help="how two runs differ: first divergence, differences")
-    diff.add_argument("run_a", metavar="RUN_A", help="a run id, a unique prefix, or its log")
-    diff.add_argument("run_b", metavar="RUN_B", help="the same, for the other run")
-    diff.add_argument("--json", action="store_true", help="a JSON object (fields: docs/forks.md)")
-    _store_args(diff, dir_option=True)
-    diff.set_defaults(run="diff_cmd:diff")
 
 
 def _add_ops_commands(sub: Any) -> None:
