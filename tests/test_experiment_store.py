@@ -81,6 +81,6 @@ def test_a_symlink_in_place_of_the_experiments_directory_is_refused(tmp_path: Pa
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     os.symlink(elsewhere, tmp_path / "runs" / ".experiments")
-    with pytest.raises(OSError, match="refusing to use .experiments"):
+    with pytest.raises(OSError, match=r"refusing to use \.experiments"):
         store.append_experiment("exp-1", {"kind": "definition"})
     assert list(elsewhere.iterdir()) == []
