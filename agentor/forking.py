@@ -197,13 +197,7 @@ def _with_settings(runner: Agent, changes: dict[str, Any]) -> Agent:
             f"model_settings= changes the settings of a model on an OpenAI-compatible endpoint; "
             f"model {model.name} is a {type(model).__name__}"
         )
-    twin = model.renamed(model.name)  # its own settings, client and connections
-    for name, value in changes.items():
-        if value is None:
-            twin.settings.pop(name, None)
-        else:
-            twin.settings[name] = value
-    return runner.clone(model=twin)
+    return runner.clone(model=model.with_settings(changes))  # its own client and connections
 
 
 async def _run_plan(
