@@ -20,6 +20,7 @@ from pathlib import Path
 
 from agentor.cli.lines import Refusal, UsageError, human_bytes
 from agentor.cli.stores import the_run
+from agentor.engine.log.file_io import write_all
 from agentor.engine.store.api import Store
 from agentor.engine.store.file import FileStore
 from agentor.engine.store.run_ids import SUFFIX
@@ -102,9 +103,7 @@ def _write_whole(output: Path, data: bytes) -> None:
         try:
             with contextlib.suppress(FileNotFoundError):  # FILE keeps its permissions
                 os.fchmod(fd, stat.S_IMODE(os.stat(output).st_mode))
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            write_all(fd, data)
             os.fsync(fd)
         finally:
             os.close(fd)
