@@ -20,7 +20,7 @@ and the worker of a fleet.
     agentor search [DIR|DSN] QUERY [--regex] [--json]
 
 Each takes `--store DIR|DSN` (a runs directory or a PostgreSQL DSN, default `runs`) and
-`--schema NAME` (stores.py); those that took `--dir DIR` still do. Exit status: 0 done, 1
+`--schema NAME` (agentor.cli.stores); those that took `--dir DIR` still do. Exit status: 0 done, 1
 refused (not found, already decided, locked, a run that failed), 2 a usage error; every
 refusal and usage error is one line on stderr. Each subcommand group is a module (runs_cmd:
 ls/show, decide_cmd: approve/reject, resume_cmd: resume, fleet_cmd: submit/worker, copy_cmd:
@@ -50,7 +50,7 @@ from agentor.engine.statuses import (  # a module of names only: --help stays fa
     UNREADABLE,
 )
 
-# What the store arguments say (cli/stores.py has the rest: it imports the engine).
+# What the store arguments say (agentor.cli.stores has the rest: it imports the engine).
 STORE_HELP = (
     "a runs directory or a PostgreSQL DSN, postgresql://... or 'host=... dbname=...' "
     "(default: runs)"

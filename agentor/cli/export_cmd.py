@@ -1,5 +1,5 @@
 """`agentor export RUN [--format md|json|html] [-o FILE]` (agentor.ops.run_export); with
-`--format otlp`, runs as OpenTelemetry spans sent to a collector (trace_cmd.py).
+`--format otlp`, runs as OpenTelemetry spans sent to a collector (agentor.cli.trace_cmd).
 
 Without `-o` (or with `-o -`) the document goes to stdout, as UTF-8 whatever the terminal's
 encoding. With `-o FILE` it is written to a new file beside FILE and renamed over it once

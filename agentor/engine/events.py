@@ -312,10 +312,10 @@ class Event:
     settings: dict[str, Any] | None = None
     # The MCP server a tool_call / tool_result / tool_start's tool came from (its name).
     server: str | None = None
-    # Why an approval_request waits (engine/interrupted.py: a call a crash interrupted).
+    # Why an approval_request waits (agentor.engine.interrupted: a call a crash interrupted).
     reason: str | None = None
     # On run_start: the MCP servers of the segment and the tools each offered
-    # (engine/toolset.py).
+    # (agentor.engine.toolset).
     mcp: list[dict[str, Any]] | None = None
     output: dict[str, Any] | None = None
     messages: list[dict[str, Any]] | None = None

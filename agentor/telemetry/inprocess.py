@@ -7,7 +7,7 @@ the same `RunSpans` as `agentor export` and `agentor trace` (same ids, same time
 - with `tracing=True`, to the collector the standard variables name
   (`OTEL_EXPORTER_OTLP_ENDPOINT` or `..._TRACES_ENDPOINT`, `OTEL_EXPORTER_OTLP_HEADERS`), through
   one `SpanQueue` per process: a collector that is down never slows or fails a run (see
-  sending.py: bounded, dropped spans counted and said once);
+  agentor.telemetry.sending: bounded, dropped spans counted and said once);
 - with `tracing=tracer`, an `opentelemetry.sdk.trace.Tracer`, to that tracer's span
   processors (and so its exporters), with its resource.
 

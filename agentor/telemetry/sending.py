@@ -12,7 +12,8 @@ requires), and how.
   not fit, that the collector refused, or that arrive while it is down (for `PAUSE_S` after a
   failure, without trying) are dropped and counted (`dropped`), and said once, on the
   `agentor` logger. `flush` waits for what is queued, and not at all while the collector is
-  down; at exit, inprocess.py waits so (a bounded time) for the spans still to be made too.
+  down; at exit, agentor.telemetry.inprocess waits so (a bounded time) for the spans still to
+  be made too.
 
 The endpoint is a base URL (`http://127.0.0.1:6006`, `https://cloud.langfuse.com/api/public/otel`)
 or the traces URL itself; without one, the standard variables decide

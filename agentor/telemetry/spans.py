@@ -4,7 +4,7 @@ and hands back each span once the log has closed it. Pure: no I/O, no OpenTeleme
 `agentor trace` and in-process tracing all use it, so each gives the same spans for a log.
 
 Spans come from recorded events and their recorded times only (`started_at`, `ended_at`, `ts`);
-each is named by the line that opened it (ids.py), so its ids never change:
+each is named by the line that opened it (agentor.telemetry.ids), so its ids never change:
 
     invoke_agent {agent}   a segment: its run_start's start to its run_end (a resume is another
                            segment of the same trace, linked to the one before)

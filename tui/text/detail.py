@@ -78,7 +78,7 @@ CLAIM_MEANS = (
 RELEASE_MEANS = "The worker let the run go without ending it; the note says why."
 
 _json = JSONHighlighter()
-# A generation's field naming the tools withdrawn before it (engine/toolfailures.py).
+# A generation's field naming the tools withdrawn before it (agentor.engine.toolfailures).
 WITHDRAWN = "withdrawn"
 
 
@@ -447,7 +447,7 @@ def segment_start(log: RunEvents, index: int) -> Event | None:
 
 
 def withdrawn_tools(generation: Event | None) -> list[Any]:
-    """The tools a generation was no longer offered (engine/toolfailures.py)."""
+    """The tools a generation was no longer offered (agentor.engine.toolfailures)."""
     names = generation.extra.get(WITHDRAWN) if generation is not None else None
     return names if isinstance(names, list) else []
 

@@ -126,7 +126,7 @@ def generation_row(out: Text, e: Event, row: Row) -> None:
         out.append(f"  {tokens}", "dim")
     if cost:
         out.append(f" · {cost}", "dim")
-    if e.note is not None and e.model:  # a fallback model answered (engine/fallback.py)
+    if e.note is not None and e.model:  # a fallback model answered (agentor.engine.fallback)
         out.append(f" · by {literal_line(e.model, 40)} (fallback)", FALLBACK_STYLE)
 
 
