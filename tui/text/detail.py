@@ -229,14 +229,17 @@ def common_detail(
     at: Around,
     own: list[Field] | None = None,
     label: str = "Input",
-    **values: Any,
+    *,
+    args: bool = False,
+    result: bool | None = None,
 ) -> None:
     """What every event's detail shows: its fields (`own`: rows of its type's own among them),
-    its error, the messages it carries (`label`: what they are), its values (`_values`)."""
+    its error, the messages it carries (`label`: what they are), its values (`args`, `result`:
+    as `_values` shows them)."""
     _fields(out, e, at, own)
     _error(out, e)
     _conversation(out, e.messages, label)
-    _values(out, e, **values)
+    _values(out, e, args=args, result=result)
 
 
 def run_start_detail(out: DetailText, e: Event, at: Around) -> None:
