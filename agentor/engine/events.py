@@ -120,7 +120,10 @@ EVENT_TYPES: dict[str, EventType] = {
             TOOL_RESULT,
             "A tool call's result, or its `error`. `by`: the person who gave the result it "
             "had (it did not run); `replayed_from`: the recorded call whose result it "
-            "repeats (it did not run either).",
+            "repeats (it did not run either), and `drift`: that call's arguments, when a "
+            "replay served its result to a call with others; `novel`: true on the result of a "
+            "replay's call with no recorded answer (with an `error` when it was refused, "
+            "without when it ran).",
             (
                 "turn",
                 "name",
@@ -134,6 +137,7 @@ EVENT_TYPES: dict[str, EventType] = {
                 "started_at",
                 "ended_at",
             ),
+            ("drift", "novel"),
         ),
         EventType(
             MESSAGE,
@@ -152,7 +156,8 @@ EVENT_TYPES: dict[str, EventType] = {
             FORK,
             "This log is a fork: what comes before is its parent's, copied; what follows, its "
             "own segments. `at`: the parent's line it was forked at (absent for a whole-run "
-            "fork); `edit`: what it was given there; `replay`: a replay's recording.",
+            "fork); `edit`: what it was given there; `replay`: a replay's recording and how it "
+            "answers calls.",
             ("forked_from", "started_at", "ended_at"),
             ("at", "edit", "replay"),
         ),

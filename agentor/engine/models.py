@@ -7,7 +7,7 @@ providers plug in. `openai` is imported only when an `OpenAIModel` first makes a
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -80,6 +80,21 @@ class OpenAIModel:
             api_key=self._api_key,
             **self._client_options,
             **self.settings,
+        )
+
+    def with_settings(
+        self, settings: Mapping[str, Any], *, name: str | None = None, merge: bool = True
+    ) -> OpenAIModel:
+        """Another model on the same endpoint, with the same key and client options (a client
+        of its own), named `name` (default this one's), sending `settings` over this model's
+        own (`merge`) or instead of them: an experiment's `model_settings`, a judge's model."""
+        fields = {**self.settings, **settings} if merge else dict(settings)
+        return OpenAIModel(
+            name or self.name,
+            base_url=self._base_url,
+            api_key=self._api_key,
+            **self._client_options,
+            **fields,
         )
 
     def _get_client(self) -> Any:

@@ -25,6 +25,14 @@ from rich.text import Text
 from agentor.collect.origin import collected_source, origin_words
 from agentor.durations import duration
 from agentor.engine.events import RUN_START, Event
+from agentor.engine.fork.recording import (
+    DRIFT,
+    EXECUTED,
+    NOVEL_FIELD,
+    REFUSED,
+    SERVED,
+    marked_answer,
+)
 from agentor.engine.history import RunSummary, call_parts, event_time
 from agentor.engine.log.format import BadLine
 from agentor.engine.mcp_record import record_notes
@@ -34,6 +42,7 @@ from agentor.ops.pricing import RunCost
 from tui.text.costs import cost_words, generation_cost
 from tui.text.formatting import clock_time, offset
 from tui.text.styles import (
+    ANSWER_STYLES,
     AWAITING_STYLE,
     DECISION_STYLES,
     ERROR_STYLE,
@@ -68,6 +77,13 @@ FIELDS = (
     "by",
     "note",
 )
+
+# What the detail says of how a tool result was answered (`marked_answer`).
+ANSWER_WORDS = {
+    SERVED: "served from the record: nothing ran",
+    EXECUTED: "executed: the replay's recording has no answer for it",
+    REFUSED: "refused: the replay's recording has no answer for it; nothing ran",
+}
 
 # What a worker's claim or release means, under its fields (agentor.fleet.claims).
 CLAIM_MEANS = (
@@ -240,6 +256,7 @@ def common_detail(
     _error(out, e)
     _conversation(out, e.messages, label)
     _values(out, e, args=args, result=result)
+    _other_fields(out, e)
 
 
 def run_start_detail(out: DetailText, e: Event, at: Around) -> None:
@@ -257,6 +274,7 @@ def run_start_detail(out: DetailText, e: Event, at: Around) -> None:
     if e.mcp is not None:
         _mcp_servers(out, e.mcp)
     _values(out, e)
+    _other_fields(out, e)
 
 
 def generation_detail(out: DetailText, e: Event, at: Around) -> None:
@@ -271,7 +289,8 @@ def generation_detail(out: DetailText, e: Event, at: Around) -> None:
         heading(out, "Request")
         out.block(Text("(not recorded in full: the line it extends is unreadable)", "dim"))
     _response(out, e, at.setup)
-    _values(out, e, text=False, hide=WITHDRAWN)
+    _values(out, e, text=False)
+    _other_fields(out, e, hide=(WITHDRAWN,))
 
 
 def call_detail(out: DetailText, e: Event, at: Around) -> None:
@@ -280,8 +299,18 @@ def call_detail(out: DetailText, e: Event, at: Around) -> None:
 
 
 def tool_result_detail(out: DetailText, e: Event, at: Around) -> None:
-    """A tool's result (shown even when it is None) or its error, and the call's arguments."""
-    common_detail(out, e, at, args=True, result=e.error is None)
+    """A tool's result (shown even when it is None) or its error, the call's arguments, and how
+    it was answered when not the plain way (a replay's: `marked_answer`)."""
+    answer = marked_answer(e)
+    own = [("answered", ANSWER_WORDS[answer], ANSWER_STYLES[answer])] if answer is not None else []
+    _fields(out, e, at, own)
+    _error(out, e)
+    _conversation(out, e.messages, "Input")
+    _values(out, e, args=True, result=e.error is None)
+    if DRIFT in e.extra:
+        heading(out, "Recorded arguments (the call whose result was served)")
+        append_value(out, e.extra[DRIFT])
+    _other_fields(out, e, hide=(DRIFT, NOVEL_FIELD))
 
 
 def answer_detail(out: DetailText, e: Event, at: Around) -> None:
@@ -292,6 +321,7 @@ def answer_detail(out: DetailText, e: Event, at: Around) -> None:
     if at.setup is not None and at.setup.output and e.text:
         _structured(out, e.text, at.setup.output)
     _values(out, e)
+    _other_fields(out, e)
 
 
 def approval_request_detail(out: DetailText, e: Event, at: Around) -> None:
@@ -310,7 +340,8 @@ def claim_detail(out: DetailText, e: Event, at: Around) -> None:
     out.block(Text("\n" + CLAIM_MEANS, "dim"), indent=0)
     _error(out, e)
     _conversation(out, e.messages, "Input")
-    _values(out, e, hide=ATTEMPT)
+    _values(out, e)
+    _other_fields(out, e, hide=(ATTEMPT,))
 
 
 def release_detail(out: DetailText, e: Event, at: Around) -> None:
@@ -320,6 +351,7 @@ def release_detail(out: DetailText, e: Event, at: Around) -> None:
     _error(out, e)
     _conversation(out, e.messages, "Input")
     _values(out, e)
+    _other_fields(out, e)
 
 
 def follow_up_detail(out: DetailText, e: Event, at: Around) -> None:
@@ -415,16 +447,11 @@ def _structured(out: DetailText, text: str, output: dict[str, Any]) -> None:
 
 
 def _values(
-    out: DetailText,
-    e: Event,
-    args: bool = False,
-    result: bool | None = None,
-    text: bool = True,
-    hide: str | None = None,
+    out: DetailText, e: Event, args: bool = False, result: bool | None = None, text: bool = True
 ) -> None:
     """An event's values: its arguments (`args`: when its type shows them), its result
     (`result`: whether it shows; None: when it has one), its text (`text`: when its type shows
-    it here), and the fields this version does not know (but `hide`, one shown above)."""
+    it here)."""
     if args and e.args is not None:
         heading(out, "Arguments")
         append_value(out, e.args)
@@ -434,7 +461,12 @@ def _values(
     if text and e.text is not None:
         heading(out, "Text")
         append_value(out, e.text)
-    other = {k: v for k, v in e.extra.items() if k != hide}
+
+
+def _other_fields(out: DetailText, e: Event, hide: tuple[str, ...] = ()) -> None:
+    """The fields this version does not know, or its type shows in no way of its own (`hide`:
+    those it shows above)."""
+    other = {k: v for k, v in e.extra.items() if k not in hide}
     if other:
         heading(out, "Other fields")
         append_value(out, other)
