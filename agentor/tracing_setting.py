@@ -43,7 +43,7 @@ def call_tracing(agent_setting: Any, call_setting: Any) -> Any:
 
 async def attach(recorder: Any, tracing: Any, content: bool) -> RunTracing | None:
     """Where a call's tracing joins its run: a `RunTracing` listening to what the recorder
-    saves (agentor/telemetry/inprocess.py), made off the event loop; None when not traced.
+    saves (agentor.telemetry.inprocess), made off the event loop; None when not traced.
     The caller finishes it once the run's saves have landed."""
     if not tracing:
         return None

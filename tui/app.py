@@ -108,10 +108,11 @@ class RunsApp(App[str | None]):
         return self.runs_screen
 
     async def on_mount(self) -> None:
-        # Ready (for keys, for a test's pilot) once the runs screen has composed its panes and
-        # mounted them, as when the app composed them itself (Textual's `AwaitMount` waits on
-        # the same event, but then refreshes the screen's layout and hover: another first frame).
-        await self.runs_screen._mounted_event.wait()
+        # Ready (for keys, for a test's pilot) once the runs screen has composed its panes,
+        # mounted them and started, as when the app composed them itself (Textual's
+        # `AwaitMount` would wait so too, but then refreshes the screen's layout and hover:
+        # another first frame).
+        await self.runs_screen.mounted.wait()
 
     def on_unmount(self) -> None:
         self.index_saver.at_exit()  # what changed since the last save, before the source goes
@@ -137,6 +138,8 @@ class RunsApp(App[str | None]):
     def tell_note(self, note: Note) -> None:
         """Show `note` (literally: notes quote errors and text from logs), in place of an older
         one of its kind, beside a few others at most (`ShownNotes`). On the app's thread."""
+        # Textual's private notes: its public API only adds a note (`notify`, by a message,
+        # so later) or takes all down (`clear_notifications`); none lists them or takes one.
         shown = list(self._notifications)
         for old in self.shown_notes.to_take_down(shown, note.kind):
             self._unnotify(old, refresh=False)  # Textual's own way, as a toast's timer does
@@ -149,7 +152,9 @@ class RunsApp(App[str | None]):
 
     def _refresh_notifications(self) -> None:
         """Textual's, each time the notes or the screen on top change; then, once laid out,
-        the toasts of a dialog inside its frame (`place_toasts`)."""
+        the toasts of a dialog inside its frame (`place_toasts`). Private: Textual has no
+        public hook for the moments it shows its toasts anew (a screen resumed, a note added
+        or taken down by its timer)."""
         super()._refresh_notifications()
         self.call_after_refresh(self._place_toasts)
 

@@ -31,6 +31,7 @@ from typing import Any
 import orjson
 
 from agentor.collect.spans import LogRecord, Span, SpanEvent
+from agentor.engine.log.file_io import write_all
 
 SPOOL_DIR = ".collect"
 DEFAULT_KEEP = 7 * 24 * 3600.0
@@ -143,9 +144,7 @@ class DirectorySpool:
     def _write(self, data: bytes) -> None:
         fd = os.open(self._segment, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            write_all(fd, data)
             os.fsync(fd)
         finally:
             os.close(fd)

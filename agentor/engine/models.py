@@ -164,7 +164,7 @@ class OpenAIModel:
             content, body = chat_request_body(
                 self.name, messages, tools, prepared, stream=on_text is not None
             )
-            # Without the SDK's per-call transform (engine/chat_request.py): the client's
+            # Without the SDK's per-call transform (agentor.engine.chat_request): the client's
             # `post`, as `create` calls it, with the body already written.
             request: dict[str, Any] = {"options": prepared.options}
             if content is None:

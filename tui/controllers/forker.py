@@ -1,4 +1,4 @@
-"""`Forker`: `F` runs a fork in this process. The fork (`agent.afork`, agentor/forking.py) runs in a
+"""`Forker`: `F` runs a fork in this process. The fork (`agent.afork`, agentor.forking) runs in a
 worker of its own, one at a time, writing a new run into the source on screen; the parent is
 only read. Its events are reported as they are recorded, so the app shows the new run live
 (it is selected and its timeline opened as soon as its first write has landed).
