@@ -174,14 +174,14 @@ async def _follow(follower: Follower) -> None:
 
 def _source(spec: str, schema: str | None) -> RunSource:
     if is_dsn(spec):
-        from agentor.sources.pgsource import PostgresSource
+        from agentor.sources.postgres.source import PostgresSource
 
         return PostgresSource(spec, schema=schema or "agentor")
     if schema is not None:
         raise UsageError(f"--schema is for a PostgreSQL store; {spec} is a directory")
     if not Path(spec).is_dir():
         raise Refusal(f"no such directory: {spec}")
-    from agentor.sources.directory import DirectorySource
+    from agentor.sources.directory.source import DirectorySource
 
     return DirectorySource(spec)
 

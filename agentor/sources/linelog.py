@@ -5,8 +5,8 @@ A run's lines are one byte stream (each line as a FileStore writes it, its newli
 `LineLog` keeps the offset where each whole line ends (8 bytes a line), decodes a line when it
 is asked for (an LRU cache of them), and rebuilds a generation's request as the engine's
 loader does. What holds the bytes is the subclass's: a log file read by offset
-(`agentor.sources.runlog.RunLog`), or lines read from a database into memory
-(`agentor.sources.pglog.StoredLog`).
+(`agentor.sources.directory.runlog.RunLog`), or lines read from a database into memory
+(`agentor.sources.postgres.runlog.StoredLog`).
 
 What a subclass provides: `_read(offset, size)` (bytes of whole lines already indexed), `poll()`
 (index what the run gained, by `_add_lines`), `search`, `marks`, `close`.

@@ -20,7 +20,7 @@ from agentor.engine.events import APPROVAL_REQUEST
 from agentor.engine.statuses import AWAITING_APPROVAL, INCOMPLETE
 from agentor.engine.store.api import TypeQueryStore
 from agentor.errors import AgentorError
-from agentor.sources.directory import DirectorySource
+from agentor.sources.directory.source import DirectorySource
 from agentor.sources.gated import GatedCall, waiting_calls
 from agentor.sources.runrow import RunRow
 from agentor.sources.source import RunSource

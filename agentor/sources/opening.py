@@ -39,7 +39,7 @@ def open_source(
     a DSN's runs in `schema` (None: DEFAULT_SCHEMA), or a directory's."""
     check_schema(spec, schema)
     if is_dsn(spec):
-        from agentor.sources.pgsource import PostgresSource  # the driver, only now
+        from agentor.sources.postgres.source import PostgresSource  # the driver, only now
 
         return PostgresSource(
             spec, schema=DEFAULT_SCHEMA if schema is None else schema, clock=clock
@@ -48,7 +48,7 @@ def open_source(
         if os.path.exists(spec):
             raise NotADirectoryError(errno.ENOTDIR, "not a directory", spec)
         raise FileNotFoundError(errno.ENOENT, "no such directory", spec)
-    from agentor.sources.directory import DirectorySource
+    from agentor.sources.directory.source import DirectorySource
 
     return DirectorySource(spec, clock)
 

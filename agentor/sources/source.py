@@ -3,11 +3,11 @@ screens and a store.
 
 The app, its widgets and its controllers know runs only through `RunSource` (the run list, its
 changes, liveness, the store a resume writes to) and `RunEvents` (one run's events, for the
-timeline). There are two: a FileStore directory (`agentor.sources.directory.DirectorySource`) and a
-schema of a PostgreSQL database (`agentor.sources.pgsource.PostgresSource`); they feed the same
-screens. What only makes one source fast (reading a file's head and tail, tailing offsets; the
-runs table, the change feed) stays inside it; both index a run's lines alike
-(`agentor.sources.linelog.LineLog`).
+timeline). There are two: a FileStore directory
+(`agentor.sources.directory.source.DirectorySource`) and a schema of a PostgreSQL database
+(`agentor.sources.postgres.source.PostgresSource`); they feed the same screens. What only makes
+one source fast (reading a file's head and tail, tailing offsets; the runs table, the change
+feed) stays inside it; both index a run's lines alike (`agentor.sources.linelog.LineLog`).
 
 Rows (`agentor.sources.runrow.RunRow`): run_id, summary (agentor.engine.history.RunSummary | None),
 status, error, complete, modified_at. `status` is one of `agentor.engine.statuses` (or another

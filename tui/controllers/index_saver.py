@@ -1,6 +1,6 @@
-"""`IndexSaver`: saves a directory's run index (`agentor.sources.runindex`) once the first scan is
-done and a while after its rows change, and at exit, so that the next start lists them without
-reading their logs, however short the look was.
+"""`IndexSaver`: saves a directory's run index (`agentor.sources.directory.runindex`) once the
+first scan is done and a while after its rows change, and at exit, so that the next start lists
+them without reading their logs, however short the look was.
 
 At start: as soon as the first scan is on screen, if it read logs (no index, or files changed
 since), in a worker thread. Then, debounced and bounded: it looks every SAVE_CHECK_S seconds
@@ -23,7 +23,7 @@ import time
 
 from textual import work
 
-from agentor.sources.directory import DirectorySource
+from agentor.sources.directory.source import DirectorySource
 from agentor.sources.source import RunSource
 from tui.controllers.controller import Controller
 from tui.text import notices

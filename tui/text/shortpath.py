@@ -6,7 +6,7 @@ import os
 
 from rich.cells import cell_len
 
-from agentor.sources.directory import DirectorySource
+from agentor.sources.directory.source import DirectorySource
 from agentor.sources.source import RunSource
 
 
