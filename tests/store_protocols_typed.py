@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from agentor.engine.store.api import (
         BatchStore,
         ClaimingStore,
+        ClosingStore,
         DeletingStore,
         DirectoryStore,
         LineKeepingStore,
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
         LookupStore,
         PinningStore,
         SearchingStore,
+        ServerStore,
         Store,
         TypeQueryStore,
     )
@@ -63,4 +65,10 @@ if TYPE_CHECKING:
         return store
 
     def as_claiming_store(store: PostgresStore) -> ClaimingStore:
+        return store
+
+    def as_server_store(store: PostgresStore) -> ServerStore:
+        return store
+
+    def as_closing_store(store: PostgresStore) -> ClosingStore:
         return store

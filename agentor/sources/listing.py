@@ -20,16 +20,15 @@ from agentor.engine.events import APPROVAL_REQUEST
 from agentor.engine.statuses import AWAITING_APPROVAL, INCOMPLETE
 from agentor.engine.store.api import TypeQueryStore
 from agentor.errors import AgentorError
-from agentor.sources.directory.source import DirectorySource
 from agentor.sources.gated import GatedCall, waiting_calls
 from agentor.sources.runrow import RunRow
-from agentor.sources.source import RunSource
+from agentor.sources.source import IndexedSource, RunSource
 
 
 def list_rows(source: RunSource) -> list[RunRow]:
     """Every run's row, complete (its counts read), newest first; [] and `source.error` when
     the store cannot be listed; a directory's run index saved when rows were read (`keep_index`)."""
-    if isinstance(source, DirectorySource):
+    if isinstance(source, IndexedSource):
         source.whole_at_scan = True  # a file not in the index: read once, not sketched then read
     source.scan()
     if source.incomplete:
@@ -42,7 +41,7 @@ def keep_index(source: RunSource) -> bool:
     """Save a directory's run index when rows were read since it was (`index_stale`), as the
     TUI does: True when saved. A listing never fails for it: a directory and a cache that
     cannot be written are the next listing's cost only (it reads the logs again)."""
-    if not isinstance(source, DirectorySource) or not source.index_stale or source.error:
+    if not isinstance(source, IndexedSource) or not source.index_stale or source.error:
         return False
     try:
         source.save_index()

@@ -17,6 +17,11 @@ may offer is a capability, one protocol each, every one a `Store` too; whoever u
   that change (`agentor.fleet`).
 - `DirectoryStore` (`directory`, `path`): runs kept as log files in a local directory, which
   a reader may read, watch and measure as files.
+- `ServerStore` (`where`, `schema`): runs kept on a server, named without a password.
+- `ClosingStore` (`close`): a store holding connections, to let go of when done.
+
+Which backend a store spec (a path, a DSN) names is the registry's question (`agentor.backends`),
+asked nowhere else.
 
 Which stores offer which: tests/test_store_suite.py runs each capability's tests against every
 store that declares it, and tests/store_protocols_typed.py has the type checker hold each
@@ -195,4 +200,22 @@ class DirectoryStore(Store, Protocol):
 
     def path(self, run_id: str) -> Path:
         """Where the run's log is (whether or not it exists)."""
+        ...
+
+
+@runtime_checkable
+class ServerStore(Store, Protocol):
+    """A store on a server that many machines share: `where` names the server as it may be
+    shown (never with a password), `schema` the part of it that holds these runs."""
+
+    where: str
+    schema: str
+
+
+@runtime_checkable
+class ClosingStore(Store, Protocol):
+    """A store that holds connections (or other resources) until it is closed."""
+
+    def close(self) -> None:
+        """Let go of them (and so of every run the store holds)."""
         ...
