@@ -1,8 +1,8 @@
 """Each store backend against every store protocol it declares, checked by the type checker
 (`make test` runs mypy over this file with `agentor` and `tui`): a method whose signature
 drifts from `agentor.engine.store.api` fails the check, before any test runs. Never imported
-at run time; `tests/test_store_suite.py` checks what the stores do (its `CAPABILITIES` lists
-the same protocols per store, and a test holds the two lists to each other).
+at run time; `tests/test_store_suite.py` checks what the stores do (its `BACKENDS` declare the
+same protocols per store, and a test there holds the two lists to each other).
 """
 
 from __future__ import annotations
