@@ -120,9 +120,7 @@ def _kind(line: bytes) -> str | None:
     return None
 
 
-def file_chunks(
-    path: str | os.PathLike[str], start: int, end: int
-) -> Iterator[tuple[int, bytes]]:
+def file_chunks(path: str | os.PathLike[str], start: int, end: int) -> Iterator[tuple[int, bytes]]:
     """(offset, bytes) of whole lines in [start, end) of a log file, from a descriptor of the
     scan's own."""
     try:

@@ -33,7 +33,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TypeGuard, runtime_checkable
 
 from agentor.engine.events import Event
 from agentor.engine.statuses import INCOMPLETE
@@ -56,6 +56,20 @@ class Store(Protocol):
     def list_runs(self) -> list[str]:
         """Return every known run id."""
         ...
+
+
+def is_store(value: object) -> TypeGuard[Store]:
+    """Whether `value` has each method of a `Store`, callable (a runtime-checkable protocol
+    only sees that the attributes exist): what `Agentor(store=...)` takes."""
+    return all(callable(getattr(value, m, None)) for m in ("append", "load", "list_runs"))
+
+
+def missing_lock_methods(value: object) -> list[str]:
+    """What `value` lacks of a `LockingStore`, if it has `lock`: a store with a lock that others
+    cannot ask about (`is_locked`, `lock_holder`) is refused rather than run unlocked."""
+    if not callable(getattr(value, "lock", None)):
+        return []
+    return [m for m in ("is_locked", "lock_holder") if not callable(getattr(value, m, None))]
 
 
 def saves_in_memory(store: object) -> bool:
