@@ -3,5 +3,5 @@ per store backend (`directory`: a FileStore directory; `postgres`: a PostgreSQL 
 what every backend's source shares: rows (`runrow`), one run's lines indexed and decoded on
 demand (`linelog`), lineage, gated calls, and the listings `agentor ls` / `show` print
 (`listing`), so the TUI and the commands list the same rows with the same statuses
-(`agentor.engine.statuses.live_status`). `opening.open_source` makes the source a DIR|DSN
-names."""
+(`agentor.engine.statuses.live_status`). Which source a DIR|DSN names is the registry's
+(`agentor.backends.open_source`)."""
