@@ -9,6 +9,8 @@ may offer is a capability, one protocol each, every one a `Store` too; whoever u
   engine holds it while it runs or resumes a run.
 - `DeletingStore` (`delete`) and `PinningStore` (`pin`, `unpin`, `pinned`): retention
   (`agentor.ops.retention`) and pins.
+- `ExperimentStore` (`append_experiment`, `load_experiment`, `list_experiments`): the records of
+  experiments (`agentor.experiments`), beside the runs.
 - `SearchingStore` (`search`): a store that searches its own events (`agentor.ops.search`).
 - `LineKeepingStore` (`load_with_errors`): the lines of a run that are not events, with it.
 - `LookupStore` (`has_run`): whether a run is there without listing every run.
@@ -31,7 +33,7 @@ store to the protocols it declares.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeGuard, runtime_checkable
 
@@ -133,6 +135,26 @@ class PinningStore(Store, Protocol):
 
     def pinned(self) -> set[str]:
         """Every pinned run id."""
+        ...
+
+
+@runtime_checkable
+class ExperimentStore(Store, Protocol):
+    """A store that keeps experiments (agentor.experiments) beside its runs: each one an
+    append-only list of records (JSON objects), its definition first, then one per pair as it
+    is measured. An experiment's candidates are ordinary runs of the store; these records say
+    which runs they are and what was measured."""
+
+    def append_experiment(self, experiment_id: str, record: Mapping[str, object]) -> None:
+        """Save one record (JSON values only) durably: returns once it is on disk, or
+        committed."""
+
+    def load_experiment(self, experiment_id: str) -> list[dict[str, object]]:
+        """Every record of the experiment, in order. Unknown id: `ExperimentNotFoundError`."""
+        ...
+
+    def list_experiments(self) -> list[str]:
+        """Every experiment id, sorted."""
         ...
 
 
