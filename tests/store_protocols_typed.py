@@ -16,6 +16,7 @@ if TYPE_CHECKING:
         ClosingStore,
         DeletingStore,
         DirectoryStore,
+        ExperimentStore,
         LineKeepingStore,
         LockingStore,
         LookupStore,
@@ -49,6 +50,9 @@ if TYPE_CHECKING:
         return store
 
     def as_lookup_store(store: Backend) -> LookupStore:
+        return store
+
+    def as_experiment_store(store: Backend) -> ExperimentStore:
         return store
 
     # What some are.

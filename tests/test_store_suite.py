@@ -24,7 +24,13 @@ from typing import Any
 
 import pytest
 
-from agentor import Agentor, RunLockedError, RunNotFoundError, function_tool
+from agentor import (
+    Agentor,
+    ExperimentNotFoundError,
+    RunLockedError,
+    RunNotFoundError,
+    function_tool,
+)
 from agentor.engine.events import Event, Usage
 from agentor.engine.log.format import LogDecoder, LogEncoder
 from agentor.engine.statuses import INCOMPLETE
@@ -34,6 +40,7 @@ from agentor.engine.store.api import (
     ClosingStore,
     DeletingStore,
     DirectoryStore,
+    ExperimentStore,
     LineKeepingStore,
     LockingStore,
     LookupStore,
@@ -57,7 +64,15 @@ from tests.retention_support import write_run
 RUN = "r1"
 MANIFEST = json.loads((FIXTURES / "manifest.json").read_text())
 
-EVERY_STORE = (Store, BatchStore, LockingStore, DeletingStore, PinningStore, LookupStore)
+EVERY_STORE = (
+    Store,
+    BatchStore,
+    LockingStore,
+    DeletingStore,
+    PinningStore,
+    LookupStore,
+    ExperimentStore,
+)
 
 
 @dataclass(frozen=True)
@@ -104,6 +119,7 @@ CAPABILITIES = frozenset(
         LockingStore,
         DeletingStore,
         PinningStore,
+        ExperimentStore,
         SearchingStore,
         LineKeepingStore,
         LookupStore,
@@ -469,6 +485,40 @@ def test_deleting_a_pinned_run_removes_its_pin(stores: Stores) -> None:
     assert stores.new().pinned() == set()
     write_run(store, "pinned", age_days=0)  # a new run under the same id starts unpinned
     assert stores.new().pinned() == set()
+
+
+# -- experiments (ExperimentStore) ---------------------------------------------------------------
+
+
+@needs(ExperimentStore)
+def test_experiment_records_come_back_in_order_to_another_opening_of_the_store(
+    stores: Stores,
+) -> None:
+    store = stores.new()
+    assert store.list_experiments() == []
+    definition = {"kind": "definition", "id": "exp-1", "name": "ünïcode \u202e", "n": [1, 2.5]}
+    store.append_experiment("exp-1", definition)
+    store.append_experiment("exp-2", {"kind": "definition", "id": "exp-2"})
+    for i in range(3):
+        store.append_experiment("exp-1", {"kind": "pair", "i": i, "none": None})
+    again = stores.new()
+    assert again.list_experiments() == ["exp-1", "exp-2"]
+    assert again.load_experiment("exp-1") == [
+        definition,
+        *({"kind": "pair", "i": i, "none": None} for i in range(3)),
+    ]
+    assert again.load_experiment("exp-2") == [{"kind": "definition", "id": "exp-2"}]
+    assert again.list_runs() == []  # an experiment is no run
+
+
+@needs(ExperimentStore)
+def test_an_unknown_experiment_is_named_in_one_line(stores: Stores) -> None:
+    store = stores.new()
+    with pytest.raises(ExperimentNotFoundError, match="no experiment exp-none") as caught:
+        store.load_experiment("exp-none")
+    assert isinstance(caught.value, KeyError)
+    with pytest.raises(ValueError):
+        store.append_experiment("../escape", {"kind": "definition"})
 
 
 # -- lines that are not events (LineKeepingStore) ------------------------------------------------

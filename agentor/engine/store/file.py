@@ -1,8 +1,8 @@
 """Where runs are saved: `FileStore`, one append-only JSONL file per run.
 
 The protocols it implements are in `store.api` (a `Store`, and the capabilities `BatchStore`,
-`LockingStore`, `DeletingStore`, `PinningStore`, `LineKeepingStore`, `LookupStore`,
-`DirectoryStore`); run ids and log names in `store.run_ids`.
+`LockingStore`, `DeletingStore`, `PinningStore`, `ExperimentStore`, `LineKeepingStore`,
+`LookupStore`, `DirectoryStore`); run ids and log names in `store.run_ids`.
 """
 
 from __future__ import annotations
