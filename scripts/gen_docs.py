@@ -57,6 +57,7 @@ SECTIONS = (
     ("agentor.engine.models", "Models"),
     ("agentor.engine.events", "Events"),
     ("agentor.engine.store", "Stores"),
+    ("agentor.backends", "Stores"),
     ("agentor.engine.approval", "Human approval"),
     ("agentor.engine.fork", "Comparing runs"),
 )

@@ -31,7 +31,7 @@ from agentor.agents import AgentSet  # noqa: E402
 from agentor.engine.events import Usage  # noqa: E402
 from agentor.engine.models import ModelResponse  # noqa: E402
 from agentor.engine.store.file import FileStore  # noqa: E402
-from agentor.sources.directory import DirectorySource  # noqa: E402
+from agentor.sources.directory.source import DirectorySource  # noqa: E402
 from tui.app import RunsApp  # noqa: E402
 
 SIZE = (160, 45)

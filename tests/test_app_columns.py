@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from agentor.engine.store.file import FileStore
-from agentor.sources import directory as directory_module
-from agentor.sources.directory import DirectorySource
+from agentor.sources.directory import source as directory_module
+from agentor.sources.directory.source import DirectorySource
 from tests.app_support import (
     NOW,
     SIZE,

@@ -14,7 +14,7 @@ import agentor.agent
 import agentor.engine.loop
 import agentor.forking
 from agentor.engine.store.file import FileStore
-from agentor.sources.directory import DirectorySource
+from agentor.sources.directory.source import DirectorySource
 from agentor.sources.lineage import fork_tree, root_of
 from agentor.sources.runrow import RunRow
 from tests.app_support import SIZE, app_for, notifications, priced, screen_text, wait_until

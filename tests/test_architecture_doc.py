@@ -95,8 +95,12 @@ def test_the_contracts_on_the_page_are_pyprojects() -> None:
 def test_a_changed_contract_makes_the_page_stale(tmp_path: Path) -> None:
     pyproject = (ROOT / "pyproject.toml").read_text()
     # The page's old mistake: `sources` and `ops` above `agent`, so allowed to import it.
-    below = '    "experiments",\n    "telemetry | collect",\n    "sources",\n    "ops",\n'
-    moved = pyproject.replace('    "agent",\n' + below, below + '    "agent",\n')
+    moved = pyproject.replace(
+        '    "agent",\n    "experiments",\n    "telemetry | collect",\n    "backends",\n'
+        '    "sources",\n    "ops",\n',
+        '    "experiments",\n    "telemetry | collect",\n    "backends",\n    "sources",\n'
+        '    "ops",\n    "agent",\n',
+    )
     assert moved != pyproject
     (tmp_path / "pyproject.toml").write_text(moved)
     assert contracts_markdown(tmp_path / "pyproject.toml") != current_block(PAGE.read_text())

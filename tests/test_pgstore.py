@@ -394,8 +394,8 @@ def test_without_a_server_the_postgres_tests_fail_saying_how_to_get_one() -> Non
 
 
 def test_a_store_value_names_a_directory_or_a_database(pg_stores: PgStores, tmp_path: Path) -> None:
+    from agentor import open_store
     from agentor.engine.store.pg.dsn import is_dsn
-    from agentor.engine.store.postgres import open_store
 
     assert isinstance(open_store(str(tmp_path / "runs")), FileStore)
     assert isinstance(open_store(tmp_path / "runs"), FileStore)

@@ -1,11 +1,11 @@
 """`RunsApp`: the terminal app over one source of runs.
 
-Wiring only. The runs come from a `RunSource` (`agentor.sources.source`; a FileStore directory is
-`agentor.sources.directory.DirectorySource`), never re-derived here. The app makes the source and
-the controllers (`tui.controllers`: `Watcher` keeps the screen in step with the source,
-`IndexSaver` saves the run index, `Resumer` resumes a run in this process, `Approver` records
-decisions on gated calls, `Forker` forks, `RunReader` reads runs whole for compare and playback,
-`StoreKeeper` operates the store) and holds them; its default screen, `RunsScreen`
+Wiring only. The runs come from a `RunSource` (`agentor.sources.source`; a FileStore directory
+is `agentor.sources.directory.source.DirectorySource`), never re-derived here. The app makes the
+source and the controllers (`tui.controllers`: `Watcher` keeps the screen in step with the
+source, `IndexSaver` saves the run index, `Resumer` resumes a run in this process, `Approver`
+records decisions on gated calls, `Forker` forks, `RunReader` reads runs whole for compare and
+playback, `StoreKeeper` operates the store) and holds them; its default screen, `RunsScreen`
 (`tui.screens.runs`), mounts them, owns the panes and their keys, and shows what the controllers
 report. The app itself keeps what is the same on every screen: its notes (`tell_note`), help,
 quit, and the command palette.
@@ -24,7 +24,7 @@ from textual.screen import Screen
 
 from agentor.agents import AgentSet
 from agentor.literal import literal_line
-from agentor.sources.directory import DirectorySource
+from agentor.sources.directory.source import DirectorySource
 from agentor.sources.source import RunSource
 from tui.controllers.approver import Approver
 from tui.controllers.forker import Forker

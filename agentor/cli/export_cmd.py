@@ -21,8 +21,7 @@ from pathlib import Path
 from agentor.cli.lines import Refusal, UsageError, human_bytes
 from agentor.cli.stores import the_run
 from agentor.engine.log.file_io import write_all
-from agentor.engine.store.api import Store
-from agentor.engine.store.file import FileStore
+from agentor.engine.store.api import DirectoryStore, Store
 from agentor.engine.store.run_ids import SUFFIX
 from agentor.literal import literal_line
 from agentor.ops.run_export import FORMATS
@@ -90,7 +89,7 @@ def _check_target(output: Path) -> None:
 
 
 def _is_a_log(store: Store, output: Path) -> bool:
-    if not isinstance(store, FileStore) or not output.name.endswith(SUFFIX):
+    if not isinstance(store, DirectoryStore) or not output.name.endswith(SUFFIX):
         return False
     return output.parent.resolve() == store.directory.resolve()
 

@@ -1,6 +1,8 @@
 """Where runs are saved: `FileStore`, one append-only JSONL file per run.
 
-The protocols it implements are in `store.api`; run ids and log names in `store.run_ids`.
+The protocols it implements are in `store.api` (a `Store`, and the capabilities `BatchStore`,
+`LockingStore`, `DeletingStore`, `PinningStore`, `ExperimentStore`, `LineKeepingStore`,
+`LookupStore`, `DirectoryStore`); run ids and log names in `store.run_ids`.
 """
 
 from __future__ import annotations
@@ -222,6 +224,10 @@ class FileStore:
             if run_id in self._held and run_id not in self._ready:
                 self._encoders[run_id] = encoder
         return events, bad
+
+    def has_run(self, run_id: str) -> bool:
+        """Whether the run's log is there (`LookupStore`: no listing of the directory)."""
+        return self.path(run_id).exists()
 
     def list_runs(self) -> list[str]:
         runs = []

@@ -1,9 +1,10 @@
 """PostgresStore: runs in a PostgreSQL schema, shared by processes on many machines.
 
 The whole store interface (`append`, `append_many`, `load`, `list_runs`, the locking protocol)
-plus what a run list, a live view and a worker fleet read: `list_summaries`, `held_runs`,
-`changes`, `read_events`, `claimable` (listings.py); and what operating it needs: `delete`,
-`pin`, `unpin`, `pinned`, `search` (upkeep.py).
+and the capabilities of `agentor.engine.store.api` it declares (`load_with_errors`, `has_run`,
+`events_of_type` here); what a run list, a live view and a worker fleet read: `list_summaries`,
+`held_runs`, `changes`, `read_events`, `claimable` (listings.py); and what operating it needs:
+`delete`, `pin`, `unpin`, `pinned`, `search` (upkeep.py).
 
 Cost model. An append is one statement in autocommit, so one commit: the append function
 (schema.py) checks the writer's hold, inserts the event rows and updates the run's summary
@@ -299,6 +300,17 @@ class PostgresStore(RunListings, RunUpkeep):
             if isinstance(item, BadLine):
                 log.warning("run %s: skipped event %d: %s", run_id, seq, item.reason)
         return chunk.events
+
+    def load_with_errors(self, run_id: str) -> tuple[list[Event], list[BadLine]]:
+        """Every event of the run, and the stored lines that are not events (numbered by their
+        place among the run's lines, as a FileStore's are: `LineKeepingStore`)."""
+        chunk = self.read_events(run_id)
+        return chunk.events, [item for _, item in chunk.entries if isinstance(item, BadLine)]
+
+    def has_run(self, run_id: str) -> bool:
+        """Whether the store holds the run (one indexed read of the runs table)."""
+        validate_run_id(run_id)
+        return self._exists(run_id)
 
     def read_events(
         self, run_id: str, after_seq: int = 0, decoder: LogDecoder | None = None
