@@ -113,11 +113,11 @@ def all_references() -> list[Reference]:
 
 @cache
 def repository_files() -> tuple[str, ...]:
-    skip = {".venv", ".git", "node_modules", "site", "runs"}
+    skip = {"node_modules", "site", "runs"}  # and every hidden folder: .git, the venvs
     return tuple(
         "/" + p.relative_to(ROOT).as_posix()
         for p in ROOT.rglob("*.py")
-        if not skip & set(p.relative_to(ROOT).parts)
+        if not any(part in skip or part.startswith(".") for part in p.relative_to(ROOT).parts)
     )
 
 

@@ -1,7 +1,7 @@
 """`PostgresSource`: the runs of one schema of a PostgreSQL database (a `PostgresStore`), as a
 `RunSource` (`agentor.sources.source`).
 
-Everything it shows is the store's, one query each (agentor/engine/store/pg/listings.py):
+Everything it shows is the store's, one query each (agentor.engine.store.pg.listings):
 
 - Rows: the runs table holds each run's summary as the engine folds it, kept current by every
   append in the same transaction, and whether a session holds the run now. `scan()` lists
