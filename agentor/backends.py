@@ -7,10 +7,10 @@ writes to, telling the list once it holds a run (`RunSource.resume_store`, made 
 object can do is asked of the store API's protocols (`agentor.engine.store.api`).
 
 Each backend is one package of the read side (`agentor.sources.directory`,
-`agentor.sources.postgres`) holding its entry here (its `backend` module, a `Backend`), beside its write
-store (`agentor.engine.store`). `BACKENDS` lists them in the order a spec is tried: the first
-that `names` it is its backend, so the directory, which names any path, comes last. Adding a
-backend is docs/backends.md.
+`agentor.sources.postgres`) holding its entry here (its `backend` module, a `Backend`), beside
+its write store (`agentor.engine.store`). `BACKENDS` lists them in the order a spec is tried:
+the first that `names` it is its backend, so the directory, which names any path, comes last.
+Adding a backend is docs/backends.md.
 
 Opening reads, and makes nothing unless asked: a directory must be there (FileStore would make
 it), and a schema that holds no store is refused (`SchemaNotFoundError`) unless the caller writes
