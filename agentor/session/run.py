@@ -17,7 +17,8 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from agentor.engine.approval.pending import GatedTurn, gated_point, gated_turn
@@ -40,9 +41,21 @@ from agentor.session.config import AgentConfig
 from agentor.session.options import CallOptions
 from agentor.tracing_setting import attach, call_tracing
 
-# How a segment's run_start is written: saved at once (a new run), held for its first step
-# (a resume), or saved with a fork's copy around it.
-WriteStart = Callable[[Recorder, Event], Awaitable[None]]
+
+@dataclass(frozen=True)
+class Opening:
+    """How a segment's run_start is written: saved at once (a new run, before the model is
+    asked); `held` for the segment's first step (a resume: one stopped before it has anything
+    to record writes nothing); or saved at once between a new fork's first events, `before`
+    and `after` it, which keep their times (a copy of the parent's, the fork's marker)."""
+
+    held: bool = False
+    before: Sequence[Event] = ()
+    after: Sequence[Event] = ()
+
+
+NEW_RUN = Opening()
+RESUMED = Opening(held=True)
 
 
 class RunSession:
@@ -83,7 +96,7 @@ class RunSession:
                     check_same_input(run_id, events, messages)
                     return await self._continue(store, run_id, events)
             point = ResumePoint(messages=list(messages), turn=0, input_messages=messages)
-            return await self._segment(store, run_id, [], (), point, _save_now, stream_text)
+            return await self._segment(store, run_id, [], [], point, NEW_RUN, stream_text)
 
     async def resume(self, run_id: str) -> RunResult:
         """Finish run `run_id` from its log (`Agentor.aresume`); a settled one as it is."""
@@ -110,7 +123,8 @@ class RunSession:
                 await asyncio.to_thread(_write, store, fork_id, plan.events)
                 return self.structured(from_log(fork_id, plan.events, self.listener))
             try:
-                return await self._continue(store, fork_id, [], (plan.before, plan.after))
+                opening = Opening(before=plan.before, after=plan.after)
+                return await self._continue(store, fork_id, [], opening)
             except Exception as exc:
                 exc.add_note(f"fork {fork_id} of run {run_id}: resume it to retry if it was saved")
                 raise
@@ -136,14 +150,12 @@ class RunSession:
         store: Store,
         run_id: str,
         events: list[Event],
-        opening: tuple[Sequence[Event], Sequence[Event]] = ((), ()),
+        opening: Opening = RESUMED,
     ) -> RunResult:
-        """Finish a run from its events, read under its lock. `opening`: a new fork's first
-        events, saved at once around its run_start, as a new run's are."""
+        """Finish a run from its events, read under its lock (`opening`: a new fork's)."""
         if settled(events):
             return self.structured(from_log(run_id, events, self.listener))
-        before, after = opening
-        known = [*events, *before, *after]
+        known = [*events, *opening.before, *opening.after]
         gated = gated_turn(known)
         point = resume_point(known) if gated is None else gated_point(known, gated)
         if not point.messages:
@@ -151,9 +163,8 @@ class RunSession:
             started = any(e.type == RUN_START for e in known)
             why = "its run_start holds no messages" if started else "its log has no run_start"
             raise NothingToResumeError(run_id, why)
-        write = _opened(before, after) if before or after else _hold
         streamed = self.listener is not None
-        return await self._segment(store, run_id, events, known, point, write, streamed, gated)
+        return await self._segment(store, run_id, events, known, point, opening, streamed, gated)
 
     async def _segment(
         self,
@@ -162,12 +173,12 @@ class RunSession:
         events: list[Event],
         known: Sequence[Event],
         point: ResumePoint,
-        write_start: WriteStart,
+        opening: Opening,
         stream_text: bool,
         gated: GatedTurn | None = None,
     ) -> RunResult:
         """Run one segment of the run, held by the caller: `events`, what its log holds;
-        `known`, that and the opening to be written with its run_start."""
+        `known`, that and the `opening`'s events, written with its run_start."""
         recorder = Recorder(run_id, store, events=list(events))
         if self.listener is not None:
             recorder.listeners.append(self.listener)
@@ -176,7 +187,7 @@ class RunSession:
             async with segment_tools(self.config.tools, self.config.mcp_servers, known) as offered:
                 request = self._request_config(offered)
                 run_start = self._run_start(run_id, point.input_messages, request, offered)
-                await write_start(recorder, run_start)
+                await _write_start(recorder, run_start, opening)
                 spec = self._spec(offered, request, point, stream_text, gated, recording_of(known))
                 return self._result(recorder, await run_loop(spec, recorder))
         finally:
@@ -255,26 +266,15 @@ class RunSession:
         )
 
 
-async def _save_now(recorder: Recorder, run_start: Event) -> None:
-    """A new run's run_start: saved before the model is asked."""
-    await recorder.emit(run_start)
-
-
-async def _hold(recorder: Recorder, run_start: Event) -> None:
-    """A resume's run_start: saved with the segment's first step, so a resume stopped before
-    it has anything to record writes nothing."""
-    recorder.hold(run_start)
-
-
-def _opened(before: Sequence[Event], after: Sequence[Event]) -> WriteStart:
-    """A new fork's run_start, saved at once between its copies, which keep their times; it
-    is stamped with its own start."""
-
-    async def write(recorder: Recorder, run_start: Event) -> None:
+async def _write_start(recorder: Recorder, run_start: Event, opening: Opening) -> None:
+    """Write `run_start` as `opening` says (`Opening`)."""
+    if opening.before or opening.after:  # a new fork: stamped with its own start
         run_start.ts = run_start.started_at
-        await recorder.emit(*before, run_start, *after, stamp=False)
-
-    return write
+        await recorder.emit(*opening.before, run_start, *opening.after, stamp=False)
+    elif opening.held:
+        recorder.hold(run_start)
+    else:
+        await recorder.emit(run_start)
 
 
 def _write(store: Store, run_id: str, events: list[Event]) -> None:
