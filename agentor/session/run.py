@@ -39,7 +39,8 @@ from agentor.errors import NothingToResumeError
 from agentor.result import RunResult, from_log, pending_now, settled, structured_result
 from agentor.session.config import AgentConfig
 from agentor.session.options import CallOptions
-from agentor.tracing_setting import attach, call_tracing
+from agentor.telemetry.inprocess import RunTracing, check_tracing, run_tracing
+from agentor.tracing_setting import call_tracing
 
 
 @dataclass(frozen=True)
@@ -182,7 +183,7 @@ class RunSession:
         recorder = Recorder(run_id, store, events=list(events))
         if self.listener is not None:
             recorder.listeners.append(self.listener)
-        tracer = await attach(recorder, self.tracing, self.config.capture_content)
+        tracer = await self._tracer(recorder)
         try:
             async with segment_tools(self.config.tools, self.config.mcp_servers, known) as offered:
                 request = self._request_config(offered)
@@ -194,6 +195,23 @@ class RunSession:
             await recorder.drain()
             if tracer is not None:
                 tracer.finish()
+
+    async def _tracer(self, recorder: Recorder) -> RunTracing | None:
+        """Where the call's tracing joins the run: a `RunTracing` listening to what the recorder
+        saves (agentor/telemetry/inprocess.py), made off the event loop; None when not traced.
+        It is finished once the run's saves have landed."""
+        if not self.tracing:
+            return None
+        tracer = await asyncio.to_thread(
+            run_tracing,
+            check_tracing(self.tracing),
+            recorder.store,
+            recorder.run_id,
+            content=self.config.capture_content,
+        )
+        if tracer is not None:
+            recorder.listeners.append(tracer)
+        return tracer
 
     def _spec(
         self,
