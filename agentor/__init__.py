@@ -40,6 +40,8 @@ if TYPE_CHECKING:
         ApprovalError,
         ApprovalTimedOutError,
         DeleteRefusedError,
+        ExperimentError,
+        ExperimentNotFoundError,
         InvalidArgsError,
         InvalidResultError,
         MalformedDsnError,
@@ -65,6 +67,8 @@ if TYPE_CHECKING:
         ToolArgumentsError,
         UnreadableRunError,
     )
+    from agentor.experiments.experiment import Experiment
+    from agentor.experiments.judge import Judge
     from agentor.result import RunResult
 
 _ERRORS = (
@@ -74,6 +78,8 @@ _ERRORS = (
     "ApprovalError",
     "ApprovalTimedOutError",
     "DeleteRefusedError",
+    "ExperimentError",
+    "ExperimentNotFoundError",
     "InvalidArgsError",
     "InvalidResultError",
     "MalformedDsnError",
@@ -125,6 +131,8 @@ _WHERE = {
     "MCPServer": "agentor.engine.mcp",
     "MCPServerStdio": "agentor.engine.mcp",
     "Comparison": "agentor.engine.fork.compare",
+    "Experiment": "agentor.experiments.experiment",
+    "Judge": "agentor.experiments.judge",
     **dict.fromkeys(_ERRORS, "agentor.errors"),
 }
 

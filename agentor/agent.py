@@ -1,5 +1,5 @@
 """`Agentor`: run / arun / resume / aresume / stream_chat / chat / submit / fork / replay /
-approve / reject / from_md."""
+experiment / approve / reject / from_md."""
 
 from __future__ import annotations
 
@@ -30,6 +30,10 @@ from agentor.engine.store.api import Store
 from agentor.engine.structured import OutputSpec, check_retries
 from agentor.engine.toolfailures import DEFAULT_LIMIT, check_limit
 from agentor.engine.tools import Tool
+from agentor.experiments.candidates import candidate_agent, judge_asker, model_check
+from agentor.experiments.experiment import Experiment, Options
+from agentor.experiments.experiment import start as start_experiment
+from agentor.experiments.record import PairRecord
 from agentor.forking import fork_run, replay_run
 from agentor.result import RunResult
 from agentor.running import in_own_loop, stream
@@ -134,9 +138,10 @@ class Agentor:
     def run(self, input: Input, tracing: Any = None, *, run_id: str | None = None) -> RunResult:
         """`arun` in an event loop of its own; inside a running loop, use `arun`."""
         check_input(input)
-        return in_own_loop(
+        result: RunResult = in_own_loop(
             self.model, "run", lambda: self.arun(input, tracing=tracing, run_id=run_id)
         )
+        return result
 
     async def arun(
         self,
@@ -286,16 +291,95 @@ class Agentor:
         self,
         run_id: str,
         *,
-        model: str | Model,
+        model: str | Model | None = None,
         fork_id: str | None = None,
         novel: str = "error",
+        match: str = "strict",
+        instructions: str | None = None,
+        model_settings: ModelSettings | dict[str, Any] | None = None,
+        experiment: str | None = None,
         listener: Listener | None = None,
     ) -> RunResult:
-        """Ask `model` the recorded conversation of `run_id` again, from its prompt, in a fork:
-        a call equal to a recorded one (same tool, same arguments) gets the recorded result;
-        a novel call gets an error ("not in the recording"), or runs with `novel="run"`."""
+        """Ask `model` (default: this agent's) the recorded conversation of `run_id` again,
+        from its prompt, in a fork (`fork_id`, default a fresh id), its tool calls answered
+        from the recorded results (agentor/engine/fork/recording.py).
+
+        `match="strict"`: a call equal to a recorded one (same tool, same arguments) gets its
+        recorded result; `"fifo"`: the tool's recorded results in order, whatever the
+        arguments (a served result records the recorded arguments that differ as `drift`).
+        A call with no recorded answer (`novel`): an error result ("not in the recording",
+        `"error"`), the end of the replay, status `diverged` (`"stop"`), or run by this agent
+        (`"run"`). `instructions` replace the recorded prompt's system message;
+        `model_settings` (temperature, max_tokens, ...) are set over the model's for this
+        replay; `experiment` names the experiment the replay is a candidate of (recorded on
+        its `fork` event). A bad option is refused before anything is written."""
         return await replay_run(
-            self._frozen(), run_id, model=model, fork_id=fork_id, novel=novel, listener=listener
+            self._frozen(),
+            run_id,
+            model=model,
+            fork_id=fork_id,
+            novel=novel,
+            match=match,
+            instructions=instructions,
+            model_settings=model_settings,
+            experiment=experiment,
+            listener=listener,
+        )
+
+    # -- experiments (agentor.experiments) ----------------------------------------------------
+
+    def experiment(self, runs: Iterable[str], **options: Any) -> Experiment:
+        """`aexperiment` (same arguments) in an event loop of its own."""
+        return in_own_loop(self.model, "experiment", lambda: self.aexperiment(runs, **options))
+
+    async def aexperiment(
+        self,
+        runs: Iterable[str],
+        *,
+        model: str | None = None,
+        instructions: str | None = None,
+        model_settings: Mapping[str, Any] | None = None,
+        match: str = "strict",
+        novel: str = "error",
+        scorers: Iterable[Any] = (),
+        concurrency: int = 4,
+        name: str | None = None,
+        on_pair: Callable[[PairRecord], None] | None = None,
+    ) -> Experiment:
+        """Replay each of `runs` (ended runs of this agent's store) with this agent as a
+        candidate run, `model` and `model_settings` changed when given, its prompt's system
+        message being `instructions` (default: this agent's instructions, when it has any);
+        tool calls answered from each baseline's record (`match`: "strict" or "fifo"; a call
+        with no recorded answer: `novel` "error", "stop" or "run"). Each pair is measured and
+        scored (`scorers`: "same_output", "same_tools", "output_contains:TEXT", "judge",
+        "judge:MODEL", "module:function", or functions); returns the `Experiment` with
+        `.pairs` and `.summary`. `concurrency` candidates run at once.
+
+        The experiment is recorded in the store and named by what decides its candidates:
+        called again with the same arguments (after a crash, say) it goes on where it was,
+        no candidate replayed twice, failed pairs retried (`Experiment.load` reads it)."""
+        store = require_store(self.store, "experiment")
+        settings = dict(model_settings or {})
+        options = Options(
+            model=model,
+            instructions=self.instructions if instructions is None else instructions,
+            model_settings=settings,
+            match=match,
+            novel=novel,
+            scorers=tuple(scorers),
+            concurrency=concurrency,
+            name=name,
+        )
+        runner = candidate_agent(self, model, settings)
+        return await start_experiment(
+            store,
+            list(runs),
+            options,
+            lambda baseline, events: runner,
+            judge_asker(runner, Agentor),
+            agent=self.name,
+            check=model_check(runner),
+            on_pair=on_pair,
         )
 
     # -- upstream Agentor's other calls ------------------------------------------------------

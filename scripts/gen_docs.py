@@ -257,7 +257,20 @@ def cli_reference(parser: argparse.ArgumentParser, *, subcommands: bool = True) 
         parts = [_command(parser, parser.prog, level=2, options_only=True)]
         for name, command in sub.choices.items():
             parts.append(_command(command, command.prog, level=3, summary=helps.get(name)))
+            parts.extend(_verbs(command))
         return "\n".join(parts)
+
+
+def _verbs(parser: argparse.ArgumentParser) -> list[str]:
+    """A command's own subcommands (`agentor experiment run`), a section each."""
+    found = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not found:
+        return []
+    helps = {choice.dest: choice.help for choice in found[0]._choices_actions}
+    return [
+        _command(verb, verb.prog, level=4, summary=helps.get(name))
+        for name, verb in found[0].choices.items()
+    ]
 
 
 def _command(

@@ -3,13 +3,14 @@
 A store is any object with `append`, `load` and `list_runs` (`Store`). The engine also uses,
 when a store offers them, `append_many` (`BatchStore`: one durable write for several events)
 and `lock` (`LockingStore`: one holder of a run at a time). Retention (agentor.ops.retention)
-uses `delete` (`DeletingStore`) and pins (`PinningStore`) where a store has them.
+uses `delete` (`DeletingStore`) and pins (`PinningStore`) where a store has them; experiments
+(agentor.experiments) keep their records in an `ExperimentStore`.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol, runtime_checkable
 
 from agentor.engine.events import Event
@@ -91,4 +92,24 @@ class PinningStore(Protocol):
 
     def pinned(self) -> set[str]:
         """Every pinned run id."""
+        ...
+
+
+@runtime_checkable
+class ExperimentStore(Protocol):
+    """A store that keeps experiments (agentor.experiments) beside its runs: each one an
+    append-only list of records (JSON objects), its definition first, then one per pair as it
+    is measured. An experiment's candidates are ordinary runs of the store; these records say
+    which runs they are and what was measured."""
+
+    def append_experiment(self, experiment_id: str, record: Mapping[str, object]) -> None:
+        """Save one record (JSON values only) durably: returns once it is on disk, or
+        committed."""
+
+    def load_experiment(self, experiment_id: str) -> list[dict[str, object]]:
+        """Every record of the experiment, in order. Unknown id: `ExperimentNotFoundError`."""
+        ...
+
+    def list_experiments(self) -> list[str]:
+        """Every experiment id, sorted."""
         ...

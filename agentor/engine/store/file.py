@@ -11,7 +11,7 @@ import fcntl
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 from agentor.engine.events import TRANSIENT_TYPES, Event
@@ -27,6 +27,7 @@ from agentor.engine.log.file_io import (
     write_all,
 )
 from agentor.engine.log.format import BadLine, LogDecoder, LogEncoder, skipped_lines, split_lines
+from agentor.engine.store.experiment_files import append_record, experiment_ids, load_records
 from agentor.engine.store.flock import holder, take_exclusive
 from agentor.engine.store.pins import add_pin, pin_names, remove_pin
 from agentor.engine.store.run_ids import RUN_ID_RE, SUFFIX, run_id_of, validate_run_id
@@ -355,6 +356,20 @@ class FileStore:
     def pinned(self) -> set[str]:
         with self._in_directory() as dir_fd:
             return {name for name in pin_names(dir_fd) if RUN_ID_RE.fullmatch(name)}
+
+    # -- experiments (agentor.engine.store.experiment_files) -------------------------------------
+
+    def append_experiment(self, experiment_id: str, record: Mapping[str, object]) -> None:
+        with self._in_directory() as dir_fd:
+            append_record(dir_fd, experiment_id, record)
+
+    def load_experiment(self, experiment_id: str) -> list[dict[str, object]]:
+        with self._in_directory() as dir_fd:
+            return load_records(dir_fd, experiment_id, self)
+
+    def list_experiments(self) -> list[str]:
+        with self._in_directory() as dir_fd:
+            return experiment_ids(dir_fd)
 
 
 def _flock_patiently(fd: int, run_id: str) -> None:

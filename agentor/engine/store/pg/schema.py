@@ -20,6 +20,8 @@ The tables (version 1 unless said):
   that its update of the row is HOT (no index entry written).
 - `pins (run_id, pinned_at)` (version 2): the pinned runs, each a row of `runs` (deleted
   with it).
+- `experiment_records (experiment_id, seq, record)` (version 4): experiments
+  (agentor.experiments), each record a JSON object, in the order written.
 - `append(...)` and `take(...)`: the two writes that must check and change several rows in one
   transaction (agentor.engine.store.pg.store and .locks say what they guarantee). Since version 3
   neither notifies: the caller does, after the commit (feed.py).
@@ -311,7 +313,20 @@ BEGIN
 END $$;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
+# Version 4: experiments (agentor.experiments): each an append-only list of records, its
+# definition first, then one per measured pair, as a FileStore keeps them in `.experiments/`.
+# A record is kept as the JSON text it was written as (`json`, not `jsonb`: keys in order).
+_V4 = """
+CREATE TABLE @s@.experiment_records (
+    experiment_id text NOT NULL,
+    seq bigint GENERATED ALWAYS AS IDENTITY,
+    record json NOT NULL,
+    written_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (experiment_id, seq)
+);
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4)
 LATEST = len(MIGRATIONS)
 
 

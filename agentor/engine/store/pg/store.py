@@ -23,10 +23,11 @@ one indexed range read of `events`.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,7 +58,13 @@ from agentor.engine.store.pg.rows import (
 from agentor.engine.store.pg.schema import ensure_schema, quote_schema, require_store
 from agentor.engine.store.pg.upkeep import RunUpkeep
 from agentor.engine.store.run_ids import validate_run_id
-from agentor.errors import PostgresStoreError, RunLockedError, RunLostError, RunNotFoundError
+from agentor.errors import (
+    ExperimentNotFoundError,
+    PostgresStoreError,
+    RunLockedError,
+    RunLostError,
+    RunNotFoundError,
+)
 
 log = logging.getLogger("agentor")
 
@@ -360,6 +367,45 @@ class PostgresStore(RunListings, RunUpkeep):
         return self._read(
             "cannot list the runs of", lambda c: [r[0] for r in c.execute(self._q.list_runs)]
         )
+
+    # -- experiments (version 4's experiment_records; agentor.experiments) ----------------------
+
+    def append_experiment(self, experiment_id: str, record: Mapping[str, object]) -> None:
+        validate_run_id(experiment_id)
+        text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+        table = f"{quote_schema(self.schema)}.experiment_records"
+        self._read(
+            "cannot save an experiment record in",
+            lambda c: c.execute(
+                f"INSERT INTO {table} (experiment_id, record) VALUES (%s, %s::json)",
+                (experiment_id, text),
+            ),
+        )
+
+    def load_experiment(self, experiment_id: str) -> list[dict[str, object]]:
+        validate_run_id(experiment_id)
+        table = f"{quote_schema(self.schema)}.experiment_records"
+        rows = self._read(
+            "cannot read an experiment of",
+            lambda c: c.execute(
+                f"SELECT record::text FROM {table} WHERE experiment_id = %s ORDER BY seq",
+                (experiment_id,),
+            ).fetchall(),
+        )
+        if not rows:
+            raise ExperimentNotFoundError(experiment_id, self.where)
+        return [json.loads(row[0]) for row in rows]
+
+    def list_experiments(self) -> list[str]:
+        table = f"{quote_schema(self.schema)}.experiment_records"
+        rows = self._read(
+            "cannot list the experiments of",
+            lambda c: c.execute(
+                f"SELECT experiment_id FROM {table} GROUP BY experiment_id"
+                f' ORDER BY experiment_id COLLATE "C"'
+            ).fetchall(),
+        )
+        return [row[0] for row in rows]
 
     # -- locking -------------------------------------------------------------------------------
 
