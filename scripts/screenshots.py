@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-import agentor.agent  # noqa: E402
 import agentor.engine.loop  # noqa: E402
+import agentor.session.run  # noqa: E402
 from agentor import Agentor, function_tool  # noqa: E402
 from agentor.agents import AgentSet  # noqa: E402
 from agentor.engine.events import Usage  # noqa: E402
@@ -176,7 +176,7 @@ async def main(source: Path, out: Path) -> None:
             )
             stepping = SteppingTime(clock - 20)
             agentor.engine.loop.time = stepping  # type: ignore[assignment]
-            agentor.agent.time = stepping  # type: ignore[assignment]
+            agentor.session.run.time = stepping  # type: ignore[assignment]
 
             async def resume(app: RunsApp, pilot: Any) -> None:
                 await asyncio.wait_for(model.streaming.wait(), 10)
