@@ -51,18 +51,18 @@ class Agentor:
     """An LLM agent whose every step is saved to `store` (when given) as it happens.
 
     The arguments up to `engine` are upstream Agentor 0.1.1's, in its order: `output_type`
-    engine/structured.py, `model_settings` engine/settings.py, `max_tool_failures`
-    engine/toolfailures.py, `tracer` agentor/tracing_setting.py.
+    agentor.engine.structured, `model_settings` agentor.engine.settings, `max_tool_failures`
+    agentor.engine.toolfailures, `tracer` agentor.tracing_setting.
 
     `tools` takes functions, `Tool`s and MCP servers (`MCPServer`, `MCPServerStdio`), whose
-    tools each run segment lists anew (engine/toolset.py).
+    tools each run segment lists anew (agentor.engine.toolset).
 
     `needs_approval` gates tools by name (globs such as `["delete_*", "send_email"]`, or True
     for every tool) on top of each tool's own `needs_approval`; `approval_timeout` is the
     deadline of a gated call whose tool sets none (agentor.engine.approval.gating). `tracing=True`
     sends each run as OpenTelemetry spans to the collector OTEL_EXPORTER_OTLP_ENDPOINT names, or to
     the SDK tracer given instead; `capture_content=True` adds messages, arguments and results
-    (agentor/telemetry/inprocess.py). `run(..., tracing=)` decides for one run."""
+    (agentor.telemetry.inprocess). `run(..., tracing=)` decides for one run."""
 
     def __init__(
         self,
@@ -107,7 +107,7 @@ class Agentor:
         self.model: Model = model_from(
             model, base_url, api_key, model_settings, settings, output_type
         )
-        # Runs as OpenTelemetry spans (agentor/telemetry/inprocess.py): True, or an SDK tracer.
+        # Runs as OpenTelemetry spans (agentor.telemetry.inprocess): True, or an SDK tracer.
         self.tracing = check_tracing(agent_tracing(tracing, tracer, enable_tracing))
         self.capture_content = bool(capture_content)
         self.trace_group_id, self.trace_metadata = trace_group_id, trace_metadata
@@ -154,7 +154,7 @@ class Agentor:
         run_id: str | None = None,
     ) -> Any:
         """Run the agent on `input`; a list of prompts (strings) is a batch of runs
-        (agentor/batch.py: at most `limit_concurrency` at once, a list of results in order).
+        (agentor.batch: at most `limit_concurrency` at once, a list of results in order).
 
         `run_id` names the run (a job's id, say) instead of a fresh uuid, so the id is known
         before anything can crash. If the store already holds that run, it is continued as
@@ -164,7 +164,7 @@ class Agentor:
         or its last worker died.
 
         `max_turns` applies to this call; `fallback_models` are asked in order when the model
-        endpoint fails (engine/fallback.py); `tracing`: agentor/tracing_setting.py.
+        endpoint fails (agentor.engine.fallback); `tracing`: agentor.tracing_setting.
         """
         config = self._frozen()
         options = CallOptions.checked(
@@ -230,7 +230,7 @@ class Agentor:
         with its first step: a resume stopped before it has anything to record writes nothing.
 
         A structured run that failed on an invalid answer is asked again with what was wrong,
-        `output_retries` more times (engine/structured.py).
+        `output_retries` more times (agentor.engine.structured).
         """
         session = RunSession(self._frozen(), CallOptions(tracing=tracing), listener)
         return await session.resume(run_id)
@@ -240,7 +240,7 @@ class Agentor:
         new segment's run_start, which is recorded with the segment's first step."""
         return stream(lambda listener: self.aresume(run_id, listener, tracing=tracing))
 
-    # -- forks and replays (agentor/forking.py) -----------------------------------------------
+    # -- forks and replays (agentor.forking) -----------------------------------------------
 
     def fork(self, run_id: str, input: Input | None = None, **options: Any) -> RunResult:
         """`afork` (same arguments) in an event loop of its own."""
@@ -302,7 +302,7 @@ class Agentor:
     ) -> RunResult:
         """Ask `model` (default: this agent's) the recorded conversation of `run_id` again,
         from its prompt, in a fork (`fork_id`, default a fresh id), its tool calls answered
-        from the recorded results (agentor/engine/fork/recording.py).
+        from the recorded results (agentor.engine.fork.recording).
 
         `match="strict"`: a call equal to a recorded one (same tool, same arguments) gets its
         recorded result; `"fifo"`: the tool's recorded results in order, whatever the
@@ -389,7 +389,7 @@ class Agentor:
         """The agent a markdown file describes: frontmatter `name`, `model`, `temperature`
         (`tools` names are ignored: pass `tools=`), the body as its instructions. `options`
         are the constructor's (model, tools, output_type, store, ...) and win over the file
-        (agentor/markdown_agent.py)."""
+        (agentor.markdown_agent)."""
         from agentor.markdown_agent import agent_options
 
         return cls(**agent_options(md_path, options))
@@ -438,7 +438,7 @@ class Agentor:
     # -- internals -----------------------------------------------------------------------------
 
     def _frozen(self) -> AgentConfig:
-        """This agent's configuration as it is now, for one call (agentor/session/config.py)."""
+        """This agent's configuration as it is now, for one call (agentor.session.config)."""
         return AgentConfig(
             name=self.name,
             instructions=self.instructions,

@@ -204,7 +204,7 @@ def _add_experiment_commands(sub: Any) -> None:
         "--set",
         action="append",
         metavar="KEY=VALUE",
-        help="a model setting for the candidates (VALUE as JSON: 0.2, true, \"x\")",
+        help='a model setting for the candidates (VALUE as JSON: 0.2, true, "x")',
     )
     run.add_argument(
         "--match",

@@ -174,14 +174,15 @@ class _Call:
 class LoopSpec:
     """All a segment's loop runs with, known before its first turn.
 
-    `model` is asked first and `fallbacks` in turn when its endpoint fails (engine/fallback.py);
-    `tools` are the segment's (engine/toolset.py); `config` names the tools and settings
-    recorded on the segment's run_start (engine/request.py), and each generation carries it.
+    `model` is asked first and `fallbacks` in turn when its endpoint fails
+    (agentor.engine.fallback);
+    `tools` are the segment's (agentor.engine.toolset); `config` names the tools and settings
+    recorded on the segment's run_start (agentor.engine.request), and each generation carries it.
     `point` is where the segment starts; `gated`, a turn that asked for approval, to finish
     (from `point`, the request of that turn) before any new one. `gate` says which calls wait
     for a person; `recording`: a replay's, which answers equal calls; `output`: the structured
-    answer asked for (engine/structured.py); `max_tool_failures`: failed calls that withdraw a
-    tool (engine/toolfailures.py); `stream_text`: the model's text is handed to the listeners
+    answer asked for (agentor.engine.structured); `max_tool_failures`: failed calls that withdraw a
+    tool (agentor.engine.toolfailures); `stream_text`: the model's text is handed to the listeners
     as it comes, as transient `text_delta` events."""
 
     model: Model
@@ -265,7 +266,7 @@ class _Loop:
 
     async def final_answer(self, text: str) -> LoopOutcome | None:
         """The run's answer: it ends the run, unless it is not the structured output asked for
-        (engine/structured.py): then it is recorded as invalid and, while retries are left, the
+        (agentor.engine.structured): then it is recorded as invalid and, while retries are left, the
         model is asked again with what was wrong (None: the run goes on)."""
         invalid = self.output.check(text) if self.output is not None else None
         if invalid is None:

@@ -38,7 +38,7 @@ CLONABLE = (
 @dataclass(frozen=True)
 class AgentConfig:
     """An agent's configuration, read once for a call. `tracing` as the agent was given it
-    (agentor/tracing_setting.py); `fallbacks`: the agent's own, asked when its model fails."""
+    (agentor.tracing_setting); `fallbacks`: the agent's own, asked when its model fails."""
 
     name: str
     instructions: str | None

@@ -17,8 +17,8 @@ from agentor.session.config import AgentConfig, model_named
 @dataclass(frozen=True)
 class CallOptions:
     """A call's own settings; None keeps the agent's. `tracing` as the call was given it
-    (agentor/tracing_setting.py); `fallbacks`: models made for the call, asked in turn when
-    the model fails (engine/fallback.py)."""
+    (agentor.tracing_setting); `fallbacks`: models made for the call, asked in turn when
+    the model fails (agentor.engine.fallback)."""
 
     max_turns: int | None = None
     fallbacks: tuple[Model, ...] | None = None

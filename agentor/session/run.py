@@ -116,7 +116,7 @@ class RunSession:
     ) -> RunResult:
         """Write run `fork_id` as `plan` (of run `run_id`) says, under its lock: the copy alone
         when `copy_only` (it needs nothing more), else its opening and its run_start, saved
-        at once, and run it (agentor/forking.py)."""
+        at once, and run it (agentor.forking)."""
         async with holding(store, fork_id):
             if await asyncio.to_thread(load_if_any, store, fork_id):
                 raise ValueError(f"run {fork_id} already exists: choose an unused fork_id")
@@ -141,7 +141,8 @@ class RunSession:
         )
 
     def structured(self, result: RunResult) -> RunResult:
-        """`result` as this agent gives it: its structured output parsed (engine/structured.py)."""
+        """`result` as this agent gives it: its structured output parsed
+        (agentor.engine.structured)."""
         return structured_result(result, self.config.output)
 
     # -- a segment -----------------------------------------------------------------------------
@@ -198,7 +199,7 @@ class RunSession:
 
     async def _tracer(self, recorder: Recorder) -> RunTracing | None:
         """Where the call's tracing joins the run: a `RunTracing` listening to what the recorder
-        saves (agentor/telemetry/inprocess.py), made off the event loop; None when not traced.
+        saves (agentor.telemetry.inprocess), made off the event loop; None when not traced.
         It is finished once the run's saves have landed."""
         if not self.tracing:
             return None

@@ -1,7 +1,8 @@
 """What a search matches in a run's events: a query made a `Matcher`, a log line made a `Hit`.
 
 Shared by the search over files (`agentor.ops.search`, which says what matches and why) and
-the database's own (`PostgresStore.search`, store/pg/upkeep.py), so both find the same hits.
+the database's own (`PostgresStore.search`, agentor.engine.store.pg.upkeep), so both find the same
+hits.
 """
 
 from __future__ import annotations
