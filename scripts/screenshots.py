@@ -25,17 +25,17 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-import agentor.agent  # noqa: E402
 import agentor.engine.loop  # noqa: E402
 import agentor.experiments.experiment  # noqa: E402
 import agentor.experiments.runner  # noqa: E402
 import agentor.forking  # noqa: E402
+import agentor.session.run  # noqa: E402
 from agentor import Agentor, function_tool  # noqa: E402
 from agentor.agents import AgentSet  # noqa: E402
 from agentor.engine.events import Usage  # noqa: E402
 from agentor.engine.models import ModelResponse  # noqa: E402
 from agentor.engine.store.file import FileStore  # noqa: E402
-from agentor.sources.directory import DirectorySource  # noqa: E402
+from agentor.sources.directory.source import DirectorySource  # noqa: E402
 from examples.demo_model import DemoModel, find_cities  # noqa: E402
 from tui.app import RunsApp  # noqa: E402
 
@@ -200,7 +200,7 @@ async def main(source: Path, out: Path) -> None:
             )
             stepping = SteppingTime(clock - 20)
             agentor.engine.loop.time = stepping  # type: ignore[assignment]
-            agentor.agent.time = stepping  # type: ignore[assignment]
+            agentor.session.run.time = stepping  # type: ignore[assignment]
 
             async def resume(app: RunsApp, pilot: Any) -> None:
                 await asyncio.wait_for(model.streaming.wait(), 10)
@@ -233,7 +233,7 @@ async def experiment_shot(runs: Path, out: Path, clock: float, source: Path) -> 
     if not baselines:
         return
     stepping = SteppingTime(clock - 60)
-    modules = (agentor.engine.loop, agentor.agent, agentor.forking)
+    modules = (agentor.engine.loop, agentor.session.run, agentor.forking)
     for module in (*modules, agentor.experiments.experiment, agentor.experiments.runner):
         module.time = stepping  # type: ignore[attr-defined]
     agent = Agentor(

@@ -128,12 +128,18 @@ def test_a_judge_is_asked_once_per_pair_its_calls_recorded_as_runs(
     judge_runs = [r for r in store.list_runs() if r.startswith("judge-")]
     assert len(judge_runs) == 2
 
+    candidates_asked = len(requests_of(fake_openai, "vague-model"))
+    again = agent.experiment(runs, model="vague-model", scorers=["judge:judge-pass"])
+    assert again.to_json() == exp.to_json() and len(requests_of(fake_openai, "judge-pass")) == 2
+
     failing = agent.experiment(runs, model="vague-model", scorers=[Judge("judge-fail")])
+    assert failing.id == exp.id, "other scorers: the same experiment, its pairs scored again"
     assert all(p.scores == {"judge:judge-fail": False} and p.regressed for p in failing.pairs)
     mumbled = agent.experiment(runs, model="vague-model", scorers=["judge:judge-mumble"])
-    assert all("neither PASS nor FAIL" in p.scores["judge:judge-mumble"]["error"] for p in mumbled.pairs)
-    with pytest.raises(ExperimentError, match="exists with scorers judge:judge-pass"):
-        agent.experiment(runs, model="vague-model", scorers=["same_output"])
+    for pair in mumbled.pairs:
+        assert "neither PASS nor FAIL" in pair.scores["judge:judge-mumble"]["error"]
+    assert len(requests_of(fake_openai, "vague-model")) == candidates_asked, "none replayed"
+    assert Experiment.load(store, exp.id).definition.scorers == ("judge:judge-mumble",)
 
 
 def test_a_model_failing_mid_way_fails_the_pair_and_starting_again_retries_it(

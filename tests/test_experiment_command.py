@@ -87,8 +87,18 @@ def shell(fake_openai: FakeOpenAI, tmp_path: Path) -> Shell:
 
 
 def test_run_prints_the_documented_json_and_gates_ci_on_regressions(shell: Shell) -> None:
-    ok = shell("run", "--status", "completed", "--model", "same-model", "--json",
-               "--scorer", "same_output", "--fail-on", "regression")
+    ok = shell(
+        "run",
+        "--status",
+        "completed",
+        "--model",
+        "same-model",
+        "--json",
+        "--scorer",
+        "same_output",
+        "--fail-on",
+        "regression",
+    )
     assert ok.returncode == 0, ok.stderr
     data = json.loads(ok.stdout)
     assert list(data)[:1] == ["experiment_id"]
@@ -106,15 +116,29 @@ def test_run_prints_the_documented_json_and_gates_ci_on_regressions(shell: Shell
     assert (summary["pairs"], summary["completed"], summary["regressions"]) == (3, 3, 0)
     assert set(summary["deltas"]) == {"turns", "tokens", "cost", "latency"}
     assert summary["deltas"]["turns"] == {
-        "mean": 0.0, "low": 0.0, "high": 0.0, "pairs": 3, "confidence": 0.95
+        "mean": 0.0,
+        "low": 0.0,
+        "high": 0.0,
+        "pairs": 3,
+        "confidence": 0.95,
     }
 
-    bad = shell("run", *shell.baselines, "--model", "vague-model", "--json",
-                "--scorer", "same_output", "--fail-on", "regression")
+    bad = shell(
+        "run",
+        *shell.baselines,
+        "--model",
+        "vague-model",
+        "--json",
+        "--scorer",
+        "same_output",
+        "--fail-on",
+        "regression",
+    )
     assert bad.returncode == 1, bad.stderr
     assert json.loads(bad.stdout)["summary"]["regressions"] == 3
-    without_gate = shell("run", *shell.baselines, "--model", "vague-model",
-                         "--scorer", "same_output")
+    without_gate = shell(
+        "run", *shell.baselines, "--model", "vague-model", "--scorer", "same_output"
+    )
     assert without_gate.returncode == 0, "the same experiment, no gate: exit 0"
     assert "regressions 3, improvements 0" in without_gate.stdout
     assert shell.ran() == [], "no tool ran"
@@ -131,8 +155,9 @@ def test_run_prints_the_documented_json_and_gates_ci_on_regressions(shell: Shell
 
 
 def test_an_agent_with_novel_run_runs_only_the_calls_no_baseline_made(shell: Shell) -> None:
-    out = shell("run", *shell.baselines, "--agent", f"{shell.spec}:careful", "--novel", "run",
-                "--json")
+    out = shell(
+        "run", *shell.baselines, "--agent", f"{shell.spec}:careful", "--novel", "run", "--json"
+    )
     assert out.returncode == 0, out.stderr
     assert shell.ran() == ["Paris"] * 3, "only the novel call ran, once a candidate"
     data = json.loads(out.stdout)
@@ -172,12 +197,17 @@ def test_bad_input_is_one_line_and_writes_nothing(shell: Shell) -> None:
     assert "--set takes KEY=VALUE" in refused(
         shell("run", *shell.baselines, "--model", "same-model", "--set", "oops"), 2
     )
-    assert "no such file" in refused(
+    assert "No such file" in refused(
         shell("run", *shell.baselines, "--model", "m", "--instructions", "/nonexistent"), 2
     )
     down = agentor(
-        "experiment", "run", *shell.baselines, "--model", "same-model",
-        "--store", str(shell.runs),
+        "experiment",
+        "run",
+        *shell.baselines,
+        "--model",
+        "same-model",
+        "--store",
+        str(shell.runs),
         env={**shell.env, "OPENAI_BASE_URL": "http://127.0.0.1:1/v1"},
     )
     assert "cannot be used" in refused(down)

@@ -29,12 +29,16 @@ class Gate:
     """The server's script for the candidates: answers as `same-model` does, except the
     requests named in `hang` (prompt, turn), which never answer; counts what it answered."""
 
-    def __init__(self, srv: FakeOpenAI, delay: float = 0.0) -> None:
+    def __init__(self, srv: FakeOpenAI, together: int = 0) -> None:
         self.hang: set[tuple[str, int]] = set()
         self.hung = threading.Event()
         self.answered: Counter[str] = Counter()
-        self.delay = delay
         self.lock = threading.Lock()
+        # No answer until candidates of `together` baselines have asked: more than one
+        # process's worth, so that two processes are at work at once.
+        self.together = together
+        self.seen: set[str] = set()
+        self.all_asked = threading.Event()
         srv.script = self
 
     def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -47,8 +51,11 @@ class Gate:
             return {"hang": True}
         with self.lock:
             self.answered[prompt] += 1
-        reply = script(request)
-        return {**reply, "delay": self.delay} if self.delay else reply
+            self.seen.add(prompt)
+            if len(self.seen) >= self.together:
+                self.all_asked.set()
+        # (the server holds its lock while it asks this script: the waiting is its own)
+        return {**script(request), "wait": self.all_asked}
 
 
 def command(*args: str, env: dict[str, str]) -> subprocess.Popen[str]:
@@ -139,7 +146,7 @@ def test_two_processes_going_on_with_one_postgres_experiment_do_each_candidate_o
     agent = WeatherAgents(fake_openai)(store=store)
     asked = prompts()
     baselines = [agent.run(p).run_id for p in asked]
-    gate = Gate(fake_openai, delay=0.05)
+    gate = Gate(fake_openai, together=3)  # each process has at most 2 in flight
     env = {"OPENAI_BASE_URL": fake_openai.url, "OPENAI_API_KEY": "sk-test"}
     where = ("--store", pg_stores.dsn, "--schema", pg_stores.schema, "--concurrency", "2")
     args = ("run", *baselines, "--model", MODEL, *where, "--json")
@@ -147,9 +154,16 @@ def test_two_processes_going_on_with_one_postgres_experiment_do_each_candidate_o
     one, two = finished(first), finished(second)
 
     assert one["experiment_id"] == two["experiment_id"]
-    assert [p["baseline"] for p in one["pairs"]] == baselines == [
-        p["baseline"] for p in two["pairs"]
-    ]
+    assert (
+        [p["baseline"] for p in one["pairs"]] == baselines == [p["baseline"] for p in two["pairs"]]
+    )
     by_parent = candidates_of(store)
     assert {b: len(c) for b, c in by_parent.items()} == dict.fromkeys(baselines, 1)
     assert gate.answered == dict.fromkeys(asked, 2), "each candidate asked by one process"
+    pids = {
+        e.pid
+        for run_ids in by_parent.values()
+        for e in store.load(run_ids[0])
+        if e.type == RUN_START and e.model == MODEL
+    }
+    assert pids == {first.pid, second.pid}, "both processes made candidates"

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-import agentor.agent
 import agentor.engine.loop
 import agentor.experiments.experiment
 import agentor.experiments.record
 import agentor.experiments.runner
 import agentor.forking
+import agentor.session.run
 from agentor.engine.models import ModelResponse
 from agentor.engine.store.file import FileStore
 from agentor.errors import ModelError
@@ -71,7 +71,7 @@ def runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     regressed, Tokyo's answer changed, Lima's completed: improved)."""
     monkeypatch.setenv("HOME", str(tmp_path))
     clock = SteppingClock(1796039000.0)
-    modules = (agentor.engine.loop, agentor.agent, agentor.forking)
+    modules = (agentor.engine.loop, agentor.session.run, agentor.forking)
     experiments = (agentor.experiments.experiment, agentor.experiments.runner)
     for module in (*modules, *experiments, agentor.experiments.record):
         monkeypatch.setattr(module, "time", clock)

@@ -373,15 +373,17 @@ async def start(
     if not definition.name:
         definition = dataclasses.replace(definition, name=definition.change)
     recorded = await asyncio.to_thread(_recorded, keeper, definition.id)
-    if recorded is not None and recorded.scorers != definition.scorers:
-        raise ExperimentError(
-            f"experiment {definition.id} exists with scorers "
-            f"{', '.join(recorded.scorers) or '(none)'}: give the same, or another name"
-        )
     if check is not None:
         await check()
     if recorded is None:
         await asyncio.to_thread(keeper.append_experiment, definition.id, definition.to_record())
+    elif (recorded.scorers, recorded.rubric) != (definition.scorers, definition.rubric):
+        # Other scorers: every pair is scored again from its runs, no candidate replayed.
+        record = definition.scorers_record()
+        await asyncio.to_thread(keeper.append_experiment, definition.id, record)
+        definition = dataclasses.replace(
+            recorded, scorers=definition.scorers, rubric=definition.rubric
+        )
     else:
         definition = recorded
     return await _go(

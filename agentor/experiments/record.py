@@ -4,6 +4,7 @@ when it starts, then one record per pair each time the pair is measured.
     {"kind": "definition", "v": 1, "id", "name", "created_at", "baselines": [run ids],
      "model", "agent", "agent_spec", "instructions", "model_settings", "match", "novel",
      "scorers": [specs], "rubric", "candidates": {baseline: candidate run id}}
+    {"kind": "scorers", "scorers": [specs], "rubric"}   other scorers: every pair scored again
     {"kind": "pair", "baseline", "candidate", "status": [baseline's, candidate's], "error",
      "measures": {PairMeasures' fields}, "verdicts": [{"scorer", "values", "error"}], "at"}
 
@@ -16,6 +17,7 @@ again names the same experiment, and goes on with it.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import time
@@ -28,6 +30,7 @@ from agentor.experiments.scorers import Verdict
 
 DEFINITION = "definition"
 PAIR = "pair"
+SCORERS = "scorers"
 VERSION = 1
 
 
@@ -86,6 +89,21 @@ class Definition:
 
     def candidate(self, baseline: str) -> str:
         return candidate_id(self.id, baseline)
+
+    def scorers_record(self) -> dict[str, Any]:
+        """The record that gives an experiment other scorers (its pairs are scored again)."""
+        return {"kind": SCORERS, "scorers": list(self.scorers), "rubric": self.rubric}
+
+    def rescored(self, record: Mapping[str, Any]) -> Definition:
+        scorers = record.get("scorers")
+        rubric = record.get("rubric")
+        if not isinstance(scorers, list):
+            return self
+        return dataclasses.replace(
+            self,
+            scorers=tuple(s for s in scorers if isinstance(s, str)),
+            rubric=rubric if isinstance(rubric, str) else None,
+        )
 
     @property
     def change(self) -> str:
@@ -226,13 +244,16 @@ def _verdict(d: Mapping[str, Any]) -> Verdict:
 def read_records(
     records: Sequence[Mapping[str, Any]],
 ) -> tuple[Definition | None, dict[str, PairRecord]]:
-    """An experiment's definition (its first) and each baseline's last pair record."""
+    """An experiment's definition (its first, with the scorers of its last `scorers` record)
+    and each baseline's last pair record."""
     definition: Definition | None = None
     pairs: dict[str, PairRecord] = {}
     for record in records:
         kind = record.get("kind")
         if kind == DEFINITION and definition is None:
             definition = Definition.from_record(record)
+        elif kind == SCORERS and definition is not None:
+            definition = definition.rescored(record)
         elif kind == PAIR:
             pair = PairRecord.from_record(record)
             if pair is not None:

@@ -79,7 +79,7 @@ async def run_pairs(
     the definition's order; pairs left to another process that stopped waiting are missing)."""
     assert isinstance(store, ExperimentStore)
     _, done = read_records(await asyncio.to_thread(store.load_experiment, definition.id))
-    todo = [b for b in definition.baselines if _to_do(done.get(b), retry_failed)]
+    todo = [b for b in definition.baselines if _to_do(done.get(b), retry_failed, definition)]
     limit = asyncio.Semaphore(max(1, concurrency))
     pairs = _PairRunner(store, definition, agent_for, scorers, on_pair)
     while todo:
@@ -93,8 +93,16 @@ async def run_pairs(
     return {b: done[b] for b in definition.baselines if b in done}
 
 
-def _to_do(record: PairRecord | None, retry_failed: bool) -> bool:
-    return record is None or (retry_failed and _failed(record))
+def _to_do(record: PairRecord | None, retry_failed: bool, definition: Definition) -> bool:
+    """Whether a pair needs work: never measured, failed (on a resume), or scored by other
+    scorers than the experiment's now."""
+    if record is None or (retry_failed and _failed(record)):
+        return True
+    return record.measures is not None and _scored_by(record) != definition.scorers
+
+
+def _scored_by(record: PairRecord) -> tuple[str, ...]:
+    return tuple(v.scorer for v in record.verdicts)
 
 
 def _failed(record: PairRecord) -> bool:

@@ -18,17 +18,17 @@ from collections.abc import Container
 
 from agentor.engine.events import APPROVAL_REQUEST
 from agentor.engine.statuses import AWAITING_APPROVAL, INCOMPLETE
+from agentor.engine.store.api import TypeQueryStore
 from agentor.errors import AgentorError
-from agentor.sources.directory import DirectorySource
 from agentor.sources.gated import GatedCall, waiting_calls
 from agentor.sources.runrow import RunRow
-from agentor.sources.source import RunSource
+from agentor.sources.source import IndexedSource, RunSource
 
 
 def list_rows(source: RunSource) -> list[RunRow]:
     """Every run's row, complete (its counts read), newest first; [] and `source.error` when
     the store cannot be listed; a directory's run index saved when rows were read (`keep_index`)."""
-    if isinstance(source, DirectorySource):
+    if isinstance(source, IndexedSource):
         source.whole_at_scan = True  # a file not in the index: read once, not sketched then read
     source.scan()
     if source.incomplete:
@@ -41,7 +41,7 @@ def keep_index(source: RunSource) -> bool:
     """Save a directory's run index when rows were read since it was (`index_stale`), as the
     TUI does: True when saved. A listing never fails for it: a directory and a cache that
     cannot be written are the next listing's cost only (it reads the logs again)."""
-    if not isinstance(source, DirectorySource) or not source.index_stale or source.error:
+    if not isinstance(source, IndexedSource) or not source.index_stale or source.error:
         return False
     try:
         source.save_index()
@@ -62,9 +62,10 @@ def read_row(source: RunSource, run_id: str) -> RunRow | None:
 
 def waiting_by_run(source: RunSource, rows: list[RunRow], now: float) -> dict[str, list[GatedCall]]:
     """The calls a person can decide now (`waiting_of`), of each of the rows' runs that has
-    any. A store that finds the events of a type for many runs in one query (a database)
-    first narrows the runs to read to those that asked for approval at all; a row read whole
-    says whether its latest turn did (`asks_approval`), and one that did not is not read."""
+    any. A store that finds the events of a type for many runs in one query (a
+    `TypeQueryStore`: a database) first narrows the runs to read to those that asked for
+    approval at all; a row read whole says whether its latest turn did (`asks_approval`), and
+    one that did not is not read."""
     candidates = [r.run_id for r in rows if may_wait(r) and r.asks_approval is not False]
     asked = _asked(source, candidates)
     found = {}
@@ -77,11 +78,11 @@ def waiting_by_run(source: RunSource, rows: list[RunRow], now: float) -> dict[st
 def _asked(source: RunSource, run_ids: list[str]) -> Container[str]:
     """The runs among these whose log holds an approval request: every one, unless the store
     says which in one query (`events_of_type`)."""
-    events_of_type = getattr(source.store, "events_of_type", None)
-    if events_of_type is None or not run_ids:
+    store = source.store
+    if not isinstance(store, TypeQueryStore) or not run_ids:
         return set(run_ids)
     try:
-        return set(events_of_type(run_ids, APPROVAL_REQUEST))
+        return set(store.events_of_type(run_ids, APPROVAL_REQUEST))
     except AgentorError:  # the store went: each run is asked as it is read
         return set(run_ids)
 

@@ -12,6 +12,7 @@ experiment on the runs selected (`X`). Every sentence comes from
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import os
 from collections.abc import Callable, Iterator
@@ -125,6 +126,9 @@ class RunsScreen(Screen[None]):
         self.watching = watching  # watched, the list is always current: no ctrl+r
         self.first_run_id = first_run_id  # `agentor-tui path/to/<run id>.jsonl`: open it
         self.export_dir = export_dir  # where `w` writes (None: the current directory)
+        # Set once the panes are composed and mounted and the screen has started its work
+        # (`on_mount`): the app is ready then, for keys and for a test's pilot.
+        self.mounted = asyncio.Event()
 
     def compose(self) -> ComposeResult:
         resuming = self.resumer  # `lambda` reads `run_id` when asked, as the pane needs it
@@ -175,6 +179,12 @@ class RunsScreen(Screen[None]):
     # -- start ---------------------------------------------------------------------------------
 
     def on_mount(self) -> None:
+        try:
+            self._start()
+        finally:
+            self.mounted.set()  # even when starting failed: the app waits for it
+
+    def _start(self) -> None:
         self.stream_line.display = False
         self.timeline.clear(notices.SELECT_A_RUN)
         self.event_detail.clear()

@@ -230,6 +230,8 @@ def side_summary(s: Side) -> Text:
         kind = "replay" if s.fork.replay is not None else "fork"
         at = f" at line {s.fork.at}" if s.fork.at is not None else ""
         out.append(f" · {kind} of {literal_line(s.fork.forked_from, 40)}{at}", "magenta")
+        if s.fork.experiment:
+            out.append(f" · experiment {literal_line(s.fork.experiment, 40)}", "magenta")
     return out
 
 

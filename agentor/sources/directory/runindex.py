@@ -15,7 +15,7 @@ Where DIR cannot be written (a read-only mount, another user's runs) it is
 Deleting it is always safe: the next start reads the logs and writes it again.
 
 The file: one JSON header line (format, VERSION, the directory's device and inode, the shape of
-`RunRow` and `LogTail` (`agentor.sources.columns`), the row count, the body's length and BLAKE2b),
+`RunRow` and `LogTail` (`columns`), the row count, the body's length and BLAKE2b),
 then the rows as columns of JSON values. Written to a temporary file then renamed over the old
 one (a reader sees the old index or the new, never half of one); not fsynced: a file torn by a
 power cut fails its checksum and is rebuilt. An index that cannot be read, is damaged or
@@ -47,9 +47,16 @@ from typing import Any
 
 import orjson
 
-from agentor.sources.columns import Column, Repeated, _ShapeError, from_columns, shape, to_columns
+from agentor.sources.directory.columns import (
+    Column,
+    Repeated,
+    _ShapeError,
+    from_columns,
+    shape,
+    to_columns,
+)
+from agentor.sources.directory.rowread import LogTail
 from agentor.sources.logfile import gc_paused
-from agentor.sources.rowread import LogTail
 from agentor.sources.runrow import RunRow
 
 VERSION = 1
