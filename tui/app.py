@@ -5,10 +5,10 @@ is `agentor.sources.directory.source.DirectorySource`), never re-derived here. T
 source and the controllers (`tui.controllers`: `Watcher` keeps the screen in step with the
 source, `IndexSaver` saves the run index, `Resumer` resumes a run in this process, `Approver`
 records decisions on gated calls, `Forker` forks, `RunReader` reads runs whole for compare and
-playback, `StoreKeeper` operates the store) and holds them; its default screen, `RunsScreen`
-(`tui.screens.runs`), mounts them, owns the panes and their keys, and shows what the controllers
-report. The app itself keeps what is the same on every screen: its notes (`tell_note`), help,
-quit, and the command palette.
+playback, `StoreKeeper` operates the store, `Experimenter` runs an experiment) and holds them;
+its default screen, `RunsScreen` (`tui.screens.runs`), mounts them, owns the panes and their
+keys, and shows what the controllers report. The app itself keeps what is the same on every
+screen: its notes (`tell_note`), help, quit, and the command palette.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from agentor.literal import literal_line
 from agentor.sources.directory.source import DirectorySource
 from agentor.sources.source import RunSource
 from tui.controllers.approver import Approver
+from tui.controllers.experimenter import Experimenter
 from tui.controllers.forker import Forker
 from tui.controllers.index_saver import IndexSaver
 from tui.controllers.resumer import Resumer
@@ -81,6 +82,7 @@ class RunsApp(App[str | None]):
         self.forker = Forker(self.source, self.resumer.agents)  # F: forks run here
         self.reader = RunReader(self.source)  # M and P
         self.keeper = StoreKeeper(self.source)  # p, d, w, ctrl+f
+        self.experimenter = Experimenter(self.source, self.resumer.agents)  # X
         self.clock = clock
         self.source_label = literal_line(source_title(self.source))  # the list's title
         self.shown_notes = ShownNotes()
@@ -94,6 +96,7 @@ class RunsApp(App[str | None]):
             self.forker,
             self.reader,
             self.keeper,
+            self.experimenter,
         )
         self.runs_screen = RunsScreen(
             self.source,

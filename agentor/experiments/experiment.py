@@ -135,7 +135,7 @@ class Experiment:
     def __init__(self, store: Store, definition: Definition, records: Mapping[str, PairRecord]):
         self.store = store
         self.definition = definition
-        self.pairs = [_pair(records[b]) for b in definition.baselines if b in records]
+        self.pairs = [pair_of(records[b]) for b in definition.baselines if b in records]
         self.pending = [b for b in definition.baselines if b not in records]
         self.summary = _summary(self.pairs)
 
@@ -194,7 +194,8 @@ def experiments_of(store: Store) -> ExperimentStore:
     return store
 
 
-def _pair(record: PairRecord) -> Pair:
+def pair_of(record: PairRecord) -> Pair:
+    """The pair a record holds, with whether it regressed or improved."""
     if record.measures is not None:
         outcome = PairOutcome(record.measures, record.verdicts)
         regressed, improved = outcome.regressed, outcome.improved
