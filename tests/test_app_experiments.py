@@ -20,7 +20,7 @@ from textual.widgets import Input, Select
 
 from agentor import Experiment
 from agentor.engine.store.file import FileStore
-from agentor.sources.pgsource import PostgresSource
+from agentor.sources.postgres.source import PostgresSource
 from tests.app_support import SIZE, OneAgent, app_for, fixed_clock, screen_text, wait_until
 from tests.conftest import ROOT, WeatherAgents, weather_text
 from tests.experimentkit import prompt_of, prompts, requests_of, script
