@@ -8,6 +8,7 @@ them. JSON output needs no such care: its encoder escapes every control characte
 
 from __future__ import annotations
 
+import codecs
 import json
 import math
 import sys
@@ -33,7 +34,6 @@ from agentor.engine.events import (
 )
 from agentor.engine.history import event_time
 from agentor.engine.mcp_record import offered_words
-from agentor.fleet.claims import marker_words
 from agentor.literal import literal_line
 
 LINE = 160  # characters of an event's text on a timeline line
@@ -62,6 +62,27 @@ def say(command: str, exc: Refusal) -> int:
 def print_json(value: Any) -> None:
     """`value` as JSON on stdout (UTF-8, two-space indent, keys in the documented order)."""
     print(json.dumps(value, ensure_ascii=False, indent=2, default=str))
+
+
+def print_utf8(data: bytes) -> None:
+    """`print(data.decode())` of UTF-8 text, written as it is when stdout encodes text as
+    UTF-8 (the same bytes, none decoded and encoded again), else printed."""
+    out = sys.stdout
+    buffer = getattr(out, "buffer", None)
+    if buffer is None or not _utf8(getattr(out, "encoding", None)):
+        print(data.decode())
+        return
+    out.flush()  # what was printed before comes first
+    buffer.write(data)
+    buffer.write(b"\n")
+    buffer.flush()
+
+
+def _utf8(encoding: object) -> bool:
+    try:
+        return isinstance(encoding, str) and codecs.lookup(encoding).name == "utf-8"
+    except LookupError:
+        return False
 
 
 def finite(t: Any) -> float | None:
@@ -169,6 +190,8 @@ def _what(e: Event) -> str:
     if e.type == TOOL_WAIT:
         return f"waiting for {e.name} to finish"
     if e.type in (CLAIM, RELEASE):
+        from agentor.fleet.claims import marker_words  # a fleet's (logging, sockets): when met
+
         return marker_words(e)
     if e.type == INVALID_OUTPUT:
         return f"✗ {e.error}"

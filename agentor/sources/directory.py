@@ -36,6 +36,7 @@ from pathlib import Path
 from agentor.engine.statuses import RUNNING
 from agentor.engine.store.file import FileStore
 from agentor.engine.store.run_ids import RUN_ID_RE
+from agentor.sources.columns import _ShapeError
 from agentor.sources.dirtelling import TellingFileStore
 from agentor.sources.dirwatch import changed_paths, identity
 from agentor.sources.logfile import gc_paused, os_reason, promote_young
@@ -43,9 +44,10 @@ from agentor.sources.lognames import file_name, log_entries, row_id_of
 from agentor.sources.quickread import TAIL_BYTES
 from agentor.sources.rowcost import needs_pricing
 from agentor.sources.rowread import TAIL_FIELDS, LogTail, RowReader, bad_name, settle
-from agentor.sources.runindex import RunIndex, take_fresh
+from agentor.sources.runindex import Aside, RunIndex, listing_order, take_aside, take_fresh
 from agentor.sources.runlog import RunLog
 from agentor.sources.runrow import ROW_FIELDS, RunRow, may_be_live, newest_first
+from agentor.sources.runtable import RunTable
 from agentor.sources.source import Changes
 
 SCAN_WHOLE_FILES = 300  # up to this many files, scan() reads each one under 64 KiB whole
@@ -58,6 +60,11 @@ def _store_of(directory: Path) -> FileStore | None:
         return FileStore(directory) if directory.is_dir() else None
     except OSError:  # it cannot be opened (permissions), or went meanwhile
         return None
+
+
+def _nobody(run_ids: list[str]) -> set[str]:
+    """Who holds these runs when the directory has no store: no one."""
+    return set()
 
 
 class DirectorySource:
@@ -85,6 +92,10 @@ class DirectorySource:
         # A reader that wants every row complete (`listing.list_rows`) has scan() read each
         # file the index does not hold whole, instead of a sketch then a fill (two reads).
         self.whole_at_scan = False
+        # A reader that only prints the rows (`listing.list_table`) has scan() leave the index's
+        # rows that need no more than it holds as its columns (`aside`), not in rows().
+        self.leave_aside = False
+        self.aside: Aside | None = None
         self._untold: set[str] = set()  # rows a fill read further than a refresh told
 
     # -- RunSource -----------------------------------------------------------------------------
@@ -104,6 +115,7 @@ class DirectorySource:
             self._tails.clear()
             self._untold.clear()
             self._sorted = None
+            self.aside = None
             entries = self._list_dir()
             if entries is None:
                 return
@@ -116,11 +128,22 @@ class DirectorySource:
             promote_young()  # the rows live as long as the source
 
     def _from_index(self, entries: list[tuple[str, str]]) -> list[tuple[str, str]]:
-        """Take the index's rows of files unchanged since (`take_fresh`); the rest to read."""
+        """Take the index's rows of files unchanged since (`take_fresh`, or `take_aside`); the
+        rest to read."""
         known = self.index.load()
-        rest = take_fresh(known, entries, self._rows, self._tails)
-        self.from_index = len(self._rows)
-        self.index_stale = bool(rest) or len(known.rows) != len(self._rows)  # read, gone since
+        self.aside = None
+        try:
+            if self.leave_aside:
+                held = self.store.locked_among if self.store else _nobody
+                self.aside, rest = take_aside(known, entries, self._rows, self._tails, held)
+            else:
+                rest = take_fresh(known, entries, self._rows, self._tails)
+        except _ShapeError as exc:  # damaged columns: as if there were no index
+            self.index.problem, rest = f"{self.index.path}: {exc}", entries
+            self._rows.clear()
+            self._tails.clear()
+        self.from_index = len(self._rows) + (self.aside.count if self.aside else 0)
+        self.index_stale = bool(rest) or known.count != self.from_index  # read, gone since
         live = [row for row in self._rows.values() if may_be_live(row)]  # asked, never stored
         held = self.store.locked_among(r.run_id for r in live) if self.store else set()
         for row in live:
@@ -132,9 +155,13 @@ class DirectorySource:
         thread); OSError if it cannot be written anywhere."""
         with self._lock, gc_paused():  # 100,000 new pairs would wake the collector
             # Saved newest first (`rows()`, sorted once): listed again, they come in order.
-            pairs = [(r, self._tails[r.run_id]) for r in self.rows()]
+            aside = self.aside if self.aside is not None and self.aside.count else None
+            rows = list(self._rows.values()) if aside else self.rows()
+            pairs = [(r, self._tails[r.run_id]) for r in rows]
             self.index_stale = False  # a change from now on is saved next time
         try:
+            if aside:  # with the rows left as columns (a listing: no other thread)
+                return self.index.save_aside(aside, pairs)
             return self.index.save(pairs, self._lock, lambda r: self._rows.get(r.run_id) is r)
         except OSError:
             self.index_stale = True
@@ -214,6 +241,16 @@ class DirectorySource:
             if self._sorted is None:
                 self._sorted = newest_first(list(self._rows.values()))
             return self._sorted
+
+    def table(self) -> RunTable:
+        """Every row, as a table in the run list's order (`runtable`): the rows left aside
+        (`leave_aside`) from their columns, no object built, and those of rows()."""
+        with self._lock:
+            if self.aside is None or not self.aside.count:
+                return RunTable.of_rows(self.rows())
+            rows = list(self._rows.values())
+            order = listing_order(self.aside, rows)
+            return self.aside.table().joined(RunTable.of_rows(rows)).take(order)
 
     def get(self, run_id: str) -> RunRow | None:
         with self._lock:
