@@ -3,22 +3,26 @@ with each line read whole (`logfile.decode_for_summary`, then `history.fold`,
 `lineage.note_fork`, `rowread.note_asking`), without an `Event` for most of them.
 
 Most lines of a log are tool calls and results, of which a summary reads the type and the time
-alone, and generations, of which it reads a few numbers more. Each line is parsed by orjson (a
-chunk's lines in one `map` while none fails), and such a line whose fields are what the engine
-writes (a time: a number within 64 bits; a turn: an integer; a usage: an object of integers; a
-model: a string) is folded here, its effects held in locals: what `fold` would do with the event
-`decode_for_summary` makes of it. Every other line (a run's start and end, a fork, any odd
-value, a line orjson refuses, a bad line) goes the engine's way, in its place in the order: the
-summary is the same, field for field (tests fold every kind of line both ways). Not for a row
-being priced (`rowcost` reads every generation's model and usage): `rowread` folds those lines
-the engine's way.
+alone, and generations, of which it reads a few numbers more. A chunk's lines are parsed by
+orjson (in one `map` while none fails). A run's start and end, a fork, and any line orjson
+refuses or that is no object with a string type go the engine's way, each in its place in the
+order. The lines between two such (most of a log) are folded here, at once, when every value a
+summary reads of them is what the engine writes (a time: a float, not 0, within 64 bits; a turn:
+an integer; a usage: an object of integers; a model: a string): their times in one pass, the
+largest of them in C, their calls counted per turn, their tokens added. Else those lines are
+folded here one by one (`_fold_each`: numbers and zero times as `or` and `Event.from_dict` take
+them), any odd line the engine's way. The summary is the same, field for field (tests fold every
+kind of line both ways).
 
-Cost model: ~0.5 µs a line beyond orjson's parse (the engine's way: ~6 µs).
+Not for a row being priced (`rowcost` reads every generation's model and usage): `rowread` folds
+those lines the engine's way.
+
+Cost model: a few C passes over a chunk's lines and a few steps a generation, ~0.5 µs a line
+beyond orjson's parse (the engine's way: ~6 µs).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -34,163 +38,116 @@ from agentor.engine.events import (
     TOOL_CALL,
     Event,
     Usage,
+    is_list_of_dicts,
 )
 from agentor.engine.history import RunSummary, fold
 from agentor.engine.log.format import BadLine
+from agentor.sources.logfile import _lost_an_integer, decode_for_summary, summary_item
 
-_BIG = float(2**63)  # a time from here on: as `decode_for_summary` (orjson may have made it)
+_BIG = float(2**63)  # a number from here on: `decode_for_summary` parses its line again
 _SLOW = frozenset({RUN_START, RUN_END, FORK})  # read more of: the engine's way
 _BOOKKEEPING = frozenset({CLAIM, RELEASE, FORK})  # `history._BOOKKEEPING`: no work on the run
-_NUMBER = (int, float)
-_TAKEN = object()  # a line left to the engine's way
+_NONE = type(None)
+_TAKEN = object()  # a line orjson refused: the engine's way
 
 
 def fold_lines(
-    s: RunSummary,
-    lines: list[bytes],
-    pos: int,
-    lineno: int,
-    decode: Callable[[bytes, int, int], Event | BadLine],
-    asks: bool | None,
-) -> tuple[list[Event | BadLine], int, bool | None]:
+    s: RunSummary, lines: list[bytes], pos: int, lineno: int, asks: bool | None
+) -> tuple[list[Event | BadLine], bool | None]:
     """Fold `lines` (each without its newline; the first at byte `pos`, line `lineno` of the
-    log, counted from 0) into `s`. `decode(line, offset, lineno)` is the engine's way for a
-    line not folded here (`decode_for_summary`). `asks`: `RunRow.asks_approval` before them.
-    Returns the lines decoded the engine's way, in order (events, for the lineage; bad lines),
-    the number of events folded here, and `asks_approval` after them."""
+    log, counted from 0) into `s`. `asks`: `RunRow.asks_approval` before them. Returns the lines
+    decoded the engine's way, in order (events, for the lineage; bad lines), and
+    `asks_approval` after them; every other line was an event folded here."""
     try:
         parsed = list(map(orjson.loads, lines))
     except orjson.JSONDecodeError:
         parsed = list(map(_loads_or_taken, lines))
     left: list[Event | BadLine] = []
-    here = 0
-    # The summary's state, in locals while lines are folded here (`_State.put` writes it back).
-    st = _State(s)
-    last, open_, start, seg_last = st.last, st.open, st.start, st.seg_last
-    turns, model, before, latest, turn_of = st.turns, st.model, st.before, st.latest, st.turn_of
+    place = [0, pos]  # a line read so far, and its offset: `_engine_way` counts on from there
+    # The summary's state, in locals while lines are folded here: read from `s` before the
+    # first of them, written back before a line goes the engine's way, and at the end.
+    held = False
+    events = 0
+    last = start = seg_last = model = turn_of = None
+    open_ = False
+    turns = before = latest = 0
     tokens_in = tokens_out = tokens_total = 0
-    used = False  # whether a usage was folded here since the summary's was written
-    done = 0  # lines folded up to here (`pos` is the offset of the first of the rest)
+    used = False  # a usage folded here since `s.usage` was written
     for i, data in enumerate(parsed):
-        if type(data) is dict:
-            kind = data.get("type")
-            t = _time(data)
-            if kind == GENERATION:
-                turn = data.get("turn")
-                named = data.get("model")
-                usage = data.get("usage")
-                if (
-                    t is not _TAKEN
-                    and (turn is None or (type(turn) is int and _MIN <= turn < _MAX))
-                    and (named is None or type(named) is str)
-                    and (usage is None or type(usage) is dict)
-                    and type(data.get("at")) is not float  # `logfile._lost_an_integer` reads it
-                ):
-                    if usage is not None:
-                        a = usage.get("input_tokens")
-                        b = usage.get("output_tokens")
-                        c = usage.get("total_tokens")
-                        if not (_plain(a) and _plain(b) and _plain(c)) or not all(
-                            map(_not_big_float, usage.values())
-                        ):
-                            t = _TAKEN  # kept otherwise by `Usage.from_value`, or parsed again
-                        else:
-                            tokens_in += a or 0
-                            tokens_out += b or 0
-                            tokens_total += c or 0
-                            used = True
-                    if t is not _TAKEN:
-                        here += 1
-                        if t is not None:
-                            if last is None or t > last:
-                                last = t
-                            if open_:
-                                if start is None:
-                                    start = t
-                                if seg_last is None or t > seg_last:
-                                    seg_last = t
-                        if turn is not None and turn > turns:
-                            turns = turn
-                        model = model or named
-                        if turn is None or turn != turn_of:
-                            before += latest
-                        turn_of, latest = turn, 0
-                        asks = False
-                        continue
-            elif type(kind) is str and kind not in _SLOW and t is not _TAKEN:
-                here += 1
-                if t is not None:
-                    if last is None or t > last:
-                        last = t
-                    if open_ and kind not in _BOOKKEEPING:
-                        if start is None:
-                            start = t
-                        if seg_last is None or t > seg_last:
-                            seg_last = t
-                if kind == TOOL_CALL:
-                    latest += 1
-                elif kind == APPROVAL_REQUEST:
-                    asks = True
-                continue
-        # The engine's way, in its place: the state written back, folded, read again.
-        st.last, st.open, st.start, st.seg_last = last, open_, start, seg_last
-        st.turns, st.model, st.before, st.latest, st.turn_of = turns, model, before, latest, turn_of
-        st.put(s, here, (tokens_in, tokens_out, tokens_total) if used else None)
-        here, tokens_in, tokens_out, tokens_total, used = 0, 0, 0, 0, False
-        pos += sum(map(len, lines[done:i])) + i - done
-        done = i
-        item = decode(lines[i] + b"\n", pos, lineno + i)
-        left.append(item)
-        if isinstance(item, Event):
-            fold(s, [item])
-            if item.type == GENERATION:
-                asks = False
-            elif item.type == APPROVAL_REQUEST:
-                asks = True
-        st = _State(s)
-        last, open_, start, seg_last = st.last, st.open, st.start, st.seg_last
-        turns, model, before, latest, turn_of = st.turns, st.model, st.before, st.latest, st.turn_of
-    st.last, st.open, st.start, st.seg_last = last, open_, start, seg_last
-    st.turns, st.model, st.before, st.latest, st.turn_of = turns, model, before, latest, turn_of
-    st.put(s, here, (tokens_in, tokens_out, tokens_total) if used else None)
-    return left, len(lines) - len(left), asks
-
-
-class _State:
-    """What folding a line here changes of a summary, read from it (and written back, `put`)."""
-
-    __slots__ = (
-        "before",
-        "last",
-        "latest",
-        "model",
-        "open",
-        "seg_last",
-        "start",
-        "turn_of",
-        "turns",
-    )
-
-    def __init__(self, s: RunSummary) -> None:
-        self.last, self.open = s.last_event_at, s.segment_open
-        self.start, self.seg_last = s.segment_started_at, s.segment_last_at
-        self.turns, self.model = s.turns, s.model
-        self.before, self.latest, self.turn_of = s.calls_before, s.calls_latest, s.calls_turn
-
-    def put(self, s: RunSummary, events: int, tokens: tuple[int, int, int] | None) -> None:
-        """Into `s`: this state, `events` more events, these tokens more (as `fold` adds a
-        usage: `Usage.__add__`), and the calls as `fold` counts them."""
+        kind = data.get("type") if type(data) is dict else None
+        if type(kind) is str and kind not in _SLOW:
+            if not held:
+                held, events, used = True, 0, False
+                last, open_ = s.last_event_at, s.segment_open
+                start, seg_last = s.segment_started_at, s.segment_last_at
+                turns, model = s.turns, s.model
+                before, latest, turn_of = s.calls_before, s.calls_latest, s.calls_turn
+                tokens_in = tokens_out = tokens_total = 0
+            ts = data.get("ts")
+            ended = data.get("ended_at")
+            started = data.get("started_at")
+            if ended is None and started is None and type(ts) is float and ts and -_BIG < ts < _BIG:
+                t = ts  # what the engine writes of a tool's call, result...
+            else:
+                t = _time(ts, ended, started)
+            if t is not _TAKEN:
+                if kind != GENERATION:
+                    events += 1
+                    if t is not None:
+                        if last is None or t > last:
+                            last = t
+                        if open_ and kind not in _BOOKKEEPING:
+                            if start is None:
+                                start = t
+                            if seg_last is None or t > seg_last:
+                                seg_last = t
+                    if kind == TOOL_CALL:
+                        latest += 1
+                    elif kind == APPROVAL_REQUEST:
+                        asks = True
+                    continue
+                got = _generation_of(data)
+                if got is not None:
+                    turn, named, tokens = got
+                    events += 1
+                    if t is not None:
+                        if last is None or t > last:
+                            last = t
+                        if open_:
+                            if start is None:
+                                start = t
+                            if seg_last is None or t > seg_last:
+                                seg_last = t
+                    if turn is not None and turn > turns:
+                        turns = turn
+                    model = model or named
+                    if turn is None or turn != turn_of:
+                        before += latest  # a new turn; else it asks a rewound one again
+                    turn_of, latest = turn, 0
+                    if tokens is not None:
+                        tokens_in += tokens[0]
+                        tokens_out += tokens[1]
+                        tokens_total += tokens[2]
+                        used = True
+                    asks = False
+                    continue
+        if held:  # written back: the line goes the engine's way
+            held = False
+            s.events += events
+            s.last_event_at, s.segment_started_at, s.segment_last_at = last, start, seg_last
+            s.turns, s.model, s.calls_turn = turns, model, turn_of
+            s.calls_before, s.calls_latest, s.tool_calls = before, latest, before + latest
+            if used:
+                s.usage = s.usage + Usage(tokens_in, tokens_out, tokens_total)
+        asks = _engine_way(s, lines, parsed, i, place, lineno, left, asks)
+    if held:
         s.events += events
-        s.last_event_at, s.segment_started_at, s.segment_last_at = (
-            self.last,
-            self.start,
-            self.seg_last,
-        )
-        s.turns, s.model = self.turns, self.model
-        s.calls_before, s.calls_latest, s.calls_turn = self.before, self.latest, self.turn_of
-        if tokens is not None:
-            s.usage = s.usage + Usage(*tokens)
-        s.tool_calls = self.before + self.latest
+        s.last_event_at, s.segment_started_at, s.segment_last_at = last, start, seg_last
+        s.turns, s.model, s.calls_turn = turns, model, turn_of
+        s.calls_before, s.calls_latest, s.tool_calls = before, latest, before + latest
+        if used:
+            s.usage = s.usage + Usage(tokens_in, tokens_out, tokens_total)
+    return left, asks
 
 
 def _loads_or_taken(line: bytes) -> Any:
@@ -200,14 +157,125 @@ def _loads_or_taken(line: bytes) -> Any:
         return _TAKEN  # the engine's way: `json` may read it (NaN), else a bad line
 
 
-def _time(data: dict[str, Any]) -> Any:
-    """`event_time` of the event `decode_for_summary` makes of a line: its `ts`, else
-    `ended_at`, else `started_at`, as `or` picks among them (each a number, not a bool, or
+def _engine_way(
+    s: RunSummary,
+    lines: list[bytes],
+    parsed: list[Any],
+    i: int,
+    place: list[int],
+    lineno: int,
+    left: list[Event | BadLine],
+    asks: bool | None,
+) -> bool | None:
+    """Line `i` decoded (`decode_for_summary`) and folded into `s` as `rowread` folds it, in
+    its place; returns `asks_approval` after it."""
+    data = parsed[i]
+    direct = _direct(data)
+    if direct is not None:  # folded as the engine folds it, needed no more
+        fold(s, [direct])
+        return asks
+    done, offset = place
+    offset += sum(map(len, lines[done:i])) + i - done
+    place[:] = [i, offset]
+    raw = lines[i] + b"\n"
+    item = (
+        decode_for_summary(raw, offset, lineno + i)
+        if data is _TAKEN
+        else summary_item(data, raw, offset, lineno + i)
+    )
+    left.append(item)
+    if isinstance(item, Event):
+        fold(s, [item])
+        if item.type == GENERATION:
+            return False
+        if item.type == APPROVAL_REQUEST:
+            return True
+    return asks
+
+
+def _direct(data: Any) -> Event | None:
+    """The event `decode_for_summary` makes of a run's start or end, built from the fields
+    `fold` reads of it as `Event.from_dict` keeps them (a string, a number that is no bool, a
+    list of objects; else none), when nothing else reads it: no parent named (the lineage reads
+    a start that names one), no number orjson may have made a float of (`_lost_an_integer`:
+    parsed again). None otherwise: the engine's way."""
+    if type(data) is not dict:
+        return None
+    kind = data.get("type")
+    if kind not in (RUN_START, RUN_END) or data.get("forked_from") is not None:
+        return None
+    if _lost_an_integer(data):
+        return None
+    get = data.get
+    times = [v if type(v) is float or type(v) is int else None for v in map(get, _TIME_FIELDS)]
+    if kind == RUN_END:
+        return Event(
+            RUN_END,
+            status=_text(get("status")),
+            error=_text(get("error")),
+            text=_text(get("text")),
+            started_at=times[0],
+            ended_at=times[1],
+            ts=times[2],
+        )
+    messages = get("messages")
+    return Event(
+        RUN_START,
+        agent=_text(get("agent")),
+        model=_text(get("model")),
+        started_at=times[0],
+        ended_at=times[1],
+        ts=times[2],
+        messages=messages if is_list_of_dicts(messages) else None,
+    )
+
+
+_TIME_FIELDS = ("started_at", "ended_at", "ts")
+
+
+def _text(v: Any) -> str | None:
+    return v if type(v) is str else None
+
+
+_USAGE = ("input_tokens", "output_tokens", "total_tokens")
+
+
+def _generation_of(data: dict[str, Any]) -> tuple[int | None, str | None, Any] | None:
+    """(turn, model, tokens or None) of a generation, as `Event.from_dict` keeps them of
+    `decode_for_summary`'s fields, when they are what the engine writes: a turn an integer, a
+    model a string, a usage an object of integer tokens (and no float past 64 bits there, nor in
+    `at`: `_lost_an_integer` would have the line parsed again). None otherwise."""
+    turn, model, usage = data.get("turn"), data.get("model"), data.get("usage")
+    if turn is not None and type(turn) is not int:
+        return None
+    if model is not None and type(model) is not str:
+        return None
+    if type(data.get("at")) is float:
+        return None
+    if usage is None:
+        return turn, model, None
+    if type(usage) is not dict:
+        return None
+    a, b, c = usage.get("input_tokens"), usage.get("output_tokens"), usage.get("total_tokens")
+    if not (_plain(a) and _plain(b) and _plain(c)) or not all(map(_no_big_float, usage.values())):
+        return None
+    return turn, model, (a or 0, b or 0, c or 0)
+
+
+def _plain(v: Any) -> bool:
+    """A token count `Usage.from_value` keeps as it is: an integer (not a bool), or none (0)."""
+    return v is None or type(v) is int
+
+
+def _no_big_float(v: Any) -> bool:
+    return type(v) is not float or -_BIG < v < _BIG
+
+
+def _time(ts: Any, ended: Any, started: Any) -> Any:
+    """`event_time` of the event `decode_for_summary` makes of a line of these times: its `ts`,
+    else `ended_at`, else `started_at`, as `or` picks among them (each a number, not a bool, or
     None); `_TAKEN` when one of them is past 64 bits (`decode_for_summary` parses such a line
-    again, the engine's way)."""
-    ts, ended, started = data.get("ts"), data.get("ended_at"), data.get("started_at")
-    if type(ts) is float and ts and -_BIG < ts < _BIG and ended is None and started is None:
-        return ts  # what the engine writes of most lines
+    again)."""
     times = []
     for v in (ts, ended, started):
         if type(v) is not float and type(v) is not int:
@@ -217,18 +285,3 @@ def _time(data: dict[str, Any]) -> Any:
         else:
             return _TAKEN
     return times[0] or times[1] or times[2]
-
-
-_TIMES = ("ts", "ended_at", "started_at")
-_MIN, _MAX = -(2**63), 2**63
-
-
-def _not_big_float(v: Any) -> bool:
-    """Not a float orjson may have made of an integer past 64 bits (`_lost_an_integer`)."""
-    return type(v) is not float or -_BIG < v < _BIG
-
-
-def _plain(v: Any) -> bool:
-    """A token count `Usage.from_value` keeps as it is: an integer (not a bool) within 64 bits,
-    or none (0)."""
-    return v is None or (type(v) is int and _MIN <= v < _MAX)

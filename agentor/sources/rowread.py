@@ -126,12 +126,12 @@ class RowReader:
         for pos, body in whole_lines(fd, start, end, self._count):
             if row.cost is None:
                 lines = body[:-1].split(b"\n")
-                items, folded, row.asks_approval = fold_lines(
-                    row.summary, lines, pos, tail.lineno, decode_for_summary, row.asks_approval
+                items, row.asks_approval = fold_lines(
+                    row.summary, lines, pos, tail.lineno, row.asks_approval
                 )
                 tail.lineno += len(lines)
                 events = self._take(row, tail, items)
-                self.lines_decoded += folded + len(events)
+                self.lines_decoded += len(lines) - len(items) + len(events)
                 note_fork(row, events)
                 tail.offset = pos + len(body)
                 continue
