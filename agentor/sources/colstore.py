@@ -50,22 +50,30 @@ def encoded(cols: dict[str, list[Any]]) -> tuple[list[list[Any]], list[bytes]]:
     each, in order) and the bytes, in pieces written one after the other."""
     toc: list[list[Any]] = []
     pieces: list[bytes] = []
-    kinds = {name: list(map(type, col)) for name, col in cols.items()}
+    listed: list[str] = []  # the columns stored as more than one value: twins to look for
     for name, col in cols.items():
-        twin = next((t for t, *_ in toc if cols[t] == col and kinds[t] == kinds[name]), None)
-        if twin is not None:
-            encoding, parts = "same", [_json(twin).encode()]
+        types = set(map(type, col))
+        if len(types) == 1 and len(col) > 1 and col.count(col[0]) == len(col):
+            exact = "!" if _past_64_bits(col[:1]) else ""  # one type: equal values are the same
+            encoding, parts = "all" + exact, [_json(col[0]).encode()]
         else:
-            encoding, parts = _encode(col, set(kinds[name]))
+            twin = next((t for t in listed if cols[t] == col and _same_types(cols[t], col)), None)
+            if twin is not None:
+                encoding, parts = "same", [_json(twin).encode()]
+            else:
+                encoding, parts = _encode(col, types)
+                listed.append(name)
         toc.append([name, encoding, sum(map(len, parts))])
         pieces += parts
     return toc, pieces
 
 
+def _same_types(a: list[Any], b: list[Any]) -> bool:
+    """Whether equal columns hold values of the same types (`0 == False`, `1 == 1.0`)."""
+    return list(map(type, a)) == list(map(type, b))
+
+
 def _encode(col: list[Any], types: set[type]) -> tuple[str, list[bytes]]:
-    if len(types) == 1 and len(col) > 1 and col.count(col[0]) == len(col):
-        exact = "!" if _past_64_bits(col[:1]) else ""  # one type: equal values are the same
-        return "all" + exact, [_json(col[0]).encode()]
     if types == {float}:
         return "f64", [array("d", col).tobytes()]
     if types == {int} and _INT64[0] <= min(col) and max(col) < _INT64[1]:

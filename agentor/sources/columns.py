@@ -22,7 +22,8 @@ import types
 import typing
 from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
-from itertools import accumulate, compress
+from itertools import accumulate, compress, repeat
+from operator import attrgetter, is_not
 from typing import Any
 
 _LEAVES: dict[Any, tuple[str, tuple[type, ...]]] = {
@@ -127,10 +128,10 @@ def to_columns(cls: type, objs: list[Any], skip: tuple[str, ...] = ()) -> dict[s
     for f in _fields(cls):
         if f.name in skip:
             continue
-        values = [getattr(o, f.name) for o in objs]
+        values = list(map(attrgetter(f.name), objs))  # in C: 100,000 rows, 60 fields
         if f.nested is not None:
-            cols[f.name] = [v is not None for v in values]
-            present = [v for v in values if v is not None]
+            cols[f.name] = held = list(map(is_not, values, repeat(None)))
+            present = list(compress(values, held))
             for key, col in to_columns(f.nested, present).items():
                 cols[f"{f.name}.{key}"] = col
         elif f.text is not None:

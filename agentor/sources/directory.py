@@ -25,7 +25,6 @@ reading cost, for tests and benches). Thread-safe (one lock): fill() may run in 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import threading
@@ -270,6 +269,8 @@ class DirectorySource:
         """Nothing to let go of: files are opened only while they are read."""
 
     async def watch(self) -> AsyncGenerator[Changes, None]:
+        import asyncio  # here: a listing that watches nothing does not load it
+
         async with contextlib.aclosing(changed_paths(self.directory)) as batches:
             async for paths in batches:
                 if paths is None:  # the watch is set up: what changed since the scan
