@@ -248,3 +248,9 @@ def test_a_long_run_folds_its_thousands_of_lines_the_same(tmp_path: Path) -> Non
     assert row.summary.tool_calls == 2999 and row.summary.usage.total_tokens == sum(
         t + 1 for t in range(1, 3000)
     )
+
+
+def test_the_numbers_checked_are_those_decode_for_summary_checks() -> None:
+    from agentor.sources import linefold
+
+    assert linefold._NUMBERS_KEPT == logfile._NUMBERS_KEPT

@@ -238,6 +238,7 @@ def taken(
         if f.name in skip:
             continue
         col = cols.get(f.name)
+        present: list[Any] | None
         if isinstance(col, Repeated):
             out[f.name] = col
             present = None if f.nested is None else col.sized(count)

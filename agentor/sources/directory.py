@@ -133,8 +133,8 @@ class DirectorySource:
         self.aside = None
         try:
             if self.leave_aside:
-                held = self.store.locked_among if self.store else _nobody
-                self.aside, rest = take_aside(known, entries, self._rows, self._tails, held)
+                holders = self.store.locked_among if self.store else _nobody
+                self.aside, rest = take_aside(known, entries, self._rows, self._tails, holders)
             else:
                 rest = take_fresh(known, entries, self._rows, self._tails)
         except _ShapeError as exc:  # damaged columns: as if there were no index

@@ -42,7 +42,7 @@ from agentor.engine.events import (
 )
 from agentor.engine.history import RunSummary, fold
 from agentor.engine.log.format import BadLine
-from agentor.sources.logfile import _lost_an_integer, decode_for_summary, summary_item
+from agentor.sources.logfile import decode_for_summary, summary_item
 
 _BIG = float(2**63)  # a number from here on: `decode_for_summary` parses its line again
 _SLOW = frozenset({RUN_START, RUN_END, FORK})  # read more of: the engine's way
@@ -86,8 +86,19 @@ def fold_lines(
             ts = data.get("ts")
             ended = data.get("ended_at")
             started = data.get("started_at")
+            # What the engine writes: a tool's call or result a `ts`, a generation its start
+            # and end (a float, not 0, within 64 bits: what `or` picks, nothing parsed again).
             if ended is None and started is None and type(ts) is float and ts and -_BIG < ts < _BIG:
-                t = ts  # what the engine writes of a tool's call, result...
+                t = ts
+            elif (
+                ts is None
+                and type(ended) is float
+                and type(started) is float
+                and ended
+                and -_BIG < ended < _BIG
+                and -_BIG < started < _BIG
+            ):
+                t = ended
             else:
                 t = _time(ts, ended, started)
             if t is not _TAKEN:
@@ -197,14 +208,14 @@ def _direct(data: Any) -> Event | None:
     """The event `decode_for_summary` makes of a run's start or end, built from the fields
     `fold` reads of it as `Event.from_dict` keeps them (a string, a number that is no bool, a
     list of objects; else none), when nothing else reads it: no parent named (the lineage reads
-    a start that names one), no number orjson may have made a float of (`_lost_an_integer`:
+    a start that names one), no number orjson may have made a float of (`_kept_as_read`: else
     parsed again). None otherwise: the engine's way."""
     if type(data) is not dict:
         return None
     kind = data.get("type")
     if kind not in (RUN_START, RUN_END) or data.get("forked_from") is not None:
         return None
-    if _lost_an_integer(data):
+    if not _kept_as_read(data):
         return None
     get = data.get
     times = [v if type(v) is float or type(v) is int else None for v in map(get, _TIME_FIELDS)]
@@ -233,6 +244,19 @@ def _direct(data: Any) -> Event | None:
 _TIME_FIELDS = ("started_at", "ended_at", "ts")
 
 
+def _kept_as_read(data: dict[str, Any]) -> bool:
+    """`not logfile._lost_an_integer(data)` for what orjson parsed (no NaN, no infinity): no
+    float past 64 bits among the numbers a summary keeps, nor in a usage."""
+    for v in map(data.get, _NUMBERS_KEPT):
+        if type(v) is float and not -_BIG < v < _BIG:
+            return False
+    usage = data.get("usage")
+    return type(usage) is not dict or all(map(_no_big_float, usage.values()))
+
+
+_NUMBERS_KEPT = ("turn", "started_at", "ended_at", "ts", "at")  # `logfile._NUMBERS_KEPT`
+
+
 def _text(v: Any) -> str | None:
     return v if type(v) is str else None
 
@@ -257,6 +281,8 @@ def _generation_of(data: dict[str, Any]) -> tuple[int | None, str | None, Any] |
     if type(usage) is not dict:
         return None
     a, b, c = usage.get("input_tokens"), usage.get("output_tokens"), usage.get("total_tokens")
+    if type(a) is int and type(b) is int and type(c) is int and len(usage) == 3:
+        return turn, model, (a, b, c)  # what the engine writes: no other value in it
     if not (_plain(a) and _plain(b) and _plain(c)) or not all(map(_no_big_float, usage.values())):
         return None
     return turn, model, (a or 0, b or 0, c or 0)
@@ -276,7 +302,7 @@ def _time(ts: Any, ended: Any, started: Any) -> Any:
     else `ended_at`, else `started_at`, as `or` picks among them (each a number, not a bool, or
     None); `_TAKEN` when one of them is past 64 bits (`decode_for_summary` parses such a line
     again)."""
-    times = []
+    times: list[Any] = []
     for v in (ts, ended, started):
         if type(v) is not float and type(v) is not int:
             times.append(None)

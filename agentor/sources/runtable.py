@@ -14,10 +14,12 @@ and join lists; `in_order` sorts the table as the run list sorts its rows (`newe
 from __future__ import annotations
 
 import dataclasses
-from itertools import compress
+from itertools import compress, repeat
+from operator import and_, attrgetter, is_not
 from typing import Any
 
-from agentor.engine.statuses import AWAITING_APPROVAL, INCOMPLETE
+from agentor.engine.history import RunSummary
+from agentor.engine.statuses import AWAITING_APPROVAL, INCOMPLETE, UNREADABLE
 from agentor.sources.runrow import RunRow, newest_order
 
 
@@ -50,33 +52,33 @@ class RunTable:
 
     @classmethod
     def of_rows(cls, rows: list[RunRow]) -> RunTable:
-        """The table of these rows, in their order."""
-        out = cls.empty()
-        for r in rows:
-            s = r.summary
-            out.run_id.append(r.run_id)
-            out.status.append(r.status)
-            out.sort_key.append(r.sort_key)
-            if s is None:
-                for col in (out.agent, out.model, out.started_at, out.last_event_at):
-                    col.append(None)
-                for col in (out.turns, out.tool_calls, out.total_tokens):
-                    col.append(0)
-                out.first_prompt.append(None)
-                out.error.append(r.error)
-                out.may_wait.append(False)
-                continue
-            out.agent.append(s.agent)
-            out.model.append(s.model)
-            out.started_at.append(s.started_at)
-            out.last_event_at.append(s.last_event_at)
-            out.turns.append(s.turns)
-            out.tool_calls.append(s.tool_calls)
-            out.total_tokens.append(s.usage.total_tokens)
-            out.first_prompt.append(s.first_prompt)
-            out.error.append(s.error or r.error)
-            out.may_wait.append(s.status in WAITING and r.asks_approval is not False)
-        return out
+        """The table of these rows, in their order (a field at a time, in C loops)."""
+        summaries = list(map(_SUMMARY, rows))
+        if None in summaries:  # an unreadable entry: an empty summary of no status
+            summaries = [_EMPTY if s is None else s for s in summaries]
+        errors = list(map(_ERROR, summaries))
+        reasons = list(map(_ERROR, rows))
+        if any(errors):  # the run's own error, else the row's reason
+            reasons = [e or r for e, r in zip(errors, reasons, strict=True)]
+        statuses = list(map(_STATUS, summaries))
+        asks = list(map(_ASKS, rows))
+        return cls(
+            run_id=list(map(_RUN_ID, rows)),
+            status=list(map(_STATUS, rows)),
+            agent=list(map(_AGENT, summaries)),
+            model=list(map(_MODEL, summaries)),
+            started_at=list(map(_STARTED_AT, summaries)),
+            last_event_at=list(map(_LAST_EVENT_AT, summaries)),
+            turns=list(map(_TURNS, summaries)),
+            tool_calls=list(map(_TOOL_CALLS, summaries)),
+            total_tokens=list(map(_TOTAL_TOKENS, summaries)),
+            first_prompt=list(map(_FIRST_PROMPT, summaries)),
+            error=reasons,
+            sort_key=list(map(_SORT_KEY, rows)),
+            may_wait=list(
+                map(and_, map(WAITING.__contains__, statuses), map(is_not, asks, repeat(False)))
+            ),
+        )
 
     def take(self, at: list[int]) -> RunTable:
         """The rows at these positions, in that order."""
@@ -103,3 +105,10 @@ class RunTable:
 
 FIELDS = tuple(f.name for f in dataclasses.fields(RunTable))
 WAITING = frozenset({AWAITING_APPROVAL, INCOMPLETE})  # `listing.may_wait`: a summary's statuses
+_EMPTY = RunSummary("", status=UNREADABLE)  # what a row with no summary shows (`runs_cmd.Run`)
+_SUMMARY, _RUN_ID, _STATUS, _ERROR = map(attrgetter, ("summary", "run_id", "status", "error"))
+_ASKS, _SORT_KEY = attrgetter("asks_approval"), attrgetter("sort_key")
+_AGENT, _MODEL, _TURNS = attrgetter("agent"), attrgetter("model"), attrgetter("turns")
+_STARTED_AT, _LAST_EVENT_AT = attrgetter("started_at"), attrgetter("last_event_at")
+_TOOL_CALLS, _FIRST_PROMPT = attrgetter("tool_calls"), attrgetter("first_prompt")
+_TOTAL_TOKENS = attrgetter("usage.total_tokens")
