@@ -73,8 +73,13 @@ def print_utf8(data: bytes) -> None:
         print(data.decode())
         return
     out.flush()  # what was printed before comes first
-    buffer.write(data)
-    buffer.write(b"\n")
+    for piece in (data, b"\n"):
+        view = memoryview(piece)
+        while view:  # an unbuffered stdout (`python -u`) may take a part at a time
+            written = buffer.write(view)
+            if written is None:  # a non-blocking stdout that is full
+                raise BlockingIOError("stdout would block")
+            view = view[written:]
     buffer.flush()
 
 

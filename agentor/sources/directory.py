@@ -249,7 +249,7 @@ class DirectorySource:
                 return RunTable.of_rows(self.rows())
             rows = list(self._rows.values())
             order = listing_order(self.aside, rows)
-            return self.aside.table().joined(RunTable.of_rows(rows)).take(order)
+            return self.aside.table().joined(RunTable.of_rows(rows)).arranged(order)
 
     def get(self, run_id: str) -> RunRow | None:
         with self._lock:

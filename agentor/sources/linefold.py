@@ -40,8 +40,15 @@ from agentor.engine.events import (
     Usage,
     is_list_of_dicts,
 )
-from agentor.engine.history import RunSummary, fold
+from agentor.engine.history import (
+    RunSummary,
+    _new_segment,
+    _segment_time,
+    first_user_text,
+    fold,
+)
 from agentor.engine.log.format import BadLine
+from agentor.engine.statuses import COMPLETED, FAILED, INCOMPLETE
 from agentor.sources.logfile import decode_for_summary, summary_item
 
 _BIG = float(2**63)  # a number from here on: `decode_for_summary` parses its line again
@@ -181,9 +188,7 @@ def _engine_way(
     """Line `i` decoded (`decode_for_summary`) and folded into `s` as `rowread` folds it, in
     its place; returns `asks_approval` after it."""
     data = parsed[i]
-    direct = _direct(data)
-    if direct is not None:  # folded as the engine folds it, needed no more
-        fold(s, [direct])
+    if _fold_start_or_end(s, data):  # as the engine folds it, needed no more
         return asks
     done, offset = place
     offset += sum(map(len, lines[done:i])) + i - done
@@ -204,44 +209,52 @@ def _engine_way(
     return asks
 
 
-def _direct(data: Any) -> Event | None:
-    """The event `decode_for_summary` makes of a run's start or end, built from the fields
-    `fold` reads of it as `Event.from_dict` keeps them (a string, a number that is no bool, a
-    list of objects; else none), when nothing else reads it: no parent named (the lineage reads
-    a start that names one), no number orjson may have made a float of (`_kept_as_read`: else
-    parsed again). None otherwise: the engine's way."""
+def _fold_start_or_end(s: RunSummary, data: Any) -> bool:
+    """Fold a run's start or end as `history.fold` folds the event `decode_for_summary` makes of
+    it (its fields as `Event.from_dict` keeps them: a string, a number that is no bool, a list
+    of objects; else none), when nothing else reads it: no parent named (the lineage reads a
+    start that names one), no number orjson may have made a float of (`_kept_as_read`: else
+    parsed again). False, nothing folded, otherwise: the engine's way."""
     if type(data) is not dict:
-        return None
+        return False
     kind = data.get("type")
     if kind not in (RUN_START, RUN_END) or data.get("forked_from") is not None:
-        return None
+        return False
     if not _kept_as_read(data):
-        return None
+        return False
     get = data.get
-    times = [v if type(v) is float or type(v) is int else None for v in map(get, _TIME_FIELDS)]
-    if kind == RUN_END:
-        return Event(
-            RUN_END,
-            status=_text(get("status")),
-            error=_text(get("error")),
-            text=_text(get("text")),
-            started_at=times[0],
-            ended_at=times[1],
-            ts=times[2],
-        )
-    messages = get("messages")
-    return Event(
-        RUN_START,
-        agent=_text(get("agent")),
-        model=_text(get("model")),
-        started_at=times[0],
-        ended_at=times[1],
-        ts=times[2],
-        messages=messages if is_list_of_dicts(messages) else None,
-    )
-
-
-_TIME_FIELDS = ("started_at", "ended_at", "ts")
+    ts, ended, started = (v if type(v) is float or type(v) is int else None for v in
+                          (get("ts"), get("ended_at"), get("started_at")))  # fmt: skip
+    # `history.fold`, of this one event:
+    s.events += 1
+    t = ts or ended or started  # `event_time`
+    if t is not None:
+        s.last_event_at = t if s.last_event_at is None else max(s.last_event_at, t)
+    if kind == RUN_START:
+        _new_segment(s, started or t)
+    _segment_time(s, t)
+    if kind == RUN_START:
+        messages = get("messages")
+        s.segments += 1
+        s.status = INCOMPLETE
+        s.ended_at = None
+        s.error = None
+        s.agent = s.agent or _text(get("agent"))
+        s.model = s.model or _text(get("model"))
+        if s.started_at is None:
+            s.started_at = started or ts
+        if s.first_prompt is None:
+            s.first_prompt = first_user_text(messages if is_list_of_dicts(messages) else None)
+    else:
+        status = _text(get("status"))
+        s.segment_open = False
+        s.status = status or FAILED
+        s.ended_at = ended or ts
+        s.error = _text(get("error"))
+        if status == COMPLETED:
+            s.final_output = _text(get("text"))
+    s.tool_calls = s.calls_before + s.calls_latest
+    return True
 
 
 def _kept_as_read(data: dict[str, Any]) -> bool:

@@ -7,8 +7,8 @@ in C loops, and its JSON in one call. A row with no summary (an unreadable entry
 empty summary of its status: no agent, no model, no times, 0 turns, calls and tokens, its
 reason as its error.
 
-Cost model: `of_rows` asks each row a dozen attributes (~2 µs a row); `take` and `joined` cut
-and join lists; `in_order` sorts the table as the run list sorts its rows (`newest_order`).
+Cost model: `of_rows` reads a field of every row at a time (`attrgetter` maps, ~0.3 µs a row);
+`take`, `keep`, `joined` and `arranged` cut and join lists, in C.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 
 from agentor.engine.history import RunSummary
 from agentor.engine.statuses import AWAITING_APPROVAL, INCOMPLETE, UNREADABLE
-from agentor.sources.runrow import RunRow, newest_order
+from agentor.sources.runrow import RunRow
 
 
 @dataclasses.dataclass
@@ -90,14 +90,13 @@ class RunTable:
 
     def joined(self, other: RunTable) -> RunTable:
         """This table's rows, then the other's."""
+        if not len(other):
+            return self
         return RunTable(*(a + b for a, b in zip(self._columns(), other._columns(), strict=True)))
 
-    def in_order(self) -> RunTable:
-        """The rows in the run list's order (`runrow.newest_order`: newest first, then by id)."""
-        order = newest_order(self.sort_key, self.run_id)
-        if all(map(int.__eq__, order, range(len(order)))):
-            return self  # already (a listing from an index saved in that order)
-        return self.take(order)
+    def arranged(self, order: list[int]) -> RunTable:
+        """`take(order)` of an order of every row: this table when it is its own."""
+        return self if order == list(range(len(self))) else self.take(order)
 
     def _columns(self) -> list[list[Any]]:
         return list(map(self.__getattribute__, FIELDS))
