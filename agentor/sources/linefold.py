@@ -93,9 +93,15 @@ def fold_lines(
             ts = data.get("ts")
             ended = data.get("ended_at")
             started = data.get("started_at")
-            # What the engine writes: a tool's call or result a `ts`, a generation its start
-            # and end (a float, not 0, within 64 bits: what `or` picks, nothing parsed again).
-            if ended is None and started is None and type(ts) is float and ts and -_BIG < ts < _BIG:
+            # What the engine writes: a `ts` (with a start and an end, or not), or a start and
+            # an end (floats, not 0, within 64 bits: what `or` picks, nothing parsed again).
+            if (
+                type(ts) is float
+                and ts
+                and -_BIG < ts < _BIG
+                and (ended is None or (type(ended) is float and -_BIG < ended < _BIG))
+                and (started is None or (type(started) is float and -_BIG < started < _BIG))
+            ):
                 t = ts
             elif (
                 ts is None
