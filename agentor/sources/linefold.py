@@ -229,8 +229,13 @@ def _fold_start_or_end(s: RunSummary, data: Any) -> bool:
     if not _kept_as_read(data):
         return False
     get = data.get
-    ts, ended, started = (v if type(v) is float or type(v) is int else None for v in
-                          (get("ts"), get("ended_at"), get("started_at")))  # fmt: skip
+    ts, ended, started = get("ts"), get("ended_at"), get("started_at")
+    if type(ts) is not float and type(ts) is not int:
+        ts = None
+    if type(ended) is not float and type(ended) is not int:
+        ended = None
+    if type(started) is not float and type(started) is not int:
+        started = None
     # `history.fold`, of this one event:
     s.events += 1
     t = ts or ended or started  # `event_time`
@@ -266,7 +271,8 @@ def _fold_start_or_end(s: RunSummary, data: Any) -> bool:
 def _kept_as_read(data: dict[str, Any]) -> bool:
     """`not logfile._lost_an_integer(data)` for what orjson parsed (no NaN, no infinity): no
     float past 64 bits among the numbers a summary keeps, nor in a usage."""
-    for v in map(data.get, _NUMBERS_KEPT):
+    for key in _NUMBERS_KEPT:
+        v = data.get(key)
         if type(v) is float and not -_BIG < v < _BIG:
             return False
     usage = data.get("usage")
