@@ -12,6 +12,11 @@ Reading columns back checks that every value has a type the field allows (one `s
 column))` per column, in C), and builds objects with their fields in order, positionally
 (`map(cls, *columns)`): 100,000 rows in a few hundred milliseconds. A shape that differs from
 the one stored (a field added, renamed, retyped, reordered) is not read at all: `_ShapeError`.
+
+Columns may be any mapping (`sub_columns` views one under a prefix; a lazily read index decodes
+a column when first asked), and are read without building objects too: `values` (one field of
+every object, checked), `taken` (the columns of some objects, in a new order), `as_lists` (every
+column a list, as `to_columns` gives them).
 """
 
 from __future__ import annotations

@@ -9,7 +9,9 @@ What keeps it fast is FileStore's alone, so it stays here:
   64 KiB.
 - The run index (`runindex`): scan() takes the row of every file that has not changed since
   it was saved (same device, inode, size, mtime) from the index, and reads the others;
-  save_index() writes it (the app does so from a worker, a while after changes).
+  save_index() writes it (the app does so from a worker, a while after changes). A reader that
+  only prints rows sets `leave_aside`: scan() then builds no row of the index's but those whose
+  listing reads more (`runindex.take_aside`), and table() gives every row as columns.
 - Tailing: beside each row a `LogTail` remembers how far its file was read: refresh() reads
   only the new bytes (a partial last line waits for its newline; a shrunk or replaced file is
   read again from the start; a deleted one leaves).

@@ -10,6 +10,11 @@ cost. A directory's rows read so are then saved to its run index (`keep_index`),
 saves them, so that the next listing reads no log that has not changed. `read_row` reads one
 run's row without listing the store, and writes nothing. `waiting_by_run` reads only the logs
 of runs whose latest turn asked for approval, or may have (`RunRow.asks_approval`).
+
+`list_table` is `list_rows` for a reader that only prints the rows (`agentor ls`): the same rows
+as a `runtable.RunTable`, in the same order, a directory's fresh rows taken from its index's
+columns without a `RunRow` each (`DirectorySource.leave_aside`): 100,000 of them in ~0.1 s
+beyond checking their files, where building them costs ~0.5 s.
 """
 
 from __future__ import annotations
