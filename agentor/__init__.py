@@ -20,6 +20,7 @@ from agentor._version import __version__
 
 if TYPE_CHECKING:
     from agentor.agent import Agentor
+    from agentor.backends import open_store
     from agentor.engine.approval.decisions import approve, reject
     from agentor.engine.approval.pending import Decision, PendingCall, pending_calls
     from agentor.engine.events import Event, Usage
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from agentor.engine.store.copy import copy_runs
     from agentor.engine.store.file import FileStore
     from agentor.engine.store.memory import MemoryStore
-    from agentor.engine.store.postgres import PostgresStore, open_store
+    from agentor.engine.store.postgres import PostgresStore
     from agentor.engine.tools import Tool, function_tool
     from agentor.errors import (
         AgentorError,
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
         ApprovalError,
         ApprovalTimedOutError,
         DeleteRefusedError,
+        ExperimentError,
+        ExperimentNotFoundError,
         InvalidArgsError,
         InvalidResultError,
         MalformedDsnError,
@@ -65,6 +68,8 @@ if TYPE_CHECKING:
         ToolArgumentsError,
         UnreadableRunError,
     )
+    from agentor.experiments.experiment import Experiment
+    from agentor.experiments.judge import Judge
     from agentor.result import RunResult
 
 _ERRORS = (
@@ -74,6 +79,8 @@ _ERRORS = (
     "ApprovalError",
     "ApprovalTimedOutError",
     "DeleteRefusedError",
+    "ExperimentError",
+    "ExperimentNotFoundError",
     "InvalidArgsError",
     "InvalidResultError",
     "MalformedDsnError",
@@ -114,7 +121,7 @@ _WHERE = {
     "FileStore": "agentor.engine.store.file",
     "MemoryStore": "agentor.engine.store.memory",
     "PostgresStore": "agentor.engine.store.postgres",
-    "open_store": "agentor.engine.store.postgres",
+    "open_store": "agentor.backends",
     "copy_runs": "agentor.engine.store.copy",
     "approve": "agentor.engine.approval.decisions",
     "reject": "agentor.engine.approval.decisions",
@@ -125,6 +132,8 @@ _WHERE = {
     "MCPServer": "agentor.engine.mcp",
     "MCPServerStdio": "agentor.engine.mcp",
     "Comparison": "agentor.engine.fork.compare",
+    "Experiment": "agentor.experiments.experiment",
+    "Judge": "agentor.experiments.judge",
     **dict.fromkeys(_ERRORS, "agentor.errors"),
 }
 

@@ -16,16 +16,20 @@ import importlib
 import importlib.util
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentor.agent import Agentor
-from agentor.engine.events import Event
+from agentor.engine.events import RUN_START, Event
 from agentor.engine.store.api import Store
+from agentor.engine.store.holding import load_run
 from agentor.engine.tools import RecordedTool
-from agentor.errors import AgentSpecError
+from agentor.errors import AgentSpecError, ExperimentError
+
+if TYPE_CHECKING:
+    from agentor.experiments.runner import AgentFor
 
 
 class RecordedAgent(Agentor):
@@ -44,6 +48,37 @@ def recorded_agent(start: Event, model: str, store: Store) -> RecordedAgent:
 def _named(schema: dict[str, Any]) -> bool:
     function = schema.get("function")
     return isinstance(function, dict) and isinstance(function.get("name"), str)
+
+
+def experiment_agents(
+    agent: Agentor | None, store: Store, model: str | None, settings: Mapping[str, Any]
+) -> tuple[AgentFor, Callable[[str], Agentor]]:
+    """Who replays an experiment's baselines (`agent_for`), and the agent of a baseline by its
+    id alone (the first baseline's asks the judge and is asked whether the model answers):
+    `agent` changed once (`model`, `settings`), or, without one, an agent of each baseline's
+    record asking `model` (`recorded_agent`; through the openai client's environment). A bad
+    setting is a `ValueError` or `TypeError` when the agent is made (for `agent`: now)."""
+    from agentor.experiments.candidates import candidate_agent  # loaded for experiments only
+
+    if agent is not None:
+        runner = candidate_agent(agent, model, settings)
+        return (lambda baseline, events: runner), (lambda baseline: runner)
+    if model is None:
+        raise ValueError("without an agent, an experiment needs a model to ask")
+    made: dict[str, Agentor] = {}
+
+    def recorded(baseline: str, events: list[Event]) -> Agentor:
+        if baseline not in made:
+            start = next((e for e in events if e.type == RUN_START), None)
+            if start is None:
+                raise ExperimentError(f"run {baseline} records no run_start: no prompt to replay")
+            made[baseline] = candidate_agent(recorded_agent(start, model, store), None, settings)
+        return made[baseline]
+
+    def first(baseline: str) -> Agentor:
+        return recorded(baseline, load_run(store, baseline))
+
+    return recorded, first
 
 
 def load_agent(spec: str) -> Agentor:

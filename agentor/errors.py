@@ -310,3 +310,21 @@ class SpanDecodeError(AgentorError, ValueError):
 class ScorerSpecError(AgentorError, ValueError):
     """An experiment's scorer spec that names no scorer: an unknown built-in, or a
     `module:function` that does not import (agentor.experiments.scorers)."""
+
+
+class ExperimentNotFoundError(AgentorError, KeyError):
+    """An experiment id the store holds no experiment under (agentor.experiments)."""
+
+    def __init__(self, experiment_id: str, where: object = None) -> None:
+        self.experiment_id = experiment_id
+        place = f" in {where}" if where is not None else ""
+        super().__init__(f"no experiment {experiment_id}{place}")
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class ExperimentError(AgentorError, ValueError):
+    """An experiment that cannot start or go on: a baseline that cannot be replayed, a store
+    that keeps no experiments, a definition that does not match the one recorded
+    (agentor.experiments). Said in one line; nothing is written."""

@@ -7,17 +7,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Coroutine
-from typing import Any
+from typing import Any, TypeVar
 
 from agentor.engine.events import Event
 from agentor.engine.loop import Listener
 from agentor.engine.models import Model
-from agentor.result import RunResult
+
+T = TypeVar("T")
 
 
-def in_own_loop(
-    model: Model, name: str, work: Callable[[], Coroutine[Any, Any, RunResult]]
-) -> RunResult:
+def in_own_loop(model: Model, name: str, work: Callable[[], Coroutine[Any, Any, T]]) -> T:
     """`work()` run by `asyncio.run` (`Agentor.<name>`), then the model's connections closed:
     they die with that loop. Inside a running loop it is refused, naming the async method."""
     try:
@@ -30,7 +29,7 @@ def in_own_loop(
     )
 
 
-async def _closing(model: Model, work: Coroutine[Any, Any, RunResult]) -> RunResult:
+async def _closing(model: Model, work: Coroutine[Any, Any, T]) -> T:
     try:
         return await work
     finally:

@@ -87,7 +87,7 @@ def first_and_last_lines(directory: Path) -> int:
 
 def data_layer(directory: Path, count: int, warm: bool) -> float:
     """Seconds to list the directory; `warm`: from its run index (else with none)."""
-    from agentor.sources.directory import DirectorySource
+    from agentor.sources.directory.source import DirectorySource
 
     gc.collect()  # what the last repetition left (a source's rows are freed by the collector)
     t = time.perf_counter()
@@ -110,7 +110,7 @@ def memory_child(directory: Path, warm: bool, traced: bool) -> None:
     two are measured in separate processes)."""
     import tracemalloc
 
-    from agentor.sources.directory import DirectorySource
+    from agentor.sources.directory.source import DirectorySource
 
     gc.collect()
     before = _rss("VmRSS")
@@ -172,7 +172,7 @@ def runs_directory(count: int, quick: bool) -> tuple[Path, int, float, bool]:
 def prepare_index(directory: Path) -> tuple[float, float, float, int]:
     """A fresh run index of the directory, rows filled: (fill seconds, save seconds, longest
     wait of the main thread meanwhile, bytes)."""
-    from agentor.sources.directory import DirectorySource
+    from agentor.sources.directory.source import DirectorySource
 
     shutil.rmtree(directory / ".agentor-index", ignore_errors=True)
     source = DirectorySource(directory)

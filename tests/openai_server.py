@@ -9,6 +9,7 @@ A reply is one of
     {"status": 429, "retry_after_ms": 5}             one that asks the client to retry soon
     {"hang": True}                                   never answer (until the server stops)
     {"delay": 0.5, ...}                              wait before answering
+    {"wait": threading.Event(), ...}                 answer once the event is set (60 s at most)
     {"calls": [...], "omit_index": True}             streamed tool-call deltas without `index`
 
 Streaming requests (`"stream": true`) are answered with SSE chunks, usage last when asked for.
@@ -118,6 +119,8 @@ class FakeOpenAI:
                 reply = server.next_reply(body, headers)
                 if reply.get("delay"):
                     time.sleep(reply["delay"])
+                if reply.get("wait") is not None:
+                    reply["wait"].wait(60)
                 if reply.get("hang"):
                     server._stop.wait()
                     return

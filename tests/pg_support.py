@@ -96,7 +96,7 @@ def pg_stores(pg_dsn: str) -> Iterator[PgStores]:
     """`pg_stores()` -> a PostgresStore on this session's schema, emptied before the test."""
     stores = PgStores(pg_dsn)
     stores().close()  # makes and migrates the schema the first time
-    stores.sql("TRUNCATE {s}.runs, {s}.events, {s}.pins")
+    stores.sql("TRUNCATE {s}.runs, {s}.events, {s}.pins, {s}.experiment_records")
     yield stores
     stores.close()
 

@@ -1,5 +1,5 @@
 """A row read whole and not priced (what `agentor ls` reads) folds most lines without an event
-(`agentor.sources.linefold`); a row being priced folds every line the engine's way
+(`agentor.sources.directory.linefold`); a row being priced folds every line the engine's way
 (`decode_for_summary`, then `history.fold`, the lineage, whether it asks for approval). Both give
 the same row, field for field, for every kind of line the engine writes and every odd value a
 log may hold (a time past 64 bits, NaN, a bool where a number goes, a bad line), in any order,
@@ -17,7 +17,7 @@ import orjson
 import pytest
 
 from agentor.sources import logfile
-from agentor.sources.rowread import TAIL_FIELDS, LogTail, RowReader
+from agentor.sources.directory.rowread import TAIL_FIELDS, LogTail, RowReader
 from agentor.sources.runrow import ROW_FIELDS, RunRow
 from tests.test_runs_index import FIXTURES, TRICKY_LINES, TRICKY_RAW, engine_runs
 
@@ -251,6 +251,6 @@ def test_a_long_run_folds_its_thousands_of_lines_the_same(tmp_path: Path) -> Non
 
 
 def test_the_numbers_checked_are_those_decode_for_summary_checks() -> None:
-    from agentor.sources import linefold
+    from agentor.sources.directory import linefold
 
     assert linefold._NUMBERS_KEPT == logfile._NUMBERS_KEPT

@@ -29,11 +29,11 @@ from agentor.engine.statuses import (
 )
 from agentor.engine.store.copy import copy_runs
 from agentor.engine.store.file import FileStore
-from agentor.sources.directory import DirectorySource
+from agentor.sources.directory.quickread import TAIL_BYTES
+from agentor.sources.directory.runindex import INDEX_DIR
+from agentor.sources.directory.source import DirectorySource
 from agentor.sources.listing import list_rows
-from agentor.sources.pgsource import PostgresSource
-from agentor.sources.quickread import TAIL_BYTES
-from agentor.sources.runindex import INDEX_DIR
+from agentor.sources.postgres.source import PostgresSource
 from tests.app_support import IDS, SIZE, copy_fixtures, fixed_clock, wait_until, write_log
 from tests.approvalkit import TRAVEL_PROMPT, Travel
 from tests.conftest import ROOT

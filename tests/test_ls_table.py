@@ -2,9 +2,9 @@
 run index holds are not built, their columns shown as stored (`runindex.take_aside`), and the
 table is the one their rows make (`RunTable.of_rows`), in the same order; only the rows whose
 listing reads more than the index holds (a run that may wait for a person, one with no event
-yet) are built, and who holds an incomplete run is asked. The index (`agentor.sources.colstore`,
-format 2): every way a column is stored reads back as written; a damaged, foreign or older index
-is ignored, the logs read, and the index written again."""
+yet) are built, and who holds an incomplete run is asked. The index (format 2,
+`agentor.sources.directory.colstore`): every way a column is stored reads back as written; a
+damaged, foreign or older index is ignored, the logs read, and the index written again."""
 
 from __future__ import annotations
 
@@ -23,10 +23,10 @@ import pytest
 
 from agentor.engine.statuses import INTERRUPTED, RUNNING
 from agentor.engine.store.file import FileStore
-from agentor.sources import colstore, columns, runindex
-from agentor.sources.directory import DirectorySource
+from agentor.sources.directory import colstore, columns, runindex
+from agentor.sources.directory.rowread import LogTail
+from agentor.sources.directory.source import DirectorySource
 from agentor.sources.listing import list_rows, list_table
-from agentor.sources.rowread import LogTail
 from agentor.sources.runrow import RunRow
 from agentor.sources.runtable import FIELDS, RunTable
 from tests.app_support import copy_fixtures, write_log

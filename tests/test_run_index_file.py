@@ -1,6 +1,6 @@
-"""The run index (`agentor.sources.runindex`): a directory listed again takes the rows of unchanged
-files from the index and reads no log; anything stale, damaged, foreign or of other fields is
-ignored and rebuilt, and a changed file is read again.
+"""The run index (`agentor.sources.directory.runindex`): a directory listed again takes the rows
+of unchanged files from the index and reads no log; anything stale, damaged, foreign or of other
+fields is ignored and rebuilt, and a changed file is read again.
 
 Real runs written by the real engine (`tests.test_runs_index.engine_runs`); every row is
 compared with what a fresh read of the directory gives.
@@ -21,10 +21,10 @@ import pytest
 
 from agentor.engine.store.file import FileStore
 from agentor.ops.run_search import search
-from agentor.sources import directory as directory_source
-from agentor.sources import runindex
-from agentor.sources.directory import DirectorySource
-from agentor.sources.rowread import TAIL_FIELDS
+from agentor.sources.directory import runindex
+from agentor.sources.directory import source as directory_source
+from agentor.sources.directory.rowread import TAIL_FIELDS
+from agentor.sources.directory.source import DirectorySource
 from agentor.sources.runrow import ROW_FIELDS, RunRow
 from tests.test_runs_index import EXPECTED, calls, engine_runs, text
 from tests.test_runs_index import agent as weather_agent
@@ -341,9 +341,9 @@ def test_a_priced_row_keeps_its_exact_cost_through_the_index(tmp_path: Path) -> 
 
     from agentor.engine.history import RunSummary
     from agentor.ops.pricing import RunCost
-    from agentor.sources.colstore import Stored, encoded
-    from agentor.sources.columns import from_columns, sub_columns
-    from agentor.sources.rowread import LogTail
+    from agentor.sources.directory.colstore import Stored, encoded
+    from agentor.sources.directory.columns import from_columns, sub_columns
+    from agentor.sources.directory.rowread import LogTail
 
     cost = RunCost(Decimal("0.000123456789012345678901"), priced=2, unpriced=1)
     row = RunRow("r1", summary=RunSummary("r1"), cost=cost, complete=True)

@@ -1,7 +1,8 @@
-"""The warm listing's fast paths (`agentor.sources.runindex.take_fresh`, `agentor.sources.lognames`,
-`sources.columns` for frozen and partly missing objects, `logfile.promote_young`): each gives
-what the plain one-at-a-time way gives, on the cases the plain way handled one by one (a file
-gone between listing and checking, a run listed that the index does not know, odd names)."""
+"""The warm listing's fast paths (`agentor.sources.directory.runindex.take_fresh`,
+`agentor.sources.directory.lognames`, `agentor.sources.directory.columns` for frozen and partly
+missing objects, `logfile.promote_young`): each gives what the plain one-at-a-time way gives, on
+the cases the plain way handled one by one (a file gone between listing and checking, a run
+listed that the index does not know, odd names)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from agentor.ops.pricing import RunCost
-from agentor.sources import columns, lognames, runindex
+from agentor.sources.directory import columns, lognames, runindex
 from agentor.sources.logfile import promote_young
 from agentor.sources.runrow import ROW_FIELDS, RunRow, newest_first
 from tests.test_run_index_file import index_file, listed, runs, saved  # noqa: F401 (fixture)

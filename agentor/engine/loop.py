@@ -34,7 +34,7 @@ from agentor.engine.events import (
     Event,
     Usage,
 )
-from agentor.engine.fork.recording import Recording
+from agentor.engine.fork.recording import NOVEL_FIELD, Recording, drift_of
 from agentor.engine.history import (
     Recorded,
     ResumePoint,
@@ -46,7 +46,7 @@ from agentor.engine.history import (
 from agentor.engine.interrupted import asks_after_crash, interrupted_request, start_event
 from agentor.engine.invoke import all_answered, invoke_tool
 from agentor.engine.models import Model
-from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED, FAILED, MAX_TURNS
+from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED, DIVERGED, FAILED, MAX_TURNS
 from agentor.engine.store.api import BatchStore, Store, saves_in_memory
 from agentor.engine.structured import OutputSpec, invalid_output_event, re_asks_left
 from agentor.engine.toolfailures import DEFAULT_LIMIT, ToolFailures
@@ -166,90 +166,86 @@ class _Call:
     rejection: str | None = None  # rejected (or novel in a replay): this error answers it
     awaiting: bool = False  # it waits for a person's decision: not answered in this segment
     approved: Decision | None = None  # a person approved it (or gave the result it had)
+    novel: bool = False  # a replay's call its recording has no answer for
+    diverged: bool = False  # ... which ends the replay (novel="stop"): nothing is answered
 
 
-async def run_loop(
-    *,
-    model: Model,
-    tools: Sequence[Tool],
-    recorder: Recorder,
-    point: ResumePoint,
-    max_turns: int,
-    stream_text: bool = False,
-    config: str | None = None,
-    gate: Gate | None = None,
-    gated: GatedTurn | None = None,
-    recording: Recording | None = None,
-    output: OutputSpec | None = None,
-    max_tool_failures: int = DEFAULT_LIMIT,
-    fallbacks: Sequence[Model] = (),
-) -> LoopOutcome:
-    """Run turns from `point` until a final answer, an error, a call waiting for approval or
-    `max_turns` new turns.
+@dataclass(frozen=True)
+class LoopSpec:
+    """All a segment's loop runs with, known before its first turn.
 
-    `config` names the tools and settings recorded on the segment's run_start
-    (engine/request.py); each generation carries it. `gate` says which calls wait for a
-    person; `gated` is a turn that asked for approval, to finish (from `point`, the request
-    of that turn) before any new one. `recording`: a replay's, which answers equal calls.
-    `output`: the structured answer asked for (engine/structured.py); `max_tool_failures`:
-    failed calls that withdraw a tool (engine/toolfailures.py); `fallbacks`: models asked in
-    turn when the model endpoint fails (engine/fallback.py)."""
-    loop = _Loop(model, tools, recorder, point, config, gate or Gate(), stream_text)
-    loop.recording = recording
-    loop.output = output
-    loop.failures = ToolFailures.of(recorder.events, max_tool_failures)
-    loop.models = [model, *fallbacks]
-    if point.final_text is not None:
-        outcome = await loop.final_answer(point.final_text)
+    `model` is asked first and `fallbacks` in turn when its endpoint fails
+    (agentor.engine.fallback);
+    `tools` are the segment's (agentor.engine.toolset); `config` names the tools and settings
+    recorded on the segment's run_start (agentor.engine.request), and each generation carries it.
+    `point` is where the segment starts; `gated`, a turn that asked for approval, to finish
+    (from `point`, the request of that turn) before any new one. `gate` says which calls wait
+    for a person; `recording`: a replay's, which answers equal calls; `output`: the structured
+    answer asked for (agentor.engine.structured); `max_tool_failures`: failed calls that withdraw a
+    tool (agentor.engine.toolfailures); `stream_text`: the model's text is handed to the listeners
+    as it comes, as transient `text_delta` events."""
+
+    model: Model
+    tools: Sequence[Tool]
+    point: ResumePoint
+    max_turns: int
+    config: str | None = None
+    fallbacks: Sequence[Model] = ()
+    gate: Gate = field(default_factory=Gate)
+    gated: GatedTurn | None = None
+    recording: Recording | None = None
+    output: OutputSpec | None = None
+    max_tool_failures: int = DEFAULT_LIMIT
+    stream_text: bool = False
+
+
+async def run_loop(spec: LoopSpec, recorder: Recorder) -> LoopOutcome:
+    """Run turns from `spec.point` until a final answer, an error, a call waiting for approval
+    or `spec.max_turns` new turns, recording each step with `recorder`."""
+    loop = _Loop(spec, recorder)
+    if spec.point.final_text is not None:
+        outcome = await loop.final_answer(spec.point.final_text)
         if outcome is not None:
             return outcome
-    if gated is not None:
-        outcome = await loop.finish_gated_turn(gated)
+    if spec.gated is not None:
+        outcome = await loop.finish_gated_turn(spec.gated)
         if outcome is not None:
             return outcome
-    for _ in range(max_turns):
+    for _ in range(spec.max_turns):
         outcome = await loop.next_turn()
         if outcome is not None:
             return outcome
     return await loop.finish(
-        MAX_TURNS, None, f"Reached max_turns ({max_turns}) without a final answer."
+        MAX_TURNS, None, f"Reached max_turns ({spec.max_turns}) without a final answer."
     )
 
 
 class _Loop:
     """The state of a run's turns: the conversation so far, the turn, the usage."""
 
-    def __init__(
-        self,
-        model: Model,
-        tools: Sequence[Tool],
-        recorder: Recorder,
-        point: ResumePoint,
-        config: str | None,
-        gate: Gate,
-        stream_text: bool,
-    ) -> None:
-        self.model = model
-        self.by_name = {t.name: t for t in tools}
-        self.schemas = [t.schema for t in tools]
+    def __init__(self, spec: LoopSpec, recorder: Recorder) -> None:
+        self.models = [spec.model, *spec.fallbacks]
+        self.by_name = {t.name: t for t in spec.tools}
+        self.schemas = [t.schema for t in spec.tools]
         self.recorder = recorder
-        self.recorded = list(point.recorded)
-        self.messages = Conversation(point.messages)
-        self.turn = point.turn
+        self.recorded = list(spec.point.recorded)
+        self.messages = Conversation(spec.point.messages)
+        self.turn = spec.point.turn
         self.usage = Usage()
-        self.config = config
-        self.gate = gate
-        self.on_text = self._streamed if stream_text else None
-        self.recording: Recording | None = None
-        self.output: OutputSpec | None = None
-        self.failures = ToolFailures(DEFAULT_LIMIT)
-        self.models: list[Model] = [model]
+        self.config = spec.config
+        self.gate = spec.gate
+        self.on_text = self._streamed if spec.stream_text else None
+        self.recording = spec.recording
+        self.output = spec.output
+        self.failures = ToolFailures.of(recorder.events, spec.max_tool_failures)
 
     def _streamed(self, delta: str) -> None:
         for listener in self.recorder.listeners:
             listener(Event(TEXT_DELTA, text=delta, turn=self.turn, ts=time.time()))
 
-    async def finish(self, status: str, text: str | None, error: str | None = None) -> LoopOutcome:
+    async def finish(
+        self, status: str, text: str | None, error: str | None = None, **fields: Any
+    ) -> LoopOutcome:
         if status == COMPLETED:
             await self.recorder.emit(
                 Event(MESSAGE, text=text or "", turn=self.turn, usage=self.usage)
@@ -263,13 +259,14 @@ class _Loop:
             turn=self.turn,
             usage=self.usage,
             ended_at=time.time(),
+            **fields,
         )
         await self.recorder.emit(end)
         return LoopOutcome(status, text, list(self.messages), error)
 
     async def final_answer(self, text: str) -> LoopOutcome | None:
         """The run's answer: it ends the run, unless it is not the structured output asked for
-        (engine/structured.py): then it is recorded as invalid and, while retries are left, the
+        (agentor.engine.structured): then it is recorded as invalid and, while retries are left, the
         model is asked again with what was wrong (None: the run goes on)."""
         invalid = self.output.check(text) if self.output is not None else None
         if invalid is None:
@@ -347,6 +344,7 @@ class _Loop:
         calls, interrupted = [], []
         for call_id, name, raw in map(call_parts, turn.generation.calls or []):
             call = _Call(call_id, name, raw, result=turn.results.get(call_id))
+            call.novel = self.recording is not None  # a replay's gated call had no answer
             decided = decisions.get(call_id)
             request = turn.requests.get(call_id)
             if call.result is not None:
@@ -389,8 +387,13 @@ class _Loop:
         elif served is not None:
             call.record = Recorded(name, key, served)  # a replay's: nothing runs either
         elif self.recording is not None and not self.recording.runs_novel:
-            call.rejection = self.recording.refusal(name)
+            call.novel = True
+            if self.recording.stops_at_novel:
+                call.diverged = True
+            else:
+                call.rejection = self.recording.refusal(name)
         else:
+            call.novel = self.recording is not None
             call.awaiting = self.gate.needs(self.by_name.get(name), name, raw)
         return call
 
@@ -413,7 +416,15 @@ class _Loop:
         ]
 
     async def _answer_turn(self, gen: Event, calls: list[_Call]) -> LoopOutcome | None:
-        """Answer every call not waiting for a decision; stop the segment if one is."""
+        """Answer every call not waiting for a decision; stop the segment if one is (or, in a
+        replay that stops at a novel call, at the first such call: nothing is answered)."""
+        diverged = next((c for c in calls if c.diverged), None)
+        if diverged is not None:
+            assert self.recording is not None
+            args = _args_for_log(diverged.raw)
+            error = self.recording.divergence(diverged.name, args)
+            fields = {"name": diverged.name, "args": args, "call_id": diverged.call_id}
+            return await self.finish(DIVERGED, None, error, **fields)
         ready = [c for c in calls if not c.awaiting]
         results = await all_answered([self._answer(c) for c in ready])
         self.messages.append(assistant_message(gen))
@@ -437,6 +448,8 @@ class _Loop:
             started_at=time.time(),
             server=self._server(call.name),
         )
+        if call.novel:
+            result.extra[NOVEL_FIELD] = True
         if call.approved is not None and call.approved.given:
             result.result = call.approved.result  # what it did, as a person said: not run
             result.by = call.approved.by
@@ -444,6 +457,7 @@ class _Loop:
             result.result = call.record.event.result
             result.error = call.record.event.error  # a replay serves recorded errors too
             result.replayed_from = call.record.event.call_id
+            result.extra.update(drift_of(call.record.event, call.record.args_key))
         elif call.rejection is not None:
             result.error = call.rejection
         else:

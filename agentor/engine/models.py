@@ -7,7 +7,7 @@ providers plug in. `openai` is imported only when an `OpenAIModel` first makes a
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -82,6 +82,27 @@ class OpenAIModel:
             **self.settings,
         )
 
+    def with_settings(
+        self, changes: Mapping[str, Any], *, name: str | None = None, merge: bool = True
+    ) -> OpenAIModel:
+        """Another model on the same endpoint, with the same key and client options (a client
+        of its own), named `name` (default this one's), sending this model's settings with
+        `changes` made (a None drops that setting), or `changes` alone (`merge=False`): a
+        replay's `model_settings=`, an experiment's, a judge's model."""
+        fields = dict(self.settings) if merge else {}
+        for key, value in changes.items():
+            if value is None:
+                fields.pop(key, None)
+            else:
+                fields[key] = value
+        return OpenAIModel(
+            name or self.name,
+            base_url=self._base_url,
+            api_key=self._api_key,
+            **self._client_options,
+            **fields,
+        )
+
     def _get_client(self) -> Any:
         # An async client's connections belong to one event loop; `run()` makes a new loop
         # each call, so keep one client per loop.
@@ -143,7 +164,7 @@ class OpenAIModel:
             content, body = chat_request_body(
                 self.name, messages, tools, prepared, stream=on_text is not None
             )
-            # Without the SDK's per-call transform (engine/chat_request.py): the client's
+            # Without the SDK's per-call transform (agentor.engine.chat_request): the client's
             # `post`, as `create` calls it, with the body already written.
             request: dict[str, Any] = {"options": prepared.options}
             if content is None:

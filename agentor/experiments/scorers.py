@@ -7,7 +7,8 @@ and answers readable through the public API) returning one of:
   own score is `score(baseline, baseline)`; the candidate regressed on a score below its
   baseline's, improved on one above.
 
-Built in: `same_output`, `same_tools`, `output_contains:TEXT`. Others are named
+Built in: `same_output`, `same_tools`, `output_contains:TEXT`, and `judge` / `judge:MODEL` (an
+LLM judge, agentor.experiments.judge). Others are named
 `module:function` (`--scorer`) and imported when the experiment starts: a spec that does not
 import is refused then, in one line. A scorer that raises has its error recorded on the pair;
 the experiment goes on.
@@ -24,6 +25,7 @@ from typing import Any
 from agentor.engine.events import TOOL_CALL
 from agentor.engine.history import canonical_args
 from agentor.errors import ScorerSpecError
+from agentor.experiments.judge import judge_of
 from agentor.result import RunResult
 
 Scorer = Callable[[RunResult, RunResult], Any]
@@ -90,13 +92,16 @@ def scorer_of(spec: str) -> Scorer:
     """The scorer a spec names: a built-in, `output_contains:TEXT`, or `module:function`."""
     if spec in BUILT_IN:
         return BUILT_IN[spec]
+    judge = judge_of(spec)
+    if judge is not None:
+        return judge
     name, sep, rest = spec.partition(":")
     if name == "output_contains" and sep:
         if not rest:
             raise ScorerSpecError(f"{spec!r}: output_contains needs a text: output_contains:TEXT")
         return output_contains(rest)
     if not sep or not name or not rest:
-        known = ", ".join([*BUILT_IN, "output_contains:TEXT"])
+        known = ", ".join([*BUILT_IN, "output_contains:TEXT", "judge[:MODEL]"])
         raise ScorerSpecError(f"{spec!r}: not a scorer: one of {known}, or module:function")
     try:
         module = importlib.import_module(name)

@@ -1,7 +1,8 @@
-"""The attributes of each span (spans.py makes the spans): the OpenTelemetry GenAI semantic
-conventions, and beside them what Phoenix (OpenInference: `openinference.span.kind`, `llm.*`,
-`session.id`) and Langfuse (`langfuse.observation.type`, `langfuse.session.id`, usage and cost
-details) read, so that each shows a run well. Ours are under `agentor.`.
+"""The attributes of each span (agentor.telemetry.spans makes the spans): the OpenTelemetry
+GenAI semantic conventions, and beside them what Phoenix (OpenInference:
+`openinference.span.kind`, `llm.*`, `session.id`) and Langfuse (`langfuse.observation.type`,
+`langfuse.session.id`, usage and cost details) read, so that each shows a run well. Ours are
+under `agentor.`.
 
 Content (the messages of a request, a tool's arguments and result, a final answer, a note of a
 decision) is only written when asked for (`content=True`): the conventions keep it off by
@@ -17,6 +18,7 @@ from typing import Any, Protocol
 
 from agentor.engine.events import Event, Usage
 from agentor.engine.history import call_parts, first_user_text
+from agentor.engine.statuses import DIVERGED, MAX_TURNS
 from agentor.telemetry.ids import span_id_of
 
 
@@ -183,8 +185,10 @@ def segment_error(end: Event | None) -> tuple[str | None, str | None]:
     status = end.status or "failed"
     if status == "failed":
         return error_type(end.error or "failed"), end.error or "failed"
-    if status == "max_turns":
-        return "max_turns", end.error or "stopped by max_turns"
+    if status == MAX_TURNS:
+        return MAX_TURNS, end.error or "stopped by max_turns"
+    if status == DIVERGED:  # a replay stopped at a call its recording has no answer for
+        return DIVERGED, end.error or "diverged from its recording"
     return None, None
 
 

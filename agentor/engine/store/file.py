@@ -1,6 +1,8 @@
 """Where runs are saved: `FileStore`, one append-only JSONL file per run.
 
-The protocols it implements are in `store.api`; run ids and log names in `store.run_ids`.
+The protocols it implements are in `store.api` (a `Store`, and the capabilities `BatchStore`,
+`LockingStore`, `DeletingStore`, `PinningStore`, `ExperimentStore`, `LineKeepingStore`,
+`LookupStore`, `DirectoryStore`); run ids and log names in `store.run_ids`.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import fcntl
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 from agentor.engine.events import TRANSIENT_TYPES, Event
@@ -27,6 +29,7 @@ from agentor.engine.log.file_io import (
     write_all,
 )
 from agentor.engine.log.format import BadLine, LogDecoder, LogEncoder, skipped_lines, split_lines
+from agentor.engine.store.experiment_files import append_record, experiment_ids, load_records
 from agentor.engine.store.flock import holder, take_exclusive
 from agentor.engine.store.pins import add_pin, pin_names, remove_pin
 from agentor.engine.store.run_ids import RUN_ID_RE, SUFFIX, run_id_of, validate_run_id
@@ -222,6 +225,10 @@ class FileStore:
                 self._encoders[run_id] = encoder
         return events, bad
 
+    def has_run(self, run_id: str) -> bool:
+        """Whether the run's log is there (`LookupStore`: no listing of the directory)."""
+        return self.path(run_id).exists()
+
     def list_runs(self) -> list[str]:
         runs = []
         # A descriptor of its own: scandir reads from the descriptor's offset.
@@ -304,6 +311,20 @@ class FileStore:
 
     # -- deleting and pinning ------------------------------------------------------------------
 
+    @contextlib.contextmanager
+    def _regular_log(self, dir_fd: int, path: Path, run_id: str) -> Iterator[int]:
+        """The run's log (`path`) open to read, checked to be a regular file (no directory, no
+        symlink named like a run); RunNotFoundError when there is none. Closed after."""
+        try:
+            fd = open_to_read(dir_fd, path)
+        except FileNotFoundError:
+            raise RunNotFoundError(run_id, self) from None
+        try:
+            require_regular(fd, path)
+            yield fd
+        finally:
+            os.close(fd)
+
     def delete(self, run_id: str, check: Callable[[list[Event]], None] | None = None) -> int:
         """Remove the run's log, its `.torn` leftovers and its pin; return the bytes freed.
 
@@ -315,18 +336,11 @@ class FileStore:
             if run_id in self._held:
                 raise RunLockedError(run_id, os.getpid())
         with self._in_directory() as dir_fd:
-            try:
-                fd = open_to_read(dir_fd, path)
-            except FileNotFoundError:
-                raise RunNotFoundError(run_id, self) from None
-            try:
-                require_regular(fd, path)
+            with self._regular_log(dir_fd, path, run_id) as fd:
                 _flock_patiently(fd, run_id)  # a shared-lock reader probe is ridden over
                 if check is not None:
                     check(self.load_with_errors(run_id)[0])
                 freed = remove_log(fd, dir_fd, path)
-            finally:
-                os.close(fd)
             remove_pin(dir_fd, run_id)
         with self._mutex:
             self._forget(run_id)
@@ -337,14 +351,8 @@ class FileStore:
         symlink named like a run): a pin names a run, as a read would find it."""
         path = self.path(run_id)
         with self._in_directory() as dir_fd:
-            try:
-                fd = open_to_read(dir_fd, path)
-            except FileNotFoundError:
-                raise RunNotFoundError(run_id, self) from None
-            try:
-                require_regular(fd, path)
-            finally:
-                os.close(fd)
+            with self._regular_log(dir_fd, path, run_id):
+                pass  # there, and a log
             return add_pin(dir_fd, run_id)
 
     def unpin(self, run_id: str) -> bool:
@@ -355,6 +363,20 @@ class FileStore:
     def pinned(self) -> set[str]:
         with self._in_directory() as dir_fd:
             return {name for name in pin_names(dir_fd) if RUN_ID_RE.fullmatch(name)}
+
+    # -- experiments (agentor.engine.store.experiment_files) -------------------------------------
+
+    def append_experiment(self, experiment_id: str, record: Mapping[str, object]) -> None:
+        with self._in_directory() as dir_fd:
+            append_record(dir_fd, experiment_id, record)
+
+    def load_experiment(self, experiment_id: str) -> list[dict[str, object]]:
+        with self._in_directory() as dir_fd:
+            return load_records(dir_fd, experiment_id, self)
+
+    def list_experiments(self) -> list[str]:
+        with self._in_directory() as dir_fd:
+            return experiment_ids(dir_fd)
 
 
 def _flock_patiently(fd: int, run_id: str) -> None:

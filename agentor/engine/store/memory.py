@@ -9,13 +9,14 @@ run behaves the same on every store.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from agentor.engine.events import Event
 from agentor.engine.store.run_ids import validate_run_id
-from agentor.errors import RunLockedError, RunNotFoundError
+from agentor.errors import ExperimentNotFoundError, RunLockedError, RunNotFoundError
 
 
 class MemoryStore:
@@ -27,6 +28,7 @@ class MemoryStore:
         self._runs: dict[str, list[Event]] = {}
         self._locked: set[str] = set()
         self._pins: set[str] = set()
+        self._experiments: dict[str, list[str]] = {}  # id -> records, as JSON text
         self._mutex = threading.Lock()
 
     def __repr__(self) -> str:
@@ -49,9 +51,31 @@ class MemoryStore:
                 raise RunNotFoundError(run_id, self)
             return list(self._runs[run_id])
 
+    def has_run(self, run_id: str) -> bool:
+        validate_run_id(run_id)
+        with self._mutex:
+            return run_id in self._runs
+
     def list_runs(self) -> list[str]:
         with self._mutex:
             return sorted(self._runs)  # in the order every store lists them
+
+    def append_experiment(self, experiment_id: str, record: Mapping[str, object]) -> None:
+        validate_run_id(experiment_id)
+        text = json.dumps(record)  # kept as a file would keep it: a copy, JSON values only
+        with self._mutex:
+            self._experiments.setdefault(experiment_id, []).append(text)
+
+    def load_experiment(self, experiment_id: str) -> list[dict[str, object]]:
+        validate_run_id(experiment_id)
+        with self._mutex:
+            if experiment_id not in self._experiments:
+                raise ExperimentNotFoundError(experiment_id, self)
+            return [json.loads(text) for text in self._experiments[experiment_id]]
+
+    def list_experiments(self) -> list[str]:
+        with self._mutex:
+            return sorted(self._experiments)
 
     @contextlib.contextmanager
     def lock(self, run_id: str) -> Iterator[None]:

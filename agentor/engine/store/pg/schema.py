@@ -20,9 +20,11 @@ The tables (version 1 unless said):
   that its update of the row is HOT (no index entry written).
 - `pins (run_id, pinned_at)` (version 2): the pinned runs, each a row of `runs` (deleted
   with it).
+- `experiment_records (experiment_id, seq, record)` (version 4): experiments
+  (agentor.experiments), each record a JSON object, in the order written.
 - `append(...)` and `take(...)`: the two writes that must check and change several rows in one
   transaction (agentor.engine.store.pg.store and .locks say what they guarantee). Since version 3
-  neither notifies: the caller does, after the commit (feed.py).
+  neither notifies: the caller does, after the commit (agentor.engine.store.pg.feed).
 """
 
 from __future__ import annotations
@@ -208,7 +210,8 @@ CREATE TABLE @s@.pins (
 """
 
 # Version 3: `append` and `take` no longer notify: the caller does, in a statement of its own
-# after the commit (store.py). PostgreSQL serializes the commits of notifying transactions (a
+# after the commit (agentor.engine.store.pg.store). PostgreSQL serializes the commits of notifying
+# transactions (a
 # database-wide lock held through the commit's WAL flush), so appends that notified in their
 # transaction lost group commit; a notifying transaction that writes nothing flushes nothing.
 # The signatures stay (`p_channel` is unused now), so that processes of version 2 still
@@ -311,7 +314,20 @@ BEGIN
 END $$;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
+# Version 4: experiments (agentor.experiments): each an append-only list of records, its
+# definition first, then one per measured pair, as a FileStore keeps them in `.experiments/`.
+# A record is kept as the JSON text it was written as (`json`, not `jsonb`: keys in order).
+_V4 = """
+CREATE TABLE @s@.experiment_records (
+    experiment_id text NOT NULL,
+    seq bigint GENERATED ALWAYS AS IDENTITY,
+    record json NOT NULL,
+    written_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (experiment_id, seq)
+);
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4)
 LATEST = len(MIGRATIONS)
 
 

@@ -15,8 +15,9 @@ from agentor.engine.log.format import BadLine
 from agentor.engine.statuses import INCOMPLETE, RUNNING, UNREADABLE, live_status
 from agentor.engine.store.run_ids import RUN_ID_RULE, SUFFIX
 from agentor.ops.pricing import RunCost
+from agentor.sources.directory.linefold import fold_lines
+from agentor.sources.directory.quickread import quick_read
 from agentor.sources.lineage import note_fork
-from agentor.sources.linefold import fold_lines
 from agentor.sources.logfile import (
     _Unreadable,
     decode_for_summary,
@@ -24,7 +25,6 @@ from agentor.sources.logfile import (
     os_reason,
     whole_lines,
 )
-from agentor.sources.quickread import quick_read
 from agentor.sources.rowcost import price
 from agentor.sources.runrow import RunRow, note_holder
 
@@ -32,7 +32,7 @@ from agentor.sources.runrow import RunRow, note_holder
 @dataclass(slots=True, eq=False)
 class LogTail:
     """Where reading a run's log goes on: its file, the size, inode, device and mtime last seen
-    (`agentor.sources.runindex` keys its rows by them), the end of the
+    (`agentor.sources.directory.runindex` keys its rows by them), the end of the
     last whole line read, the line number there, and the first bad line met (for the row's
     `error`). The directory source keeps one beside each row."""
 
@@ -165,8 +165,8 @@ class RowReader:
 
     def _quick(self, row: RunRow, tail: LogTail, fd: int, size: int) -> bool:
         """A summary from the first line and the last lines back to a segment boundary
-        (`agentor.sources.quickread`). Returns whether that decoded every line of the file (then the
-        summary is complete)."""
+        (`quickread`). Returns whether that decoded every line of the file (then the summary is
+        complete)."""
         assert row.summary is not None
         read = quick_read(fd, size)
         self.bytes_read += read.bytes_read

@@ -1,5 +1,5 @@
-"""Columns (`agentor.sources.columns`) as bytes, and back: the body of the run index
-(`agentor.sources.runindex`), one piece of bytes a column, read a column at a time.
+"""Columns (`columns`) as bytes, and back: the body of the run index
+(`runindex`), one piece of bytes a column, read a column at a time.
 
 Writing (`encoded`): each column (a list of plain values) is stored in the first form that fits:
 
@@ -35,7 +35,7 @@ from typing import Any
 
 import orjson
 
-from agentor.sources.columns import Column, Repeated, _ShapeError
+from agentor.sources.directory.columns import Column, Repeated, _ShapeError
 
 DUMP_SLICE = 5000  # values of a JSON column encoded per call (the GIL held a few milliseconds)
 ENCODINGS = ("same", "all", "all!", "f64", "i64", "palette", "lines", "json", "json!")

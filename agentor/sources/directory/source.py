@@ -16,7 +16,7 @@ What keeps it fast is FileStore's alone, so it stays here:
   only the new bytes (a partial last line waits for its newline; a shrunk or replaced file is
   read again from the start; a deleted one leaves).
 - Liveness is the store's lock (`LockingStore.is_locked`, a probe of the file's flock).
-- Watching is watchfiles (`dirwatch`); one run's events are a `RunLog` (a newline index).
+- Watching is watchfiles (`watch`); one run's events are a `RunLog` (a newline index).
 
 Row ids are run ids; another `*.jsonl` name is listed as unreadable under its whole file name
 ("not a valid run id: ...", `row_id_of`). Extras: .directory, .store (a FileStore on the
@@ -37,16 +37,22 @@ from pathlib import Path
 from agentor.engine.statuses import RUNNING
 from agentor.engine.store.file import FileStore
 from agentor.engine.store.run_ids import RUN_ID_RE
-from agentor.sources.columns import _ShapeError
-from agentor.sources.dirtelling import TellingFileStore
-from agentor.sources.dirwatch import changed_paths, identity
+from agentor.sources.directory.columns import _ShapeError
+from agentor.sources.directory.lognames import file_name, log_entries, row_id_of
+from agentor.sources.directory.quickread import TAIL_BYTES
+from agentor.sources.directory.rowread import TAIL_FIELDS, LogTail, RowReader, bad_name, settle
+from agentor.sources.directory.runindex import (
+    Aside,
+    RunIndex,
+    listing_order,
+    take_aside,
+    take_fresh,
+)
+from agentor.sources.directory.runlog import RunLog
+from agentor.sources.directory.telling import TellingFileStore
+from agentor.sources.directory.watch import changed_paths, identity
 from agentor.sources.logfile import gc_paused, os_reason, promote_young
-from agentor.sources.lognames import file_name, log_entries, row_id_of
-from agentor.sources.quickread import TAIL_BYTES
 from agentor.sources.rowcost import needs_pricing
-from agentor.sources.rowread import TAIL_FIELDS, LogTail, RowReader, bad_name, settle
-from agentor.sources.runindex import Aside, RunIndex, listing_order, take_aside, take_fresh
-from agentor.sources.runlog import RunLog
 from agentor.sources.runrow import ROW_FIELDS, RunRow, may_be_live, newest_first
 from agentor.sources.runtable import RunTable
 from agentor.sources.source import Changes

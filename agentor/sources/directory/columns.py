@@ -1,5 +1,5 @@
 """Dataclass objects as columns of plain JSON values, and back: how the run index
-(`agentor.sources.runindex`) stores rows without naming one of their fields.
+(`agentor.sources.directory.runindex`) stores rows without naming one of their fields.
 
 A class's *shape* lists its fields in order, each with the JSON types its hint allows
 (`int`, `float`, `str`, `bool`, `None`, `list`, `dict`; `bytes` kept as a latin-1 string and

@@ -15,10 +15,10 @@ Where DIR cannot be written (a read-only mount, another user's runs) it is
 Deleting it is always safe: the next start reads the logs and writes it again.
 
 The file (format 2): one JSON header line (format, VERSION, the directory's device and inode, the
-shape of `RunRow` and `LogTail` (`agentor.sources.columns`), the row count, the body's length
+shape of `RunRow` and `LogTail` (`columns`), the row count, the body's length
 and CRC-32, the byte order, and the table of columns: each one's name, how it is stored and its
 length), then the body: the columns one after the other, each a piece of bytes
-(`agentor.sources.colstore`: numbers as doubles or 64-bit integers, strings as one JSON string,
+(`colstore`: numbers as doubles or 64-bit integers, strings as one JSON string,
 few distinct ones as a palette, anything else as JSON). Written to a temporary file then renamed
 over the old one (a reader sees the old index or the new, never half of one); not fsynced: a
 file torn by a power cut fails its length or checksum and is rebuilt. An index that cannot be
@@ -60,8 +60,8 @@ from pathlib import Path
 from typing import Any
 
 from agentor.engine.statuses import INCOMPLETE, live_status
-from agentor.sources.colstore import Stored, encoded
-from agentor.sources.columns import (
+from agentor.sources.directory.colstore import Stored, encoded
+from agentor.sources.directory.columns import (
     _ShapeError,
     as_lists,
     from_columns,
@@ -71,8 +71,8 @@ from agentor.sources.columns import (
     to_columns,
     values,
 )
+from agentor.sources.directory.rowread import LogTail
 from agentor.sources.logfile import gc_paused
-from agentor.sources.rowread import LogTail
 from agentor.sources.runrow import RunRow, newest_order
 from agentor.sources.runtable import WAITING, RunTable
 
