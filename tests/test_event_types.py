@@ -46,9 +46,7 @@ def missing_entries() -> list[str]:
 
 def test_every_type_constant_of_the_schema_is_declared() -> None:
     constants = {
-        value
-        for name, value in vars(events).items()
-        if name.isupper() and isinstance(value, str)
+        value for name, value in vars(events).items() if name.isupper() and isinstance(value, str)
     }
     assert constants == set(EVENT_TYPES)
     assert all(kind == t.name for kind, t in EVENT_TYPES.items())

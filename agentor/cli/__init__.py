@@ -184,6 +184,41 @@ def _add_experiment_commands(sub: Any) -> None:
         dest="verb", metavar="VERB", parser_class=CommandParser, required=True
     )
     run = verbs.add_parser("run", help="start an experiment (or go on with the same one)")
+    _experiment_run_args(run)
+    run.set_defaults(run="experiment_cmd:run")
+
+    ls = verbs.add_parser("ls", help="the experiments of a store")
+    _store_args(ls)
+    ls.add_argument("--json", action="store_true", help="a JSON array")
+    ls.set_defaults(run="experiment_cmd:ls")
+
+    show = verbs.add_parser("show", help="an experiment's summary and pairs")
+    show.add_argument("experiment_id", metavar="ID", help="the experiment's id")
+    _store_args(show)
+    show.add_argument("--json", action="store_true", help="a JSON object (docs/experiments.md)")
+    show.set_defaults(run="experiment_cmd:show")
+
+    resume = verbs.add_parser("resume", help="finish what an experiment is missing")
+    resume.add_argument("experiment_id", metavar="ID", help="the experiment's id")
+    resume.add_argument(
+        "--agent", metavar="SPEC", help="the candidates' agent (default: the one it started with)"
+    )
+    _experiment_options(resume)
+    resume.set_defaults(run="experiment_cmd:resume")
+
+    export = verbs.add_parser("export", help="an experiment as Markdown, HTML or JSON")
+    export.add_argument("experiment_id", metavar="ID", help="the experiment's id")
+    _store_args(export)
+    export.add_argument(
+        "--format", choices=("md", "html", "json"), default="md", help="md (default), html, json"
+    )
+    export.add_argument("-o", "--output", metavar="FILE", help="write to FILE (default: stdout)")
+    export.set_defaults(run="experiment_cmd:export")
+
+
+def _experiment_run_args(run: argparse.ArgumentParser) -> None:
+    """What `agentor experiment run` takes: the runs, the change, how calls are answered, the
+    scorers."""
     run.add_argument("runs", nargs="*", metavar="RUN", help="the baselines: run ids or prefixes")
     run.add_argument("--status", choices=STATUSES, metavar="S", help="select runs of a status")
     run.add_argument("--search", metavar="TEXT", help="select runs whose events hold TEXT")
@@ -229,35 +264,6 @@ def _add_experiment_commands(sub: Any) -> None:
     run.add_argument("--rubric", metavar="FILE", help="the judge's rubric, from FILE")
     run.add_argument("--name", metavar="NAME", help="the experiment's name")
     _experiment_options(run)
-    run.set_defaults(run="experiment_cmd:run")
-
-    ls = verbs.add_parser("ls", help="the experiments of a store")
-    _store_args(ls)
-    ls.add_argument("--json", action="store_true", help="a JSON array")
-    ls.set_defaults(run="experiment_cmd:ls")
-
-    show = verbs.add_parser("show", help="an experiment's summary and pairs")
-    show.add_argument("experiment_id", metavar="ID", help="the experiment's id")
-    _store_args(show)
-    show.add_argument("--json", action="store_true", help="a JSON object (docs/experiments.md)")
-    show.set_defaults(run="experiment_cmd:show")
-
-    resume = verbs.add_parser("resume", help="finish what an experiment is missing")
-    resume.add_argument("experiment_id", metavar="ID", help="the experiment's id")
-    resume.add_argument(
-        "--agent", metavar="SPEC", help="the candidates' agent (default: the one it started with)"
-    )
-    _experiment_options(resume)
-    resume.set_defaults(run="experiment_cmd:resume")
-
-    export = verbs.add_parser("export", help="an experiment as Markdown, HTML or JSON")
-    export.add_argument("experiment_id", metavar="ID", help="the experiment's id")
-    _store_args(export)
-    export.add_argument(
-        "--format", choices=("md", "html", "json"), default="md", help="md (default), html, json"
-    )
-    export.add_argument("-o", "--output", metavar="FILE", help="write to FILE (default: stdout)")
-    export.set_defaults(run="experiment_cmd:export")
 
 
 def _experiment_options(p: argparse.ArgumentParser) -> None:

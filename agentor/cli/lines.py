@@ -8,6 +8,7 @@ them. JSON output needs no such care: its encoder escapes every control characte
 
 from __future__ import annotations
 
+import codecs
 import json
 import math
 import sys
@@ -37,7 +38,6 @@ from agentor.engine.events import (
 from agentor.engine.fork.recording import DRIFT, SERVED, marked_answer
 from agentor.engine.history import event_time
 from agentor.engine.mcp_record import offered_words
-from agentor.fleet.claims import marker_words
 from agentor.literal import literal_line
 
 LINE = 160  # characters of an event's text on a timeline line
@@ -66,6 +66,32 @@ def say(command: str, exc: Refusal) -> int:
 def print_json(value: Any) -> None:
     """`value` as JSON on stdout (UTF-8, two-space indent, keys in the documented order)."""
     print(json.dumps(value, ensure_ascii=False, indent=2, default=str))
+
+
+def print_utf8(data: bytes) -> None:
+    """`print(data.decode())` of UTF-8 text, written as it is when stdout encodes text as
+    UTF-8 (the same bytes, none decoded and encoded again), else printed."""
+    out = sys.stdout
+    buffer = getattr(out, "buffer", None)
+    if buffer is None or not _utf8(getattr(out, "encoding", None)):
+        print(data.decode())
+        return
+    out.flush()  # what was printed before comes first
+    for piece in (data, b"\n"):
+        view = memoryview(piece)
+        while view:  # an unbuffered stdout (`python -u`) may take a part at a time
+            written = buffer.write(view)
+            if written is None:  # a non-blocking stdout that is full
+                raise BlockingIOError("stdout would block")
+            view = view[written:]
+    buffer.flush()
+
+
+def _utf8(encoding: object) -> bool:
+    try:
+        return isinstance(encoding, str) and codecs.lookup(encoding).name == "utf-8"
+    except LookupError:
+        return False
 
 
 def finite(t: Any) -> float | None:
@@ -224,13 +250,21 @@ LINES: dict[str, Callable[[Event], str]] = {
     FORK: _fields,
     APPROVAL_REQUEST: _approval_request,
     APPROVAL: _approval,
-    CLAIM: marker_words,
-    RELEASE: marker_words,
+    CLAIM: lambda e: _marker_words(e),
+    RELEASE: lambda e: _marker_words(e),
     INVALID_OUTPUT: lambda e: f"✗ {e.error}",
     TOOL_DISABLED: lambda e: f"{e.name} {e.note or 'withdrawn'}",
     TEXT_DELTA: _fields,
     TOOL_WAIT: lambda e: f"waiting for {e.name} to finish",
 }
+
+
+def _marker_words(e: Event) -> str:
+    """A fleet's claim or release (`fleet.claims`, which brings logging and sockets: loaded
+    when one is met, not by every command)."""
+    from agentor.fleet.claims import marker_words
+
+    return marker_words(e)
 
 
 def _via(e: Event) -> str:

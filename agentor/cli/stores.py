@@ -27,7 +27,6 @@ from agentor.cli.lines import Refusal, UsageError
 from agentor.engine.events import Event
 from agentor.engine.log.format import BadLine
 from agentor.engine.store.api import ClosingStore, DirectoryStore, LookupStore, ServerStore, Store
-from agentor.engine.store.holding import load_lines
 from agentor.engine.store.run_ids import RUN_ID_RE, RUN_ID_RULE, SUFFIX
 from agentor.errors import MalformedDsnError, PostgresStoreError, StoreSpecError
 
@@ -189,6 +188,8 @@ def _has(store: Store, run_id: str) -> bool:
 
 def load_with_errors(store: Store, run_id: str) -> tuple[list[Event], list[BadLine]]:
     """A run's events and its unreadable lines (a store that keeps none: no bad lines)."""
+    from agentor.engine.store.holding import load_lines  # asyncio: not for every command
+
     lines = load_lines(store, run_id)
     events = [x for x in lines if isinstance(x, Event)]
     return events, [x for x in lines if isinstance(x, BadLine)]

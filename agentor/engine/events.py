@@ -111,7 +111,7 @@ EVENT_TYPES: dict[str, EventType] = {
         ),
         EventType(
             TOOL_START,
-            "A call of a tool that asks a person after a crash (`on_interrupt=\"ask\"`) is "
+            'A call of a tool that asks a person after a crash (`on_interrupt="ask"`) is '
             "about to run, in the process `pid` on `host`: a `tool_start` with no "
             "`tool_result` after it is a call whose outcome is unknown.",
             ("turn", "name", "call_id", "args", "server", "pid", "host"),
@@ -182,8 +182,8 @@ EVENT_TYPES: dict[str, EventType] = {
         ),
         EventType(
             APPROVAL,
-            "A person's decision on a requested call: `decision` (\"approved\" or "
-            "\"rejected\"), `by` whom, a `note`; `args` when the approver edited the "
+            'A person\'s decision on a requested call: `decision` ("approved" or '
+            '"rejected"), `by` whom, a `note`; `args` when the approver edited the '
             "arguments, `result` when they gave the result the call had.",
             ("turn", "name", "call_id", "decision", "by", "note", "args", "result"),
         ),

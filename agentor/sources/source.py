@@ -31,6 +31,7 @@ from agentor.engine.events import Event
 from agentor.engine.log.format import BadLine
 from agentor.engine.store.api import Store
 from agentor.sources.runrow import RunRow
+from agentor.sources.runtable import RunTable
 
 
 @dataclass
@@ -216,4 +217,17 @@ class IndexedSource(RunSource, Protocol):
     def save_index(self) -> Path:
         """Write the rows read so far (from a worker thread); OSError if it cannot be written
         anywhere, ValueError for a row field of no JSON form."""
+        ...
+
+
+@runtime_checkable
+class TabledSource(IndexedSource, Protocol):
+    """An indexed source that gives a listing its rows as a table (`runtable.RunTable`) without
+    building those its index holds fresh and a listing needs no more of (`leave_aside`: set
+    before `scan()`; then `rows()` holds only the others, `table()` every one)."""
+
+    leave_aside: bool
+
+    def table(self) -> RunTable:
+        """Every row, newest first, as the run list orders them."""
         ...

@@ -63,7 +63,6 @@ AWAIT_APPROVAL = "await_approval"
 INTERRUPTED = "interrupted"  # error.type of a segment, or a call, whose writer died
 
 
-
 @dataclass
 class SpanRecord:
     """One span, as the log says it: ids come from (`run_id`, `line`), the parent's from

@@ -102,53 +102,57 @@ class ExperimentForm(ModalScreen[ExperimentRequest | None]):
                     id="experiment-instructions",
                 ),
             )
-            yield from _field(
-                "match",
-                Select(
-                    _choices(MATCH_WORDS),
-                    allow_blank=False,
-                    value="strict",
-                    compact=True,
-                    id="experiment-match",
-                ),
-            )
-            yield from _field(
-                "novel calls",
-                Select(
-                    _choices(NOVEL_WORDS),
-                    allow_blank=False,
-                    value="error",
-                    compact=True,
-                    id="experiment-novel",
-                ),
-            )
-            yield from _field(
-                "scorers",
-                Input(
-                    placeholder="comma-separated: same_output, same_tools, "
-                    "output_contains:TEXT, judge, module:function",
-                    compact=True,
-                    id="experiment-scorers",
-                ),
-            )
-            yield from _field(
-                "concurrency",
-                Input(
-                    str(DEFAULT_CONCURRENCY),
-                    type="integer",
-                    compact=True,
-                    id="experiment-concurrency",
-                ),
-            )
-            yield from _field(
-                "name",
-                Input(
-                    placeholder="optional (the default: the change)",
-                    compact=True,
-                    id="experiment-name",
-                ),
-            )
+            yield from self._how()
             yield Static(Text(""), markup=False, id="experiment-status")
+
+    def _how(self) -> ComposeResult:
+        """The fields saying how the candidates run and are scored."""
+        yield from _field(
+            "match",
+            Select(
+                _choices(MATCH_WORDS),
+                allow_blank=False,
+                value="strict",
+                compact=True,
+                id="experiment-match",
+            ),
+        )
+        yield from _field(
+            "novel calls",
+            Select(
+                _choices(NOVEL_WORDS),
+                allow_blank=False,
+                value="error",
+                compact=True,
+                id="experiment-novel",
+            ),
+        )
+        yield from _field(
+            "scorers",
+            Input(
+                placeholder="comma-separated: same_output, same_tools, "
+                "output_contains:TEXT, judge, module:function",
+                compact=True,
+                id="experiment-scorers",
+            ),
+        )
+        yield from _field(
+            "concurrency",
+            Input(
+                str(DEFAULT_CONCURRENCY),
+                type="integer",
+                compact=True,
+                id="experiment-concurrency",
+            ),
+        )
+        yield from _field(
+            "name",
+            Input(
+                placeholder="optional (the default: the change)",
+                compact=True,
+                id="experiment-name",
+            ),
+        )
 
     def on_mount(self) -> None:
         box = self.query_one("#experiment-form")
