@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.widgets import Input
 
 import agentor.engine.loop
 import agentor.experiments.experiment
@@ -116,5 +117,8 @@ def test_the_experiment_form_over_selected_runs(snap_compare, runs: Path) -> Non
             run_list.select(run_id)
             await pilot.press("space")
         await press(pilot, "X")
+        for field in pilot.app.screen.query(Input):
+            field.cursor_blink = False  # no cursor drawn or not, by when the picture is taken
+        await pilot.pause()
 
     assert snap_compare(app_for(runs), terminal_size=SIZE, run_before=run_before)
