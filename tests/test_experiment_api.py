@@ -189,3 +189,45 @@ def test_bad_input_is_refused_in_one_line_before_anything_is_written(
         down.experiment(runs, model="same-model")
     assert not (tmp_path / "runs" / ".experiments").exists()
     assert store.list_runs() == runs
+
+
+def test_novel_stop_ends_each_candidate_diverged_and_nothing_runs(
+    weather_agent: WeatherAgents, store: FileStore, fake_openai: FakeOpenAI
+) -> None:
+    runs = baselines(weather_agent, store, 3)
+    exp = weather_agent(store=store).experiment(runs, model="paris-model", novel="stop")
+    assert [p.status for p in exp.pairs] == [(COMPLETED, "diverged")] * 3
+    assert all(p.regressed for p in exp.pairs), "diverged ranks below completed"
+    assert (exp.summary.diverged, exp.summary.completed) == (3, 0)
+    assert len(weather_agent.executed) == 3, "no tool ran: the baselines' three only"
+    assert len(requests_of(fake_openai, "paris-model")) == 3, "one turn each, then stopped"
+    again = weather_agent(store=store).experiment(runs, model="paris-model", novel="stop")
+    assert again.to_json() == exp.to_json(), "a diverged candidate is done: not replayed"
+    assert len(requests_of(fake_openai, "paris-model")) == 3
+
+
+def test_fifo_serves_a_tool_s_recorded_results_in_order_whatever_the_arguments(
+    weather_agent: WeatherAgents, store: FileStore, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.script = script
+    agent = weather_agent(store=store)
+    base = agent.run("What is the weather in Oslo and Rome?").run_id
+
+    def reordered(request: dict) -> dict:
+        if request.get("model") == "swap-model" and request["messages"][-1]["role"] != "tool":
+            return {"calls": [["get_weather", {"city": "Rome"}], ["get_weather", {"city": "Oslo"}]]}
+        return script(request)
+
+    fake_openai.script = reordered
+    strict = agent.experiment([base], model="swap-model", name="strict")
+    fifo = agent.experiment([base], model="swap-model", match="fifo", name="fifo")
+    assert strict.pairs[0].measures is not None and fifo.pairs[0].measures is not None
+    assert strict.pairs[0].measures.tools == "reordered"
+    assert (strict.pairs[0].measures.served, strict.pairs[0].measures.executed) == (2, 0)
+    drifted = [
+        e.extra.get("drift")
+        for e in store.load(fifo.pairs[0].candidate)
+        if e.type == TOOL_RESULT and e.replayed_from and "drift" in e.extra
+    ]
+    assert drifted == [{"city": "Oslo"}, {"city": "Rome"}], "served in recorded order, drift kept"
+    assert len(weather_agent.executed) == 2
