@@ -303,16 +303,39 @@ class Agentor:
         self,
         run_id: str,
         *,
-        model: str | Model,
+        model: str | Model | None = None,
         fork_id: str | None = None,
         novel: str = "error",
+        match: str = "strict",
+        instructions: str | None = None,
+        model_settings: ModelSettings | dict[str, Any] | None = None,
+        experiment: str | None = None,
         listener: Listener | None = None,
     ) -> RunResult:
-        """Ask `model` the recorded conversation of `run_id` again, from its prompt, in a fork:
-        a call equal to a recorded one (same tool, same arguments) gets the recorded result;
-        a novel call gets an error ("not in the recording"), or runs with `novel="run"`."""
+        """Ask `model` (default: this agent's) the recorded conversation of `run_id` again,
+        from its prompt, in a fork (`fork_id`, default a fresh id), its tool calls answered
+        from the recorded results (agentor/engine/fork/recording.py).
+
+        `match="strict"`: a call equal to a recorded one (same tool, same arguments) gets its
+        recorded result; `"fifo"`: the tool's recorded results in order, whatever the
+        arguments (a served result records the recorded arguments that differ as `drift`).
+        A call with no recorded answer (`novel`): an error result ("not in the recording",
+        `"error"`), the end of the replay, status `diverged` (`"stop"`), or run by this agent
+        (`"run"`). `instructions` replace the recorded prompt's system message;
+        `model_settings` (temperature, max_tokens, ...) are set over the model's for this
+        replay; `experiment` names the experiment the replay is a candidate of (recorded on
+        its `fork` event). A bad option is refused before anything is written."""
         return await replay_run(
-            self, run_id, model=model, fork_id=fork_id, novel=novel, listener=listener
+            self,
+            run_id,
+            model=model,
+            fork_id=fork_id,
+            novel=novel,
+            match=match,
+            instructions=instructions,
+            model_settings=model_settings,
+            experiment=experiment,
+            listener=listener,
         )
 
     # -- experiments (agentor.experiments) ----------------------------------------------------

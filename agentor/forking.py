@@ -7,8 +7,9 @@ model is asked, so a fork stopped or killed after that is an interrupted run tha
 finishes, its parent deleted or not. What it copies and where it goes on is
 agentor.engine.fork.plan; its `fork` event is agentor.engine.fork_mark.
 
-A replay is a fork from the start with another model whose tool calls are answered from the
-parent's recorded results (agentor.engine.fork.recording).
+A replay is a fork from the start (with another model, instructions or settings, when given)
+whose tool calls are answered from the parent's recorded results
+(agentor.engine.fork.recording).
 """
 
 from __future__ import annotations
@@ -23,10 +24,18 @@ from typing import Any, Protocol
 from agentor.engine.events import RUN_START, Event
 from agentor.engine.fork.plan import ForkPlan, plan_fork
 from agentor.engine.fork.recording import recorded_results
-from agentor.engine.fork_mark import NOVEL, NOVEL_POLICIES, RECORDING
+from agentor.engine.fork_mark import (
+    EXPERIMENT,
+    MATCH,
+    MATCH_POLICIES,
+    NOVEL,
+    NOVEL_POLICIES,
+    RECORDING,
+)
 from agentor.engine.inputs import Input, check_input
 from agentor.engine.loop import Listener
-from agentor.engine.models import Model
+from agentor.engine.models import Model, OpenAIModel
+from agentor.engine.settings import ModelSettings, setting_changes
 from agentor.engine.store.api import BatchStore, Store
 from agentor.engine.store.holding import holding, load_if_any, load_lines
 from agentor.engine.store.run_ids import validate_run_id
@@ -104,31 +113,97 @@ async def replay_run(
     agent: Agent,
     run_id: str,
     *,
-    model: str | Model,
+    model: str | Model | None = None,
     fork_id: str | None = None,
     novel: str = "error",
+    match: str = "strict",
+    instructions: str | None = None,
+    model_settings: ModelSettings | dict[str, Any] | None = None,
+    experiment: str | None = None,
     listener: Listener | None = None,
 ) -> RunResult:
     """`Agentor.areplay` (see there)."""
-    if novel not in NOVEL_POLICIES:
-        raise ValueError(f"novel= is one of {', '.join(map(repr, NOVEL_POLICIES))}, not {novel!r}")
+    replay = _replay_options(novel, match, instructions, experiment)
+    changes = setting_changes(model_settings) if model_settings is not None else {}
     store, fork_id = _ids(agent, run_id, fork_id)
-    runner = _runner(agent, model, None)
+    runner = _with_settings(_runner(agent, model, None), changes)
     lines = await asyncio.to_thread(load_lines, store, run_id)
     events = [e for e in lines if isinstance(e, Event)]
     starts = (i for i, e in enumerate(lines) if isinstance(e, Event) and e.type == RUN_START)
     start = next(starts, None)
     if start is None:
         raise ValueError(f"run {run_id} records no run_start: there is no prompt to replay")
-    replay = {NOVEL: novel, RECORDING: recorded_results(events)}
+    replay[RECORDING] = recorded_results(events)
+    prompt = None
+    if instructions is not None:
+        prompt = _instructed(next(e for e in events if e.type == RUN_START), instructions)
     plan = plan_fork(
-        run_id, lines, time.time(), at=start + 1, model=runner.model.name, replay=replay
+        run_id,
+        lines,
+        time.time(),
+        at=start + 1,
+        prompt=prompt,
+        model=runner.model.name,
+        replay=replay,
     )
     try:
         await _usable(runner.model)
         return await _run_plan(runner, store, run_id, fork_id, plan, listener, False)
     finally:
         await _release(runner, agent)
+
+
+def _replay_options(
+    novel: str, match: str, instructions: str | None, experiment: str | None
+) -> dict[str, Any]:
+    """A replay's options, checked (`ValueError`, one line), as its `fork` event's `replay`
+    keeps them (its recording is added to it)."""
+    if novel not in NOVEL_POLICIES:
+        raise ValueError(f"novel= is one of {', '.join(map(repr, NOVEL_POLICIES))}, not {novel!r}")
+    if match not in MATCH_POLICIES:
+        raise ValueError(f"match= is one of {', '.join(map(repr, MATCH_POLICIES))}, not {match!r}")
+    if instructions is not None and not isinstance(instructions, str):
+        raise TypeError(f"instructions= is a string, not {type(instructions).__name__}")
+    replay: dict[str, Any] = {NOVEL: novel, MATCH: match}
+    if experiment is not None:
+        if not isinstance(experiment, str) or not experiment.strip():
+            raise ValueError(
+                f"experiment= is an experiment id (a non-empty string), not {experiment!r}"
+            )
+        replay[EXPERIMENT] = experiment
+    return replay
+
+
+def _instructed(start: Event, instructions: str) -> list[dict[str, Any]]:
+    """The prompt `start` recorded with its system message (the first) replaced by
+    `instructions`, or with them put first when it had none."""
+    messages = [dict(m) for m in start.messages or ()]
+    at = next((i for i, m in enumerate(messages) if m.get("role") == "system"), None)
+    if at is None:
+        return [{"role": "system", "content": instructions}, *messages]
+    messages[at] = {"role": "system", "content": instructions}
+    return messages
+
+
+def _with_settings(runner: Agent, changes: dict[str, Any]) -> Agent:
+    """`runner` asking a copy of its model with `changes` made to its settings (None drops
+    one): a replay's `model_settings=`. Only a model on an OpenAI-compatible endpoint has
+    settings to change (`ValueError` else)."""
+    if not changes:
+        return runner
+    model = runner.model
+    if not isinstance(model, OpenAIModel):
+        raise ValueError(
+            f"model_settings= changes the settings of a model on an OpenAI-compatible endpoint; "
+            f"model {model.name} is a {type(model).__name__}"
+        )
+    twin = model.renamed(model.name)  # its own settings, client and connections
+    for name, value in changes.items():
+        if value is None:
+            twin.settings.pop(name, None)
+        else:
+            twin.settings[name] = value
+    return runner.clone(model=twin)
 
 
 async def _run_plan(

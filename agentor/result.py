@@ -17,7 +17,7 @@ from agentor.engine.history import (
     total_usage,
 )
 from agentor.engine.loop import Listener
-from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED
+from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED, DIVERGED
 from agentor.engine.structured import OutputSpec, failed_on_output
 from agentor.errors import OutputValidationError
 
@@ -56,10 +56,11 @@ def _clip(text: Any, limit: int = 80) -> Any:
 
 
 def settled(events: list[Event]) -> bool:
-    """Whether a resume has nothing to do now: the run is completed, or it awaits approval
+    """Whether a resume has nothing to do now: the run is completed, or is a replay that
+    diverged (it stopped at a call its recording has no answer for), or it awaits approval
     and a call is still undecided."""
     state = status(events)
-    if state == COMPLETED:
+    if state in (COMPLETED, DIVERGED):
         return True
     return state == AWAITING_APPROVAL and bool(pending_now(events))
 

@@ -318,7 +318,10 @@ def test_show_json_holds_the_run_its_pending_calls_decisions_and_events(runs: Pa
         "bad_lines",
         "output_type",
         "parsed_output",
+        "fork",
+        "tool_results",
     ]
+    assert doc["fork"] is None
     assert list(doc["run"]) == LS_FIELDS and doc["run"]["pending"] == 1
     expected = {
         "call_id": call.call_id,

@@ -176,14 +176,84 @@ def test_a_replay_from_the_shell_serves_the_recording_and_refuses_novel_calls(
     assert lines[0] == f"replay r1 of run {shell.parent} with gpt-4o"
     results = [line.split(None, 2)[2] for line in lines if " tool_result " in line]
     assert results == [
-        "get_weather → The weather in Lisbon is sunny and 22C.",
-        f"get_weather ✗ not in the recording: run {shell.parent} made no get_weather call with "
-        "these arguments",
+        "get_weather · served → The weather in Lisbon is sunny and 22C.",
+        f"get_weather · refused ✗ not in the recording: run {shell.parent} made no get_weather "
+        "call with these arguments",
     ]
     assert shell.ran() == []
     ran = shell("replay", shell.parent, "--model", "gpt-4o", "--novel", "run")
     assert ran.returncode == 0, ran.stderr
     assert shell.ran() == ["Oslo"]
+    results = [
+        line.split(None, 2)[2] for line in ran.stdout.splitlines() if " tool_result " in line
+    ]
+    assert sorted(results) == [
+        "get_weather · executed → The weather in Oslo is sunny and 22C.",
+        "get_weather · served → The weather in Lisbon is sunny and 22C.",
+    ]
+
+
+def test_a_replay_from_the_shell_with_its_options_stops_where_the_recording_ends(
+    shell: Shell, tmp_path: Path
+) -> None:
+    """No --agent, no --model: the run's recorded tools and model; its system message from a
+    file, settings set with --set, fifo matching, and a stop at the first call with no
+    recorded answer (exit status 1, the call named)."""
+    instructions = tmp_path / "prompt.txt"
+    instructions.write_text("Answer like a pirate.\n")
+    calls = [["get_weather", {"city": "Porto"}], ["get_weather", {"city": "Faro"}]]
+    shell.srv.script = lambda request: {"calls": calls}
+    asked = len(shell.srv.requests)
+    proc = shell(
+        "replay", shell.parent, "--match", "fifo", "--novel", "stop", "--fork-id", "r1",
+        "--instructions", str(instructions), "--set", "temperature=0", "--set", "max_tokens=50",
+        "--set", 'stop=["END"]', agent=None,
+    )  # fmt: skip
+    assert proc.returncode == 1
+    lines = proc.stdout.splitlines()
+    assert lines[0] == f"replay r1 of run {shell.parent} with gpt-4o-mini"
+    assert [line.split()[1] for line in lines[1:]] == [
+        "run_start", "generation", "tool_call", "tool_call", "run_end",
+    ]  # fmt: skip
+    said = (
+        f'get_weather {{"city": "Faro"}} has no recorded answer (run {shell.parent} made 1 '
+        "get_weather call, all served already)"
+    )
+    assert lines[-1].split(None, 2)[2] == f"diverged · {said}"
+    assert proc.stderr == f"agentor replay: run r1 ended diverged: {said}\n"
+    (body,) = shell.srv.requests[asked:]
+    assert body["model"] == "gpt-4o-mini"
+    assert body["messages"][0] == {"role": "system", "content": "Answer like a pirate.\n"}
+    assert (body["temperature"], body["max_tokens"], body["stop"]) == (0, 50, ["END"])
+    doc = json.loads(shell("show", "r1", "--json", agent=None).stdout)
+    assert doc["run"]["status"] == "diverged"
+    assert doc["fork"]["replay"] == {
+        "model": "gpt-4o-mini", "match": "fifo", "novel": "stop", "experiment": None,
+    }  # fmt: skip
+    assert shell.ran() == []
+
+
+def test_bad_replay_options_are_refused_in_one_line_and_nothing_is_written(
+    shell: Shell, tmp_path: Path
+) -> None:
+    before = shell.files()
+    asked = len(shell.srv.requests)
+    p = shell.parent
+    empty = tmp_path / "empty.txt"
+    empty.write_text(" \n")
+    cases = [
+        (("--set", "temp=1"), "--set: 'temp' is not a model setting (they are temperature, "),
+        (("--set", "temperature"), "--set 'temperature' is not KEY=VALUE"),
+        (("--set", "max_tokens=lots"), "--set: the model setting max_tokens cannot be 'lots': "),
+        (("--instructions", str(tmp_path / "nope.txt")), "cannot read --instructions "),
+        (("--instructions", str(empty)), f"--instructions {empty} is empty"),
+        (("--match", "loose"), "argument --match: invalid choice: 'loose'"),
+        (("--novel", "maybe"), "argument --novel: invalid choice: 'maybe'"),
+    ]
+    for args, start in cases:
+        line = refused(shell("replay", p, *args, agent=None), 2)
+        assert line.startswith(f"agentor replay: error: {start}"), line
+    assert shell.files() == before and len(shell.srv.requests) == asked
 
 
 def test_diff_says_where_two_runs_part_as_text_and_as_json(shell: Shell) -> None:

@@ -97,7 +97,7 @@ def test_a_replay_with_novel_run_runs_the_novel_calls_only(store: FileStore) -> 
         ("Paris", "Sunny in Paris.", None, None),
         ("Rome", "Sunny in Rome.", None, "w1_1"),
     ]
-    with pytest.raises(ValueError, match="novel= is one of 'error', 'run', not 'maybe'"):
+    with pytest.raises(ValueError, match="novel= is one of 'error', 'stop', 'run', not 'maybe'"):
         w.agent.replay(parent.run_id, model=second_model("Rome"), novel="maybe")
 
 

@@ -10,7 +10,8 @@ and the worker of a fleet.
     agentor worker --agent SPEC [--agent SPEC]... [--concurrency N] [--retry-failed]
     agentor copy SRC DST [--run RUN]...
     agentor fork RUN [--at N] [--result TEXT | --input TEXT] [--model M] --agent SPEC
-    agentor replay RUN --model M --agent SPEC [--novel error|run]
+    agentor replay RUN [--model M] [--agent SPEC] [--novel error|stop|run] [--match strict|fifo]
+                   [--instructions FILE] [--set KEY=VALUE]...
     agentor diff RUN_A RUN_B [--json]
     agentor prune [DIR|DSN] --older-than 30d [--keep-last N] [--status S,...] [--dry-run] [--json]
     agentor pin RUN / agentor unpin RUN
@@ -42,6 +43,7 @@ from agentor.access import port
 from agentor.engine.statuses import (  # a module of names only: --help stays fast
     AWAITING_APPROVAL,
     COMPLETED,
+    DIVERGED,
     FAILED,
     INCOMPLETE,
     INTERRUPTED,
@@ -58,9 +60,27 @@ STORE_HELP = (
 SCHEMA_HELP = "the schema of a PostgreSQL store (default: agentor)"
 
 # What `agentor ls --status` takes: the statuses a listed run can have.
-STATUSES = (COMPLETED, FAILED, MAX_TURNS, AWAITING_APPROVAL, RUNNING, INTERRUPTED, UNREADABLE)
+STATUSES = (
+    COMPLETED,
+    FAILED,
+    MAX_TURNS,
+    DIVERGED,
+    AWAITING_APPROVAL,
+    RUNNING,
+    INTERRUPTED,
+    UNREADABLE,
+)
 # What `agentor prune --status` names (agentor.ops.retention.STATUSES; a test checks).
-PRUNABLE = (COMPLETED, FAILED, MAX_TURNS, INTERRUPTED, RUNNING, AWAITING_APPROVAL, INCOMPLETE)
+PRUNABLE = (
+    COMPLETED,
+    FAILED,
+    MAX_TURNS,
+    INTERRUPTED,
+    RUNNING,
+    AWAITING_APPROVAL,
+    INCOMPLETE,
+    DIVERGED,
+)
 
 
 class Parser(argparse.ArgumentParser):
@@ -420,14 +440,40 @@ def _add_fork_commands(sub: Any) -> None:
     _fork_args(fork, "fork")
     fork.set_defaults(run="fork_cmd:fork")
 
-    replay = sub.add_parser("replay", help="ask another model a run's conversation again")
+    replay = sub.add_parser(
+        "replay", help="ask a run's conversation again: another model, prompt or settings"
+    )
     _run_args(replay)
-    replay.add_argument("--model", required=True, metavar="M", help="the model to ask")
+    replay.add_argument(
+        "--model", metavar="M", help="the model to ask (default: the agent's; the run's)"
+    )
     replay.add_argument(
         "--novel",
-        choices=("error", "run"),
+        choices=("error", "stop", "run"),
         default="error",
-        help="a call the run did not make: answered with an error (default), or run",
+        help="a call with no recorded answer: answered with an error (default), the replay "
+        "ended there as diverged, or run (needs --agent)",
+    )
+    replay.add_argument(
+        "--match",
+        choices=("strict", "fifo"),
+        default="strict",
+        help="recorded results answer calls of the same tool and arguments (default), or of "
+        "the same tool in recorded order, whatever the arguments (drift reported)",
+    )
+    replay.add_argument(
+        "--instructions",
+        metavar="FILE",
+        help="replace the recorded system message with this file's text (- reads stdin)",
+    )
+    replay.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        dest="settings",
+        help="a model setting for this replay (temperature=0, max_tokens=200; VALUE as JSON, "
+        "else text; repeat)",
     )
     _fork_args(replay, "replay", required=False)
     replay.set_defaults(run="fork_cmd:replay")

@@ -1,22 +1,25 @@
 """`agentor fork RUN [--at N] [--result TEXT | --input TEXT] [--model M] --agent SPEC` and
-`agentor replay RUN --model M --agent SPEC [--novel error|run]`: a new run made from a recorded
-one, run in this process (agentor/forking.py).
+`agentor replay RUN [--model M] [--agent SPEC] [--novel error|stop|run] [--match strict|fifo]
+[--instructions FILE] [--set KEY=VALUE]...`: a new run made from a recorded one, run in this
+process (agentor/forking.py).
 
 The fork is written into the store the run is in (`--store`, `--dir`; default `runs`). Its id
 comes first (`--fork-id` names it), then each event the fork records after its copy of the
 parent, as a line on stdout, then its answer, as `agentor resume` prints them. As for a
 resume, the agent must be of the name that wrote the run unless `--any-agent`. Exit status:
 0 when the fork completed or waits for approval, 1 when it was refused (a line that cannot be
-forked, an id in use) or ended failed / max_turns, 2 for a usage error, 130 on ^C (a fork
-whose first step was saved is left resumable).
+forked, an id in use) or ended failed / max_turns / diverged, 2 for a usage error, 130 on ^C (a
+fork whose first step was saved is left resumable).
 """
 
 from __future__ import annotations
 
+import json
 import sys
 import uuid
 from argparse import Namespace
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from agentor.agent import Agentor
@@ -25,6 +28,7 @@ from agentor.cli.lines import Refusal, UsageError, event_line
 from agentor.cli.resume_cmd import agent_for, ending
 from agentor.cli.stores import the_run
 from agentor.engine.events import FORK, RUN_START, TOOL_WAIT, Event
+from agentor.engine.settings import setting_changes
 from agentor.engine.store.api import Store
 from agentor.engine.store.holding import load_run
 from agentor.engine.store.run_ids import RUN_ID_RE, RUN_ID_RULE
@@ -58,25 +62,71 @@ def fork(args: Namespace) -> int:
 
 
 def replay(args: Namespace) -> int:
+    instructions = _instructions(args.instructions)
+    settings = _settings(args.settings)
     store, run_id = the_run(args)
     if args.agent is None:
         agent = _recorded_agent(args, store, run_id)
     else:
         agent = agent_for(args, store, run_id, "replay")
     fork_id = _fork_id(args)
+    model = args.model or agent.model.name
     return _run(
         run_id,
-        f"replay {fork_id} of run {run_id} with {literal_line(args.model)}",
+        f"replay {fork_id} of run {run_id} with {literal_line(model)}",
         fork_id,
         lambda listener: agent.replay(
-            run_id, model=args.model, fork_id=fork_id, novel=args.novel, listener=listener
+            run_id,
+            model=args.model,
+            fork_id=fork_id,
+            novel=args.novel,
+            match=args.match,
+            instructions=instructions,
+            model_settings=settings or None,
+            listener=listener,
         ),
     )
 
 
+def _instructions(path: str | None) -> str | None:
+    """`--instructions FILE`: its text (`-`: stdin's)."""
+    if path is None:
+        return None
+    if path == "-":
+        return str(_text(path, "--instructions"))
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot read --instructions {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"--instructions {path} is not UTF-8 text") from None
+    if not text.strip():
+        raise UsageError(f"--instructions {path} is empty")
+    return text
+
+
+def _settings(pairs: list[str]) -> dict[str, Any]:
+    """`--set KEY=VALUE`...: the model settings of the replay, each VALUE read as JSON (0.2,
+    200, true, ["END"], null) or else as text, checked (agentor.engine.settings)."""
+    given: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--set {literal_line(pair, 80)!r} is not KEY=VALUE")
+        try:
+            given[key.strip()] = json.loads(text)
+        except ValueError:
+            given[key.strip()] = text
+    try:
+        return setting_changes(given)
+    except ValueError as exc:
+        raise UsageError(f"--set: {exc}") from None
+
+
 def _recorded_agent(args: Namespace, store: Store, run_id: str) -> Agentor:
     """`replay` without `--agent`: the run's recorded tools and conversation, asked of
-    `--model` through the openai client's environment (OPENAI_BASE_URL, OPENAI_API_KEY)."""
+    `--model` (default: the run's own model) through the openai client's environment
+    (OPENAI_BASE_URL, OPENAI_API_KEY)."""
     if args.novel == "run":
         raise UsageError("--novel run needs --agent: without one no tool can run here")
     if args.any_agent:
@@ -88,7 +138,10 @@ def _recorded_agent(args: Namespace, store: Store, run_id: str) -> Agentor:
     start = next((e for e in events if e.type == RUN_START), None)
     if start is None:
         raise Refusal(f"run {run_id} records no run_start: there is no prompt to replay")
-    return recorded_agent(start, args.model, store)
+    model = args.model or start.model
+    if not model:
+        raise UsageError(f"give --model: run {run_id} records no model to ask again")
+    return recorded_agent(start, model, store)
 
 
 def _run(

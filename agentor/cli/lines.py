@@ -31,6 +31,7 @@ from agentor.engine.events import (
     TOOL_WAIT,
     Event,
 )
+from agentor.engine.fork.recording import DRIFT, SERVED, marked_answer
 from agentor.engine.history import event_time
 from agentor.engine.mcp_record import offered_words
 from agentor.fleet.claims import marker_words
@@ -153,10 +154,11 @@ def _what(e: Event) -> str:
             line += f"  ({_ran_where(e)})"
         return line
     if e.type == TOOL_RESULT:
+        name = f"{e.name}{_via(e)}{_answered(e)}"
         if e.error is not None:
-            return f"{e.name}{_via(e)} ✗ {e.error}"
+            return f"{name} ✗ {e.error}"
         given = f"  (given by {e.by}, not run)" if e.by else ""
-        return f"{e.name}{_via(e)} → {compact(e.result)}{given}"
+        return f"{name} → {compact(e.result)}{given}"
     if e.type == APPROVAL:
         line = f"{e.decision} {e.call_id} ({e.name}) by {e.by}"
         if e.note:
@@ -179,6 +181,20 @@ def _what(e: Event) -> str:
         parts += [x for x in (e.error, e.text if e.type == MESSAGE else None) if x]
         return " · ".join(p for p in parts if p)
     return compact({k: v for k, v in e.to_dict().items() if k not in ("type", "ts")})
+
+
+def _answered(e: Event) -> str:
+    """How a tool result was answered, when not the plain way (run here): served from a
+    record (with the recorded arguments, when they were others), or, for a replay's call with
+    no recorded answer, executed or refused."""
+    how = marked_answer(e)
+    if how is None:
+        return ""
+    if how != SERVED or DRIFT not in e.extra:
+        return f" · {how}"
+    recorded = compact(e.extra[DRIFT])
+    recorded = recorded if len(recorded) <= 60 else recorded[:59] + "…"
+    return f" · served, recorded args {recorded}"
 
 
 def _via(e: Event) -> str:

@@ -25,7 +25,9 @@ from agentor.cli.stores import load_with_errors, run_in, run_named, source_of, w
 from agentor.collect.origin import collected_source, origin_words
 from agentor.durations import duration
 from agentor.engine.approval.pending import Decision, PendingCall, approval_history
-from agentor.engine.events import RUN_START, Event
+from agentor.engine.events import RUN_START, TOOL_RESULT, Event
+from agentor.engine.fork.recording import DRIFT, SERVED, answered
+from agentor.engine.fork_mark import MODEL, ForkMark
 from agentor.engine.history import RunSummary
 from agentor.engine.log.format import BadLine
 from agentor.engine.mcp_record import record_notes
@@ -34,6 +36,7 @@ from agentor.engine.store.api import Store
 from agentor.literal import literal, literal_line
 from agentor.ops.pins import pinned
 from agentor.sources.gated import GatedCall
+from agentor.sources.lineage import edit_of, fork_point, lineage_of
 from agentor.sources.listing import list_rows, read_row, waiting_by_run, waiting_of
 from agentor.sources.runrow import RunRow
 from agentor.sources.source import RunSource
@@ -281,7 +284,54 @@ def show_json(run: Run, now: float) -> dict[str, Any]:
         "events": [e.to_dict() for e in run.events],
         "bad_lines": [{"line": b.lineno, "offset": b.offset, "reason": b.reason} for b in run.bad],
         **structured_output(run.events, s.final_output),
+        "fork": fork_json(run),
+        "tool_results": tool_results_json(run.events),
     }
+
+
+def fork_json(run: Run) -> dict[str, Any] | None:
+    """What a fork was made from (null for a run that is none): `forked_from`, `at` (the
+    parent's line, null for a whole run) and, for a replay, `replay`: the `model` it asked,
+    `match`, `novel` and the `experiment` it is a candidate of (null when none)."""
+    parent, mark = lineage_of(run.run_id, run.events)
+    if parent is None:
+        return None
+    replay = None
+    if mark is not None and mark.replay is not None:
+        model = mark.edit.get(MODEL)
+        replay = {
+            "model": model if isinstance(model, str) else None,
+            "match": mark.match,
+            "novel": mark.novel,
+            "experiment": mark.experiment,
+        }
+    return {"forked_from": parent, "at": None if mark is None else mark.at, "replay": replay}
+
+
+def tool_results_json(events: list[Event]) -> list[dict[str, Any]]:
+    """Each tool result, how it was answered: `event` (its index in `events`), `call_id`,
+    `name`, `turn`, `served` (true: from a record, nothing ran), `answered` ("served",
+    "executed", "refused": a replay's call with no recorded answer, nothing ran; "given": by
+    a person), `replayed_from` (the recorded call served), `drift` (the recorded call's
+    arguments when a fifo replay served it to other arguments; else null)."""
+    out = []
+    for i, e in enumerate(events):
+        if e.type != TOOL_RESULT:
+            continue
+        how = answered(e)
+        out.append(
+            {
+                "event": i,
+                "call_id": e.call_id,
+                "name": e.name,
+                "turn": e.turn,
+                "served": how == SERVED,
+                "answered": how,
+                "replayed_from": e.replayed_from,
+                "drift": e.extra.get(DRIFT),
+            }
+        )
+    return out
 
 
 def structured_output(events: list[Event], final_output: str | None) -> dict[str, Any]:
@@ -345,6 +395,7 @@ def _print_summary(run: Run, now: float) -> None:
     source = collected_source(next((e for e in run.events if e.type == RUN_START), None))
     if source is not None:
         print(f"from     {origin_words(source)}")
+    _print_lineage(run)
     print(f"started  {' · '.join(f for f in facts if f)}")
     if s.first_prompt:
         print(f"prompt   {literal_line(s.first_prompt, 300)}")
@@ -354,6 +405,31 @@ def _print_summary(run: Run, now: float) -> None:
         print(f"error    {literal_line(run.error, 300)}")
     if run.pinned:
         print("pinned   yes: prune keeps it (agentor unpin lets it go)")
+
+
+def _print_lineage(run: Run) -> None:
+    """A fork's parent and what changed; a replay's matching, its novel calls, and how its
+    tool results were answered."""
+    parent, mark = lineage_of(run.run_id, run.events)
+    if parent is None:
+        return
+    where = "" if mark is None else " " + fork_point(mark.at, edit_of(mark))
+    print(f"fork     of {literal_line(parent, 128)}{where}")
+    if mark is None or mark.replay is None:
+        return
+    print(f"replay   {_replay_words(mark, run.events[mark.index + 1 :])}")
+
+
+def _replay_words(mark: ForkMark, own: list[Event]) -> str:
+    """`match fifo · novel calls stop · 3 served (1 with other arguments) · 1 executed`."""
+    results = [e for e in own if e.type == TOOL_RESULT]
+    how = [answered(e) for e in results]
+    words = [f"match {mark.match}", f"novel calls {mark.novel}"]
+    served = how.count(SERVED)
+    drifted = sum(1 for e in results if DRIFT in e.extra)
+    words.append(f"{served} served" + (f" ({drifted} with other arguments)" if drifted else ""))
+    words += [f"{n} {kind}" for kind in ("executed", "refused", "given") if (n := how.count(kind))]
+    return " · ".join(words)
 
 
 def _print_timeline(run: Run) -> None:

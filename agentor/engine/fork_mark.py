@@ -14,9 +14,16 @@ that an upstream reader ignores:
               prompt                  the messages a fork from the start began with (its new
                                       prompt, or its parent's again)
               model                   the model the fork's first segment ran with
-    replay  for a replay (agentor.forking.replay_run): `novel` ("error" or "run") and
-            `recording`, the parent's tool results (`call_id`, `name`, `args`, `result` or
-            `error`), served to equal calls
+    replay  for a replay (agentor.forking.replay_run):
+              recording   the parent's tool results (`call_id`, `name`, `args`, `result` or
+                          `error`), served to the replay's calls
+              match       which recorded result answers a call: "strict" (the same tool and
+                          arguments; repeats in recorded order) or "fifo" (the tool's results
+                          in recorded order, whatever the arguments); absent (a log written
+                          before it existed) reads as "strict"
+              novel       what a call with no recorded answer gets: "error" (an error result:
+                          nothing runs), "stop" (the replay ends `diverged` there) or "run"
+              experiment  the experiment the replay is a candidate of (its id), when it is one
 
 A log may hold anything: a field of the wrong shape reads as absent, never as an error.
 """
@@ -42,9 +49,15 @@ MODEL = "model"
 # Keys of `replay`.
 NOVEL = "novel"
 RECORDING = "recording"
+MATCH = "match"
+EXPERIMENT = "experiment"
 NOVEL_ERROR = "error"  # a call the recording lacks is answered with an error: nothing runs
+NOVEL_STOP = "stop"  # the replay ends there, `diverged`: nothing runs
 NOVEL_RUN = "run"  # it runs
-NOVEL_POLICIES = (NOVEL_ERROR, NOVEL_RUN)
+NOVEL_POLICIES = (NOVEL_ERROR, NOVEL_STOP, NOVEL_RUN)
+MATCH_STRICT = "strict"  # the same tool and canonical arguments; repeats in recorded order
+MATCH_FIFO = "fifo"  # the tool's recorded results in recorded order, whatever the arguments
+MATCH_POLICIES = (MATCH_STRICT, MATCH_FIFO)
 
 
 @dataclass(frozen=True)
@@ -71,6 +84,16 @@ class ForkMark:
     def novel(self) -> str:
         value = (self.replay or {}).get(NOVEL)
         return value if value in NOVEL_POLICIES else NOVEL_ERROR
+
+    @property
+    def match(self) -> str:
+        value = (self.replay or {}).get(MATCH)
+        return value if value in MATCH_POLICIES else MATCH_STRICT
+
+    @property
+    def experiment(self) -> str | None:
+        value = (self.replay or {}).get(EXPERIMENT)
+        return value if isinstance(value, str) and value else None
 
     @property
     def recording(self) -> list[dict[str, Any]]:

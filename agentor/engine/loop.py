@@ -34,7 +34,7 @@ from agentor.engine.events import (
     Event,
     Usage,
 )
-from agentor.engine.fork.recording import Recording
+from agentor.engine.fork.recording import NOVEL_FIELD, Recording, drift_of
 from agentor.engine.history import (
     Recorded,
     ResumePoint,
@@ -46,7 +46,7 @@ from agentor.engine.history import (
 from agentor.engine.interrupted import asks_after_crash, interrupted_request, start_event
 from agentor.engine.invoke import all_answered, invoke_tool
 from agentor.engine.models import Model
-from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED, FAILED, MAX_TURNS
+from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED, DIVERGED, FAILED, MAX_TURNS
 from agentor.engine.store.api import BatchStore, Store, saves_in_memory
 from agentor.engine.structured import OutputSpec, invalid_output_event, re_asks_left
 from agentor.engine.toolfailures import DEFAULT_LIMIT, ToolFailures
@@ -166,6 +166,8 @@ class _Call:
     rejection: str | None = None  # rejected (or novel in a replay): this error answers it
     awaiting: bool = False  # it waits for a person's decision: not answered in this segment
     approved: Decision | None = None  # a person approved it (or gave the result it had)
+    novel: bool = False  # a replay's call its recording has no answer for
+    diverged: bool = False  # ... which ends the replay (novel="stop"): nothing is answered
 
 
 async def run_loop(
@@ -249,7 +251,9 @@ class _Loop:
         for listener in self.recorder.listeners:
             listener(Event(TEXT_DELTA, text=delta, turn=self.turn, ts=time.time()))
 
-    async def finish(self, status: str, text: str | None, error: str | None = None) -> LoopOutcome:
+    async def finish(
+        self, status: str, text: str | None, error: str | None = None, **fields: Any
+    ) -> LoopOutcome:
         if status == COMPLETED:
             await self.recorder.emit(
                 Event(MESSAGE, text=text or "", turn=self.turn, usage=self.usage)
@@ -263,6 +267,7 @@ class _Loop:
             turn=self.turn,
             usage=self.usage,
             ended_at=time.time(),
+            **fields,
         )
         await self.recorder.emit(end)
         return LoopOutcome(status, text, list(self.messages), error)
@@ -347,6 +352,7 @@ class _Loop:
         calls, interrupted = [], []
         for call_id, name, raw in map(call_parts, turn.generation.calls or []):
             call = _Call(call_id, name, raw, result=turn.results.get(call_id))
+            call.novel = self.recording is not None  # a replay's gated call had no answer
             decided = decisions.get(call_id)
             request = turn.requests.get(call_id)
             if call.result is not None:
@@ -389,8 +395,13 @@ class _Loop:
         elif served is not None:
             call.record = Recorded(name, key, served)  # a replay's: nothing runs either
         elif self.recording is not None and not self.recording.runs_novel:
-            call.rejection = self.recording.refusal(name)
+            call.novel = True
+            if self.recording.stops_at_novel:
+                call.diverged = True
+            else:
+                call.rejection = self.recording.refusal(name)
         else:
+            call.novel = self.recording is not None
             call.awaiting = self.gate.needs(self.by_name.get(name), name, raw)
         return call
 
@@ -413,7 +424,15 @@ class _Loop:
         ]
 
     async def _answer_turn(self, gen: Event, calls: list[_Call]) -> LoopOutcome | None:
-        """Answer every call not waiting for a decision; stop the segment if one is."""
+        """Answer every call not waiting for a decision; stop the segment if one is (or, in a
+        replay that stops at a novel call, at the first such call: nothing is answered)."""
+        diverged = next((c for c in calls if c.diverged), None)
+        if diverged is not None:
+            assert self.recording is not None
+            args = _args_for_log(diverged.raw)
+            error = self.recording.divergence(diverged.name, args)
+            fields = {"name": diverged.name, "args": args, "call_id": diverged.call_id}
+            return await self.finish(DIVERGED, None, error, **fields)
         ready = [c for c in calls if not c.awaiting]
         results = await all_answered([self._answer(c) for c in ready])
         self.messages.append(assistant_message(gen))
@@ -437,6 +456,8 @@ class _Loop:
             started_at=time.time(),
             server=self._server(call.name),
         )
+        if call.novel:
+            result.extra[NOVEL_FIELD] = True
         if call.approved is not None and call.approved.given:
             result.result = call.approved.result  # what it did, as a person said: not run
             result.by = call.approved.by
@@ -444,6 +465,7 @@ class _Loop:
             result.result = call.record.event.result
             result.error = call.record.event.error  # a replay serves recorded errors too
             result.replayed_from = call.record.event.call_id
+            result.extra.update(drift_of(call.record.event, call.record.args_key))
         elif call.rejection is not None:
             result.error = call.rejection
         else:

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 import logging
+import types
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Union, get_args, get_origin, get_type_hints
 
 log = logging.getLogger("agentor")
 
@@ -127,3 +128,65 @@ def request_fields(
         except (TypeError, ValueError) as exc:
             raise TypeError(f"the model setting {name}= cannot be sent as JSON: {exc}") from None
     return fields
+
+
+def setting_changes(changes: ModelSettings | Mapping[str, Any]) -> dict[str, Any]:
+    """Changes to a model's settings for one run (a replay's `model_settings=`), checked before
+    anything is written: each key a field of `ModelSettings` (not a provider-specific one),
+    each value of that field's type or None (the setting dropped: the provider's default).
+    A `ModelSettings` gives the fields it sets. `ValueError` (one line) or `TypeError`."""
+    if isinstance(changes, ModelSettings):
+        return changes.to_params()
+    if not isinstance(changes, Mapping):
+        raise TypeError(
+            f"model_settings= takes a dict of model settings, not {type(changes).__name__}"
+        )
+    hints = get_type_hints(ModelSettings)
+    known = [name for name in ModelSettings.__dataclass_fields__ if name != "extra"]
+    out: dict[str, Any] = {}
+    for name, value in changes.items():
+        if name not in known:
+            raise ValueError(f"{name!r} is not a model setting (they are {', '.join(known)})")
+        if not _fits(value, hints[name]):
+            shown = repr(value)
+            shown = shown if len(shown) <= 80 else shown[:79] + "…"
+            raise ValueError(
+                f"the model setting {name} cannot be {shown}: it takes {_type_words(hints[name])}"
+            )
+        out[name] = value
+    return out
+
+
+def _fits(value: Any, hint: Any) -> bool:
+    origin = get_origin(hint)
+    if origin in (Union, types.UnionType):
+        return any(_fits(value, arg) for arg in get_args(hint))
+    if hint is type(None):
+        return value is None
+    if hint is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if origin is list:
+        (item,) = get_args(hint)
+        return isinstance(value, list) and all(_fits(v, item) for v in value)
+    if origin is dict:
+        return isinstance(value, dict)
+    return isinstance(value, hint) if isinstance(hint, type) else True
+
+
+def _type_words(hint: Any) -> str:
+    """`float | None` as "a number (or null)": what a one-line error says a setting takes."""
+    words = {float: "a number", int: "a whole number", str: "a string", bool: "true or false"}
+    said = []
+    for arg in get_args(hint) or (hint,):
+        if arg is type(None):
+            continue
+        origin = get_origin(arg)
+        if origin is list:
+            said.append("a list of strings")
+        elif origin is dict:
+            said.append("an object")
+        else:
+            said.append(words.get(arg, getattr(arg, "__name__", str(arg))))
+    return " or ".join(said) + " (or null: the provider's default)"

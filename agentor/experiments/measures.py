@@ -28,6 +28,7 @@ from agentor.engine.history import canonical_args
 from agentor.engine.statuses import (
     AWAITING_APPROVAL,
     COMPLETED,
+    DIVERGED,
     FAILED,
     INCOMPLETE,
     MAX_TURNS,
@@ -35,7 +36,6 @@ from agentor.engine.statuses import (
 from agentor.ops.pricing import run_cost
 
 SAME, REORDERED, DIFFERENT = "same", "reordered", "different"
-DIVERGED = "diverged"
 # How good an ending is: a candidate whose ending ranks lower than its baseline's regressed.
 STATUS_RANK = {
     COMPLETED: 3,

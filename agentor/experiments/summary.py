@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from agentor.engine.statuses import COMPLETED, FAILED
-from agentor.experiments.measures import DIVERGED, NUMBERS, PairMeasures
+from agentor.engine.statuses import COMPLETED, DIVERGED, FAILED
+from agentor.experiments.measures import NUMBERS, PairMeasures
 from agentor.experiments.scorers import Verdict
 from agentor.experiments.stats import (
     DEFAULT_SEED,

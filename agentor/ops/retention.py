@@ -31,6 +31,7 @@ from agentor.engine.history import event_time, status
 from agentor.engine.statuses import (
     AWAITING_APPROVAL,
     COMPLETED,
+    DIVERGED,
     FAILED,
     INCOMPLETE,
     INTERRUPTED,
@@ -61,7 +62,16 @@ CHANGED = "changed"  # its log said otherwise once read under the store's hold
 
 # What `status=` may name: the statuses the run list shows (`incomplete` is either of the two
 # that follow from it: running or interrupted).
-STATUSES = (COMPLETED, FAILED, MAX_TURNS, INTERRUPTED, RUNNING, AWAITING_APPROVAL, INCOMPLETE)
+STATUSES = (
+    COMPLETED,
+    FAILED,
+    MAX_TURNS,
+    INTERRUPTED,
+    RUNNING,
+    AWAITING_APPROVAL,
+    INCOMPLETE,
+    DIVERGED,
+)
 
 
 def parse_statuses(value: str | Iterable[str]) -> frozenset[str]:

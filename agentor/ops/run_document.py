@@ -27,7 +27,10 @@ from agentor.engine.events import (
     TOOL_RESULT,
     Event,
 )
+from agentor.engine.fork.recording import DRIFT, EXECUTED, marked_answer
+from agentor.engine.fork_mark import ForkMark
 from agentor.engine.history import segments, summarize
+from agentor.engine.statuses import DIVERGED
 from agentor.ops.pricing import RunCost, format_cost, generation_costs
 
 APPROVAL_REQUEST = "approval_request"  # issue 11's events: shown when a log has them
@@ -143,7 +146,7 @@ def _segment(
         elif e.type == RUN_END:
             out += _end(e, answered)
         elif e.type == FORK:
-            out.append(Facts((("Forked from", (Code(e.forked_from or "?"),)),)))
+            out.append(_fork_facts(e))
         elif e.type not in (RUN_START, MESSAGE):  # a message repeats the answer the end has
             out.append(Body(("Event ", Code(e.type)), _json(e.to_dict()), "json"))
     return out
@@ -178,12 +181,7 @@ def _tool_step(e: Event) -> Block:
             return Body(("Error from ", name, *call), e.error, tone="error")
         text = e.result if isinstance(e.result, str) else _json(e.result)
         kind = "text" if isinstance(e.result, str) else "json"
-        note = (
-            (" (answered from the record of ", Code(e.replayed_from), ")")
-            if e.replayed_from
-            else ()
-        )
-        return Body(("Result of ", name, *call, *note), text, kind)
+        return Body(("Result of ", name, *call, *_answer_note(e)), text, kind)
     if e.type == APPROVAL_REQUEST:
         return Body(("Approval requested for ", name, *call), _json(e.args), "json")
     decision = str(e.extra.get("decision", "decided"))
@@ -195,11 +193,45 @@ def _tool_step(e: Event) -> Block:
     return Body(label, _json(detail) if detail else decision, "json" if detail else "text")
 
 
+def _answer_note(e: Event) -> tuple[Span, ...]:
+    """How a result was answered, when not run the plain way: from a record (with the recorded
+    call's arguments, when a fifo replay served it to others), or run as a replay's call with
+    no recorded answer."""
+    if e.replayed_from:
+        if DRIFT in e.extra:
+            recorded = json.dumps(e.extra[DRIFT], ensure_ascii=False, default=str)
+            return (
+                " (answered from the record of ",
+                Code(e.replayed_from),
+                ", recorded with the arguments ",
+                Code(recorded),
+                ")",
+            )
+        return (" (answered from the record of ", Code(e.replayed_from), ")")
+    if marked_answer(e) == EXECUTED:
+        return (" (executed: the replay's recording has no answer for it)",)
+    return ()
+
+
+def _fork_facts(e: Event) -> Facts:
+    """Where a fork came from; a replay's matching, novel calls and experiment."""
+    items: list[tuple[str, tuple[Span, ...]]] = [("Forked from", (Code(e.forked_from or "?"),))]
+    mark = ForkMark.of(0, e)
+    if mark.replay is not None:
+        said = f"match {mark.match}, novel calls {mark.novel}"
+        items.append(("Replay", (said,)))
+        if mark.experiment:
+            items.append(("Experiment", (Code(mark.experiment),)))
+    return Facts(tuple(items))
+
+
 def _end(e: Event, answered: str | None) -> list[Block]:
     """The end of a segment; its text only when the turn before did not already show it."""
     status = e.status or "failed"
     out: list[Block] = [Heading(2, ("Ended: ", Code(status)))]
-    if e.error:
+    if e.error and status == DIVERGED:  # a replay stopped at a call with no recorded answer
+        out.append(Body(("Stopped at",), e.error))
+    elif e.error:
         out.append(Body(("Error",), e.error, tone="error"))
     if e.text and e.text != answered:
         out.append(Body(("Final answer",), e.text))

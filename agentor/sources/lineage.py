@@ -20,6 +20,7 @@ from operator import attrgetter
 from agentor.engine.events import FORK, RUN_START, Event
 from agentor.engine.fork_mark import MODEL, PROMPT, RESULT, ForkMark
 from agentor.engine.history import event_time
+from agentor.literal import literal_line
 from agentor.sources.runrow import RunRow
 
 _PARENT = attrgetter("forked_from")
@@ -58,10 +59,12 @@ def lineage_of(run_id: str, events: Sequence[Event]) -> tuple[str | None, ForkMa
 
 
 def edit_of(mark: ForkMark) -> str:
-    """What a fork changed, in a few words: "result edited", "model gpt-4o, input added"..."""
+    """What a fork changed, in a few words: "result edited", "model gpt-4o, input added",
+    "replay with gpt-4o · experiment 7f3a"..."""
     if mark.replay is not None:
         model = mark.edit.get(MODEL)
-        return f"replay with {model}" if isinstance(model, str) else "replay"
+        said = f"replay with {model}" if isinstance(model, str) else "replay"
+        return f"{said} · experiment {mark.experiment}" if mark.experiment else said
     words = []
     if RESULT in mark.edit:
         words.append("result edited")
@@ -74,6 +77,15 @@ def edit_of(mark: ForkMark) -> str:
     if not words:
         return "asked again" if mark.at is not None else WHOLE_RUN
     return ", ".join(words)
+
+
+def fork_point(at: int | None, edit: str | None) -> str:
+    """Where a fork was made and what it changed there: "at line 6: result edited", "whole
+    run: input added", "whole run" (said once)."""
+    said = literal_line(edit or "forked", 120)
+    if at is not None:
+        return f"at line {at}: {said}"
+    return WHOLE_RUN if said == WHOLE_RUN else f"{WHOLE_RUN}: {said}"
 
 
 @dataclass

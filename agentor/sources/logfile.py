@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 
 from agentor.engine.events import FORK, GENERATION, RUN_END, RUN_START, Event
+from agentor.engine.fork_mark import EXPERIMENT
 from agentor.engine.log.file_io import READ_FLAGS
 from agentor.engine.log.format import BadLine, LogDecoder
 
@@ -199,7 +200,7 @@ FOLD_FIELDS = (
 )
 _FOLD_START_FIELDS = (*FOLD_FIELDS, "messages", "forked_from")
 # A fork's own marker: where it came from (`agentor.sources.lineage`); a replay's recording is not
-# kept (only that there is one).
+# kept (only that there is one, and the experiment it is a candidate of).
 _FOLD_FORK_FIELDS = (*FOLD_FIELDS, "forked_from", "at", "edit")
 
 
@@ -232,8 +233,10 @@ def _kept(data: dict[str, Any], kind: str) -> Event:
     """The event of a decoded line, of the fields a summary is folded from."""
     if kind == FORK:
         kept = {k: data[k] for k in _FOLD_FORK_FIELDS if k in data}
-        if isinstance(data.get("replay"), dict):
-            kept["replay"] = {}
+        replay = data.get("replay")
+        if isinstance(replay, dict):
+            experiment = replay.get(EXPERIMENT)
+            kept["replay"] = {EXPERIMENT: experiment} if isinstance(experiment, str) else {}
         return Event.from_dict(kept)
     keys = _FOLD_START_FIELDS if kind == RUN_START else FOLD_FIELDS
     return Event.from_dict({k: data[k] for k in keys if k in data})

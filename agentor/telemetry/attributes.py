@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from agentor.engine.events import Event, Usage
 from agentor.engine.history import call_parts, first_user_text
+from agentor.engine.statuses import DIVERGED, MAX_TURNS
 from agentor.telemetry.ids import span_id_of
 
 
@@ -183,8 +184,10 @@ def segment_error(end: Event | None) -> tuple[str | None, str | None]:
     status = end.status or "failed"
     if status == "failed":
         return error_type(end.error or "failed"), end.error or "failed"
-    if status == "max_turns":
-        return "max_turns", end.error or "stopped by max_turns"
+    if status == MAX_TURNS:
+        return MAX_TURNS, end.error or "stopped by max_turns"
+    if status == DIVERGED:  # a replay stopped at a call its recording has no answer for
+        return DIVERGED, end.error or "diverged from its recording"
     return None, None
 
 

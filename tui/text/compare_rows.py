@@ -42,7 +42,13 @@ from agentor.literal import literal_line
 from agentor.sources.whole_run import WholeRun
 from tui.text.formatting import token_count
 from tui.text.styles import ERROR_STYLE, STATUS_STYLES
-from tui.text.timeline_line import LINE_LIMIT, call_line, content_text, value_line
+from tui.text.timeline_line import (
+    LINE_LIMIT,
+    answer_mark,
+    call_line,
+    content_text,
+    value_line,
+)
 
 # Row kinds.
 TURN_ROW, ASKED, SAID, CALL, ANSWER, FINAL, END = (
@@ -185,16 +191,18 @@ def _call(c: Call | None) -> Text:
 
 
 def _answer(c: Call | None) -> Text:
+    """A call's result or error, after how it was answered (`answer_mark`: served, executed,
+    refused), when a replay marks it."""
     if c is None:
         return _absent()
     if c.error is not None:
-        return Text("✗ ", ERROR_STYLE) + Text(literal_line(c.error, LINE_LIMIT), ERROR_STYLE)
-    if c.result_index is None:
+        out = Text("✗ ", ERROR_STYLE) + Text(literal_line(c.error, LINE_LIMIT), ERROR_STYLE)
+    elif c.result_index is None:
         return _absent("(no result)")
-    out = Text("→ ", "dim") + Text(value_line(c.result))
-    if c.replayed_from:
-        out.append(" (recorded)", "dim")
-    return out
+    else:
+        out = Text("→ ", "dim") + Text(value_line(c.result))
+    mark = answer_mark(c.answer, c.drift, lead="")
+    return mark + Text(" ") + out if mark.plain else out
 
 
 def _final(s: Side) -> Text:
@@ -222,6 +230,8 @@ def side_summary(s: Side) -> Text:
         kind = "replay" if s.fork.replay is not None else "fork"
         at = f" at line {s.fork.at}" if s.fork.at is not None else ""
         out.append(f" · {kind} of {literal_line(s.fork.forked_from, 40)}{at}", "magenta")
+        if s.fork.experiment:
+            out.append(f" · experiment {literal_line(s.fork.experiment, 40)}", "magenta")
     return out
 
 

@@ -37,6 +37,14 @@ from agentor.engine.events import (
     TOOL_START,
     Event,
 )
+from agentor.engine.fork.recording import (
+    DRIFT,
+    EXECUTED,
+    NOVEL_FIELD,
+    REFUSED,
+    SERVED,
+    marked_answer,
+)
 from agentor.engine.history import RunSummary, call_parts, event_time
 from agentor.engine.log.format import BadLine
 from agentor.engine.mcp_record import record_notes
@@ -46,6 +54,7 @@ from agentor.ops.pricing import RunCost
 from tui.text.costs import cost_words, generation_cost
 from tui.text.formatting import clock_time, offset
 from tui.text.styles import (
+    ANSWER_STYLES,
     AWAITING_STYLE,
     DECISION_STYLES,
     ERROR_STYLE,
@@ -81,6 +90,13 @@ FIELDS = (
     "by",
     "note",
 )
+
+# What the detail says of how a tool result was answered (`marked_answer`).
+ANSWER_WORDS = {
+    SERVED: "served from the record: nothing ran",
+    EXECUTED: "executed: the replay's recording has no answer for it",
+    REFUSED: "refused: the replay's recording has no answer for it; nothing ran",
+}
 
 # What a worker's claim or release means, under its fields (agentor/fleet/claims.py).
 MARKER_MEANINGS = {
@@ -360,8 +376,12 @@ def _values(out: DetailText, e: Event) -> None:
     if e.text is not None and e.type != GENERATION:
         heading(out, "Text")
         append_value(out, e.text)
-    shown = {GENERATION: WITHDRAWN, CLAIM: ATTEMPT}.get(e.type)  # a field of its own above
-    other = {k: v for k, v in e.extra.items() if k != shown}
+    if e.type == TOOL_RESULT and DRIFT in e.extra:
+        heading(out, "Recorded arguments (the call whose result was served)")
+        append_value(out, e.extra[DRIFT])
+    # Fields shown above in their own way.
+    shown = {GENERATION: (WITHDRAWN,), CLAIM: (ATTEMPT,), TOOL_RESULT: (DRIFT, NOVEL_FIELD)}
+    other = {k: v for k, v in e.extra.items() if k not in shown.get(e.type, ())}
     if other:
         heading(out, "Other fields")
         append_value(out, other)
@@ -451,6 +471,8 @@ def _event_fields(
         rows.append(("started", clock_time(e.started_at), ""))  # an interrupted call's start
     if e.type == CLAIM and e.extra.get(ATTEMPT) is not None:
         rows.append(("attempt", literal_line(str(e.extra[ATTEMPT]), 40), ""))
+    if e.type == TOOL_RESULT and (answer := marked_answer(e)) is not None:
+        rows.append(("answered", ANSWER_WORDS[answer], ANSWER_STYLES[answer]))
     if e.deadline is not None:
         rows.append(("deadline", clock_time(e.deadline), ""))
     if e.output is not None:

@@ -17,7 +17,7 @@ from agentor.engine.events import GENERATION, RUN_START, TOOL_RESULT, Event
 from agentor.engine.fork_mark import ForkMark
 from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED
 from agentor.literal import literal_line
-from agentor.sources.lineage import WHOLE_RUN, ForkNode, edit_of
+from agentor.sources.lineage import ForkNode, edit_of, fork_point
 from agentor.sources.runrow import RunRow
 from tui.text.formatting import short_id
 from tui.text.notices import FORK, Note
@@ -123,15 +123,6 @@ def no_agent_text(request: ForkRequest, hint: str, store_args: list[str]) -> str
 def edit_words(row: RunRow) -> str:
     """Where a fork was made and what it changed: "at line 6: result edited"."""
     return fork_point(row.fork_at, row.fork_edit)
-
-
-def fork_point(at: int | None, edit: str | None) -> str:
-    """Where a fork was made and what it changed there: "at line 6: result edited", "whole
-    run: input added", "whole run" (said once)."""
-    said = literal_line(edit or "forked", 120)
-    if at is not None:
-        return f"at line {at}: {said}"
-    return WHOLE_RUN if said == WHOLE_RUN else f"{WHOLE_RUN}: {said}"
 
 
 def fork_words(fork: Event) -> str:

@@ -13,6 +13,7 @@ from agentor.durations import duration
 from agentor.engine.statuses import (
     AWAITING_APPROVAL,
     COMPLETED,
+    DIVERGED,
     FAILED,
     MAX_TURNS,
     RUNNING,
@@ -179,9 +180,9 @@ def run_line(
     if row.forked_from is not None:  # a fork: marked before its prompt (`/fork` finds them)
         out.append(f"{FORK_MARK} ", FORK_STYLE)
     out.append(literal_line(s.first_prompt or "", 300))
-    if s.error and row.status in (FAILED, MAX_TURNS):
+    if s.error and row.status in (FAILED, MAX_TURNS, DIVERGED):
         out.append("  ")
-        out.append(literal_line(s.error, 200), "red")
+        out.append(literal_line(s.error, 200), "red" if row.status != DIVERGED else "")
     if row.error:  # a readable run with bad lines says so
         out.append("  ⚠ ", "yellow")
         out.append(literal_line(row.error, 200), "yellow")

@@ -30,6 +30,7 @@ from agentor.engine.events import (
     TOOL_START,
     Event,
 )
+from agentor.engine.fork.recording import DRIFT, SERVED, marked_answer
 from agentor.engine.history import call_parts, first_user_text
 from agentor.engine.log.format import BadLine
 from agentor.engine.mcp_record import record_notes
@@ -40,6 +41,7 @@ from tui.text.arg_edit import args_diff
 from tui.text.fork_text import fork_words
 from tui.text.formatting import clock_time, token_count
 from tui.text.styles import (
+    ANSWER_STYLES,
     AWAITING_STYLE,
     DECISION_STYLES,
     ERROR_STYLE,
@@ -210,8 +212,7 @@ def _tool_result(out: Text, e: Event) -> None:
     """A tool's result or error; answered from a record, or given by a person."""
     out.append(literal_line(e.name or "?", 40))
     _via(out, e)
-    if e.replayed_from:
-        out.append(" (recorded)", "dim")
+    out.append_text(answer_mark(marked_answer(e), DRIFT in e.extra))
     if e.by:
         out.append(f" (given by {literal_line(e.by, 60)}: not run)", "dim")
     if e.error is not None:
@@ -220,6 +221,19 @@ def _tool_result(out: Text, e: Event) -> None:
     else:
         out.append(" → ", "dim")
         out.append(value_line(e.result))
+
+
+def answer_mark(answer: str | None, drift: bool = False, lead: str = " · ") -> Text:
+    """How a tool result was answered (`marked_answer`), when not the plain way: `served`
+    from a record (`, other arguments`: `drift`, a fifo replay served it the result of a call
+    with other arguments), `executed` (a replay's call with no recorded answer, run) or
+    `refused` (one answered with an error: nothing ran); after `lead`. Empty else."""
+    out = Text()
+    if answer is not None:
+        out.append(f"{lead}{answer}", ANSWER_STYLES[answer])
+    if answer == SERVED and drift:
+        out.append(", other arguments", ANSWER_STYLES[DRIFT])
+    return out
 
 
 def follow_up_line(e: Event) -> Text:

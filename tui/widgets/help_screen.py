@@ -17,6 +17,7 @@ from textual.widgets import Static
 from agentor.engine.statuses import (
     AWAITING_APPROVAL,
     COMPLETED,
+    DIVERGED,
     FAILED,
     INTERRUPTED,
     MAX_TURNS,
@@ -37,6 +38,7 @@ STATUSES = (
     (INTERRUPTED, "incomplete, and nobody holds it: r resumes it"),
     (FAILED, "ended with an error (the model endpoint failed, ...)"),
     (MAX_TURNS, "stopped by its turn limit"),
+    (DIVERGED, "a replay stopped at a call with no recorded answer"),
     (COMPLETED, "finished with an answer"),
     (UNREADABLE, "the file cannot be read; the error says why"),
 )

@@ -23,7 +23,10 @@ crash replaces the one it rewound), its calls, and the results that answered the
         messages sent), text, calls ([Call]), usage, duration (the model's seconds)
     Call: call_id, name, args (the JSON text the model gave), result, error, index (its
         generation's position), result_index (its tool result's position; None: never
-        answered), replayed_from (answered from a recorded result: copied, served, replayed)
+        answered), replayed_from (answered from a recorded result: copied, served, replayed),
+        answer (how a view marks its answer: "served", "executed", "refused" or None, as
+        agentor.engine.fork.recording.marked_answer says), drift (a fifo replay served it the
+        result of a call with other arguments)
     Difference: kind (one of KINDS), turn (None for the run as a whole), call (the call's
         position in the turn's calls, or None), name (its tool), a and b (the two values; None
         where absent), a_index and b_index (the positions, in each run's events, of the event
@@ -43,6 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentor.engine.events import GENERATION, Event, Usage
+from agentor.engine.fork.recording import DRIFT, marked_answer
 from agentor.engine.fork_mark import ForkMark, last_fork
 from agentor.engine.history import call_parts, canonical_args, result_positions, summarize
 
@@ -61,6 +65,8 @@ class Call:
     index: int = 0
     result_index: int | None = None
     replayed_from: str | None = None
+    answer: str | None = None
+    drift: bool = False
 
 
 @dataclass(frozen=True)
@@ -207,7 +213,10 @@ def _turn(events: Sequence[Event], number: int, i: int) -> Turn:
         if r is None:
             calls.append(Call(call_id, name, raw, index=i))
             continue
-        calls.append(Call(call_id, name, raw, r.result, r.error, i, j, r.replayed_from))
+        answer, drift = marked_answer(r), DRIFT in r.extra
+        calls.append(
+            Call(call_id, name, raw, r.result, r.error, i, j, r.replayed_from, answer, drift)
+        )
     began, ended = gen.started_at, gen.ended_at
     took = ended - began if began is not None and ended is not None else None
     return Turn(number, i, gen.model, gen.messages or [], gen.text, calls, gen.usage, took)
