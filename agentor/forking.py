@@ -33,6 +33,7 @@ from agentor.engine.fork_mark import (
     RECORDING,
 )
 from agentor.engine.inputs import Input, check_input
+from agentor.engine.log.format import BadLine
 from agentor.engine.loop import Listener
 from agentor.engine.models import Model, OpenAIModel
 from agentor.engine.settings import ModelSettings, setting_changes
@@ -121,13 +122,15 @@ async def replay_run(
     model_settings: ModelSettings | dict[str, Any] | None = None,
     experiment: str | None = None,
     listener: Listener | None = None,
+    lines: Sequence[Event | BadLine] | None = None,
 ) -> RunResult:
     """`Agentor.areplay` (see there)."""
     replay = _replay_options(novel, match, instructions, experiment)
     changes = setting_changes(model_settings) if model_settings is not None else {}
     store, fork_id = _ids(agent, run_id, fork_id)
     runner = _with_settings(_runner(agent, model, None), changes)
-    lines = await asyncio.to_thread(load_lines, store, run_id)
+    if lines is None:
+        lines = await asyncio.to_thread(load_lines, store, run_id)
     events = [e for e in lines if isinstance(e, Event)]
     starts = (i for i, e in enumerate(lines) if isinstance(e, Event) and e.type == RUN_START)
     start = next(starts, None)

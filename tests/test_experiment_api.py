@@ -189,3 +189,19 @@ def test_bad_input_is_refused_in_one_line_before_anything_is_written(
         down.experiment(runs, model="same-model")
     assert not (tmp_path / "runs" / ".experiments").exists()
     assert store.list_runs() == runs
+
+
+async def test_a_model_is_asked_whether_it_answers_once_per_client() -> None:
+    """An experiment checks its model, then each candidate's replay checks it again: a client
+    whose endpoint answered is not asked twice (its server stopped: still usable), a new client
+    (after `aclose`) is."""
+    from agentor.engine.models import OpenAIModel
+
+    srv = FakeOpenAI().start()
+    model = OpenAIModel("gpt-4o", base_url=srv.url, api_key="sk-test")
+    await model.check()
+    srv.stop()
+    await model.check()  # asks nothing: this client's endpoint answered
+    await model.aclose()
+    with pytest.raises(ModelError, match="cannot be used"):
+        await model.check()

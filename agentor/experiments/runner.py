@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 from agentor.engine.events import RUN_END, Event
+from agentor.engine.log.format import BadLine
 from agentor.engine.statuses import FAILED, INCOMPLETE
 from agentor.engine.store.api import ExperimentStore, Store
-from agentor.engine.store.holding import load_if_any, load_run
+from agentor.engine.store.holding import load_if_any, load_lines
 from agentor.errors import RunLockedError
 from agentor.experiments.measures import measure
 from agentor.experiments.record import Definition, PairRecord, read_records
@@ -51,6 +52,7 @@ class CandidateAgent(Protocol):
         instructions: str | None = None,
         model_settings: dict[str, Any] | None = None,
         experiment: str | None = None,
+        lines: Sequence[Event | BadLine] | None = None,
     ) -> RunResult: ...
 
     async def aresume(self, run_id: str) -> RunResult: ...
@@ -115,17 +117,19 @@ def _newer_needed(record: PairRecord, started: float) -> bool:
 
 
 async def _each(
-    baselines: Sequence[str], limit: asyncio.Semaphore, run: Callable[[str], Any]
+    baselines: Sequence[str],
+    limit: asyncio.Semaphore,
+    run: Callable[[str, asyncio.Semaphore], Awaitable[None]],
 ) -> list[str]:
-    """Run `run` on each baseline, at most `limit` at once; the baselines held elsewhere."""
+    """Run `run` on each baseline (`limit`: the places of the candidates in flight); the
+    baselines held elsewhere."""
 
     async def one(baseline: str) -> str | None:
-        async with limit:
-            try:
-                await run(baseline)
-            except _Held:
-                return baseline
-            return None
+        try:
+            await run(baseline, limit)
+        except _Held:
+            return baseline
+        return None
 
     results = await asyncio.gather(*(one(b) for b in baselines))
     return [b for b in results if b is not None]
@@ -147,33 +151,51 @@ class _PairRunner:
         self.on_pair = on_pair
         self.started = time.time()
 
-    async def run(self, baseline: str) -> None:
-        d = self.definition
-        candidate = d.candidate(baseline)
-        base_events = await asyncio.to_thread(load_run, self.store, baseline)
-        events = await asyncio.to_thread(load_if_any, self.store, candidate)
-        agent = self.agent_for(baseline, base_events)
-        error: str | None = None
-        try:
-            if not events:
-                await self._replay(agent, baseline, candidate)
-            elif _ended(events) and not _retry(events):
-                pass  # finished (its process died before recording it): measured below
-            else:
-                await agent.aresume(candidate)
-        except RunLockedError:
-            raise _Held from None
-        except _Held:
-            raise
-        except Exception as exc:  # the pair fails with the error; a resume retries it
-            error = _one_line(exc)
-        cand_events = await asyncio.to_thread(load_if_any, self.store, candidate)
-        record = await asyncio.to_thread(
-            self._measured, baseline, candidate, base_events, cand_events, error
-        )
-        await asyncio.to_thread(self._save, record)
+    async def run(self, baseline: str, limit: asyncio.Semaphore) -> None:
+        """The pair of `baseline`: its candidate replayed (or resumed) in one of `limit`'s
+        places, then measured, scored and recorded in a thread, its place already given to
+        the next candidate (measuring waits on no model)."""
+        candidate = self.definition.candidate(baseline)
+        async with limit:
+            lines, events = await asyncio.to_thread(self._read, baseline, candidate)
+            base_events = [e for e in lines if isinstance(e, Event)]
+            agent = self.agent_for(baseline, base_events)
+            error: str | None = None
+            try:
+                if not events:
+                    await self._replay(agent, baseline, candidate, lines)
+                elif _ended(events) and not _retry(events):
+                    pass  # finished (its process died before recording it): measured below
+                else:
+                    await agent.aresume(candidate)
+            except RunLockedError:
+                raise _Held from None
+            except _Held:
+                raise
+            except Exception as exc:  # the pair fails with the error; a resume retries it
+                error = _one_line(exc)
+        await asyncio.to_thread(self._record, baseline, candidate, base_events, error)
 
-    async def _replay(self, agent: CandidateAgent, baseline: str, candidate: str) -> None:
+    def _read(self, baseline: str, candidate: str) -> tuple[list[Event | BadLine], list[Event]]:
+        """The baseline's lines (read once: its replay is given them) and the candidate's
+        events (none yet, most often)."""
+        return load_lines(self.store, baseline), load_if_any(self.store, candidate)
+
+    def _record(
+        self, baseline: str, candidate: str, base_events: list[Event], error: str | None
+    ) -> None:
+        """The candidate as the store holds it, measured with its baseline; the pair's record
+        saved."""
+        cand_events = load_if_any(self.store, candidate)
+        self._save(self._measured(baseline, candidate, base_events, cand_events, error))
+
+    async def _replay(
+        self,
+        agent: CandidateAgent,
+        baseline: str,
+        candidate: str,
+        lines: Sequence[Event | BadLine],
+    ) -> None:
         d = self.definition
         try:
             await agent.areplay(
@@ -184,6 +206,7 @@ class _PairRunner:
                 match=d.match,
                 instructions=d.instructions,
                 experiment=d.id,
+                lines=lines,
             )
         except ValueError:
             # Another process made the candidate between our look and our replay: it holds
