@@ -161,7 +161,16 @@ def child(mode: str, url: str, directory: str, runs: int, concurrency: int) -> N
         assert pair.status == ("completed", "completed"), pair
         assert pair.measures is not None and pair.measures.served == LOOKUPS, pair
         assert pair.scores == {"same_output": True, "same_tools": True}, pair
-    print(json.dumps({"cpu": cpu, "loop": loop, "called": called, "done": done}))
+    # For information, after the clock: what the summary (the paired bootstrap: 10,000
+    # resamples of each measure over every pair, once an experiment) took of that CPU.
+    from agentor.experiments.experiment import _summary
+
+    summary = time.process_time()
+    _summary(exp.pairs)
+    summary = time.process_time() - summary
+    print(
+        json.dumps({"cpu": cpu, "loop": loop, "summary": summary, "called": called, "done": done})
+    )
 
 
 def measure(mode: str, url: str, directory: Path, shape: Shape, log: Path) -> dict[str, Any]:
@@ -190,7 +199,7 @@ def measure(mode: str, url: str, directory: Path, shape: Shape, log: Path) -> di
 def main() -> None:
     import harness
 
-    args = harness.parse_args(__doc__, reps=(int, 1, "live recordings, each replayed"))
+    args = harness.parse_args(__doc__, reps=(int, 3, "live recordings, each replayed"))
     shape = Shape(12, 4, 0.02) if args.quick else Shape(200, 16, 0.2)
     reps = 1 if args.quick else max(1, args.reps)
     got: dict[str, list[dict[str, Any]]] = {"live": [], "replayed": []}
@@ -232,13 +241,23 @@ def report(got: dict[str, list[dict[str, Any]]], shape: Shape) -> None:
                 harness.fmt_s(harness.median([r["per_turn"] for r in runs])),
                 harness.spread([r["per_turn"] for r in runs]),
                 harness.fmt_s(harness.median([r["cpu"] for r in runs])),
+                harness.fmt_s(harness.median([r["loop"] for r in runs])),
                 harness.fmt_s(harness.median([r["wall"] for r in runs])),
                 harness.spread([r["wall"] for r in runs]),
                 harness.fmt_s(harness.median([r["from_call"] for r in runs])),
             ]
         )
     harness.table(
-        ["side", "CPU a turn", "min..max", "CPU", "wall", "min..max", "wall from the call"],
+        [
+            "side",
+            "CPU a turn",
+            "min..max",
+            "CPU",
+            "of it the loop's thread",
+            "wall",
+            "min..max",
+            "wall from the call",
+        ],
         rows,
     )
     live = harness.median([r["per_turn"] for r in got["live"]])
@@ -250,6 +269,13 @@ def report(got: dict[str, list[dict[str, Any]]], shape: Shape) -> None:
         f"{shape.ideal:.2f} s = {wall_ratio:.3f} (goal <= {WALL_GOAL}); CPU a replayed turn "
         f"{harness.fmt_s(replayed)} / a live turn {harness.fmt_s(live)} = {cpu_ratio:.3f} "
         f"(goal <= {CPU_GOAL}); the ratio below is the worse over its goal"
+    )
+    summary = harness.median([r["summary"] for r in got["replayed"]])
+    print(
+        f"of the replayed CPU, the summary's paired bootstrap (once an experiment, whatever its "
+        f"runs' length) ~{harness.fmt_s(summary)}: without it "
+        f"{harness.fmt_s(replayed - summary / shape.turns)} a turn, "
+        f"{(replayed - summary / shape.turns) / live:.3f}x a live turn (information)"
     )
     harness.result_line(
         NAME,

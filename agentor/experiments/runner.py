@@ -61,6 +61,8 @@ class CandidateAgent(Protocol):
 # The agent that replays a baseline, given its id and events.
 AgentFor = Callable[[str, list[Event]], CandidateAgent]
 OnPair = Callable[[PairRecord], None]
+# Baselines' lines read already (when the experiment was checked), by run id.
+Lines = dict[str, list[Event | BadLine]]
 
 
 class _Held(Exception):
@@ -76,14 +78,16 @@ async def run_pairs(
     concurrency: int,
     retry_failed: bool,
     on_pair: OnPair | None = None,
+    lines: Lines | None = None,
 ) -> dict[str, PairRecord]:
     """Run every pair of `definition` that is not done; return each baseline's pair record (in
-    the definition's order; pairs left to another process that stopped waiting are missing)."""
+    the definition's order; pairs left to another process that stopped waiting are missing).
+    `lines`: baselines' lines read already (each used once, then let go)."""
     assert isinstance(store, ExperimentStore)
     _, done = read_records(await asyncio.to_thread(store.load_experiment, definition.id))
     todo = [b for b in definition.baselines if _to_do(done.get(b), retry_failed, definition)]
     limit = asyncio.Semaphore(max(1, concurrency))
-    pairs = _PairRunner(store, definition, agent_for, scorers, on_pair)
+    pairs = _PairRunner(store, definition, agent_for, scorers, on_pair, lines)
     while todo:
         held = await _each(todo, limit, pairs.run)
         if not held:
@@ -143,12 +147,14 @@ class _PairRunner:
         agent_for: AgentFor,
         scorers: Sequence[tuple[str, Scorer]],
         on_pair: OnPair | None,
+        lines: Lines | None = None,
     ) -> None:
         self.store = store
         self.definition = definition
         self.agent_for = agent_for
         self.scorers = scorers
         self.on_pair = on_pair
+        self.lines: Lines = dict(lines or {})
         self.started = time.time()
 
     async def run(self, baseline: str, limit: asyncio.Semaphore) -> None:
@@ -177,9 +183,13 @@ class _PairRunner:
         await asyncio.to_thread(self._record, baseline, candidate, base_events, error)
 
     def _read(self, baseline: str, candidate: str) -> tuple[list[Event | BadLine], list[Event]]:
-        """The baseline's lines (read once: its replay is given them) and the candidate's
-        events (none yet, most often)."""
-        return load_lines(self.store, baseline), load_if_any(self.store, candidate)
+        """The baseline's lines (read once: its replay is given them; kept from the
+        experiment's check when they were) and the candidate's events (none yet, most
+        often)."""
+        lines = self.lines.pop(baseline, None)
+        if lines is None:
+            lines = load_lines(self.store, baseline)
+        return lines, load_if_any(self.store, candidate)
 
     def _record(
         self, baseline: str, candidate: str, base_events: list[Event], error: str | None
