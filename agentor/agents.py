@@ -23,6 +23,7 @@ from typing import Any
 
 from agentor.agent import Agentor
 from agentor.engine.events import Event
+from agentor.engine.models import Model
 from agentor.engine.store.api import Store
 from agentor.engine.tools import RecordedTool
 from agentor.errors import AgentSpecError
@@ -32,11 +33,11 @@ class RecordedAgent(Agentor):
     """An agent of a run's record alone (`recorded_agent`): it replays, it never forks."""
 
 
-def recorded_agent(start: Event, model: str, store: Store) -> RecordedAgent:
-    """An agent made from a run's record alone, to replay the run with `model` when no agent
-    is given (a run another framework made): the run's agent name, the tools its `run_start`
-    offered (`RecordedTool`: never run here), no instructions of its own (the recorded
-    conversation carries them)."""
+def recorded_agent(start: Event, model: str | Model, store: Store) -> RecordedAgent:
+    """An agent made from a run's record alone, to replay the run with `model` (a name, or a
+    model shared by several such agents) when no agent is given (a run another framework
+    made): the run's agent name, the tools its `run_start` offered (`RecordedTool`: never run
+    here), no instructions of its own (the recorded conversation carries them)."""
     tools = [RecordedTool(schema) for schema in start.tools or () if _named(schema)]
     return RecordedAgent(name=start.agent or "recorded", model=model, tools=tools, store=store)
 

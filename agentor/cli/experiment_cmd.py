@@ -36,6 +36,7 @@ from agentor.cli.experiment_text import experiment_lines, export_html, export_ma
 from agentor.cli.lines import Refusal, UsageError, print_json, stamp
 from agentor.cli.stores import run_in, source_of, store_of
 from agentor.engine.events import RUN_START, Event
+from agentor.engine.models import Model
 from agentor.engine.statuses import INTERRUPTED, RUNNING
 from agentor.engine.store.api import Store
 from agentor.engine.store.holding import load_run
@@ -266,15 +267,24 @@ def _agents(
     except (ValueError, TypeError) as exc:
         raise UsageError(_one_line(exc)) from None
     assert model is not None
-    made: dict[str, Any] = {}
+    # One agent for the baselines of one agent name and tools, all of them asking one model
+    # (with the settings), made with the first agent: one client, its connections and its
+    # check, not one a candidate (a client costs ~36 ms to make; an agent, its tools' schemas).
+    made: dict[tuple[str | None, str], Any] = {}
+    shared: list[Model] = []
 
     def recorded(baseline: str, events: list[Event]) -> Any:
-        if baseline not in made:
-            start = next((e for e in events if e.type == RUN_START), None)
-            if start is None:
-                raise Refusal(f"run {baseline} records no run_start: no prompt to replay")
-            made[baseline] = candidate_agent(recorded_agent(start, model, store), None, settings)
-        return made[baseline]
+        start = next((e for e in events if e.type == RUN_START), None)
+        if start is None:
+            raise Refusal(f"run {baseline} records no run_start: no prompt to replay")
+        key = (start.agent, json.dumps(start.tools, sort_keys=True, default=str))
+        if key not in made:
+            if shared:
+                made[key] = recorded_agent(start, shared[0], store)
+            else:
+                made[key] = candidate_agent(recorded_agent(start, model, store), None, settings)
+                shared.append(made[key].model)
+        return made[key]
 
     def first(baseline: str) -> Any:
         return recorded(baseline, load_run(store, baseline))
