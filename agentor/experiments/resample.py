@@ -43,11 +43,11 @@ class Draws:
             state = self.rng.getstate()
             probe = random.Random()
             probe.setstate(state)
-            if self._lanes.draw(self.rng) != probe.choices(range(n), k=n):
+            if list(self._lanes.draw(self.rng)) != probe.choices(range(n), k=n):
                 self._lanes = None  # not this generator: draw as `choices` does
             self.rng.setstate(state)
 
-    def next(self) -> list[int]:
+    def next(self) -> Sequence[int]:
         if self._lanes is None:
             return self.rng.choices(range(self.n), k=self.n)
         return self._lanes.draw(self.rng)
@@ -79,7 +79,7 @@ class _Lanes:
         self.near = one << n.bit_length()
         self.carry = one << MANTISSA
 
-    def draw(self, rng: random.Random) -> list[int]:
+    def draw(self, rng: random.Random) -> Sequence[int]:
         bits = rng.getrandbits(64 * self.n)
         if self.width != 64:
             bits = self._spread(bits)
@@ -87,12 +87,14 @@ class _Lanes:
         b = (bits >> 32) & self.low32
         x = (((a >> 5) & self.high27) << 26) | ((b >> 6) & self.low26)
         product = x * self.n
-        indices = self._lanes((product >> MANTISSA) & self.index)
         if ((product & self.fraction) + self.near) & self.carry:
             # Some lane may round up in floating point: every lane as `choices` computes it.
             n = float(self.n)
-            indices = [math.floor(v * (1.0 / (1 << MANTISSA)) * n) for v in self._lanes(x)]
-        return indices
+            return [math.floor(v * (1.0 / (1 << MANTISSA)) * n) for v in self._lanes(x)]
+        indices = (product >> MANTISSA) & self.index
+        if self.n <= 256 and self.width == 64:  # each index in the low byte of its lane
+            return indices.to_bytes(8 * self.n, "little")[::8]
+        return self._lanes(indices)
 
     def _spread(self, bits: int) -> int:
         """64-bit lanes laid out in lanes of `width` bits (the upper part zero)."""
