@@ -146,6 +146,7 @@ def child(mode: str, url: str, directory: str, runs: int, concurrency: int) -> N
         print(json.dumps({"cpu": cpu, "loop": loop, "called": called, "done": done}))
         return
     baselines = json.loads(ids.read_text())
+    parts = _time_parts()
     exp = asyncio.run(
         agent.aexperiment(
             baselines,
@@ -169,9 +170,31 @@ def child(mode: str, url: str, directory: str, runs: int, concurrency: int) -> N
     summary = time.process_time()
     _summary(exp.pairs)
     summary = time.process_time() - summary
-    print(
-        json.dumps({"cpu": cpu, "loop": loop, "summary": summary, "called": called, "done": done})
-    )
+    got = {"cpu": cpu, "loop": loop, "summary": summary, "called": called, "done": done}
+    print(json.dumps({**got, **parts}))
+
+
+def _time_parts() -> dict[str, float]:
+    """For information: the CPU the experiment's own steps take in their threads (checking
+    the baselines before anything is written; measuring, scoring and recording each pair),
+    added up as they run (a wrapper around each: the product's code is not changed)."""
+    from agentor.experiments import experiment, runner
+
+    parts = {"check": 0.0, "record": 0.0}
+
+    def timed(function: Any, part: str) -> Any:
+        def wrapper(*args: Any) -> Any:
+            began = time.thread_time()
+            try:
+                return function(*args)
+            finally:
+                parts[part] += time.thread_time() - began
+
+        return wrapper
+
+    experiment.check_baselines = timed(experiment.check_baselines, "check")
+    runner._PairRunner._record = timed(runner._PairRunner._record, "record")
+    return parts
 
 
 def measure(mode: str, url: str, directory: Path, shape: Shape, log: Path) -> dict[str, Any]:
@@ -275,12 +298,18 @@ def report(got: dict[str, list[dict[str, Any]]], shape: Shape) -> None:
         f"its recording's live turn: {', '.join(f'{x:.3f}' for x in ratios)}, median "
         f"{cpu_ratio:.3f} (goal <= {CPU_GOAL}); the ratio below is the worse over its goal"
     )
-    without = [(r["per_turn"] - r["summary"] / shape.turns) / b["per_turn"] for b, r in pairs]
-    summary = harness.median([r["summary"] for r in got["replayed"]])
+    rep = got["replayed"]
+    own = {k: harness.median([r[k] for r in rep]) for k in ("check", "record", "summary")}
+    replays = [
+        (r["cpu"] - r["check"] - r["record"] - r["summary"]) / shape.turns / b["per_turn"]
+        for b, r in pairs
+    ]
     print(
-        f"of the replayed CPU, the summary's paired bootstrap (once an experiment, whatever its "
-        f"runs' length) ~{harness.fmt_s(summary)}: without it, "
-        f"{harness.median(without):.3f}x a live turn (information)"
+        f"of the replayed CPU (information): checking the baselines {harness.fmt_s(own['check'])}"
+        f", measuring, scoring and recording the pairs {harness.fmt_s(own['record'])}, the "
+        f"summary's paired bootstrap (once an experiment, whatever its runs' length) "
+        f"{harness.fmt_s(own['summary'])}; the rest (the replays, the runner) "
+        f"{harness.median(replays):.3f}x a live turn"
     )
     harness.result_line(
         NAME,
