@@ -167,9 +167,10 @@ class _PairRunner:
             base_events = [e for e in lines if isinstance(e, Event)]
             agent = self.agent_for(baseline, base_events)
             error: str | None = None
+            saved: list[Event] | None = None
             try:
                 if not events:
-                    await self._replay(agent, baseline, candidate, lines)
+                    saved = _as_saved(await self._replay(agent, baseline, candidate, lines))
                 elif _ended(events) and not _retry(events):
                     pass  # finished (its process died before recording it): measured below
                 else:
@@ -180,7 +181,7 @@ class _PairRunner:
                 raise
             except Exception as exc:  # the pair fails with the error; a resume retries it
                 error = _one_line(exc)
-        await asyncio.to_thread(self._record, baseline, candidate, base_events, error)
+        await asyncio.to_thread(self._record, baseline, candidate, base_events, error, saved)
 
     def _read(self, baseline: str, candidate: str) -> tuple[list[Event | BadLine], list[Event]]:
         """The baseline's lines (read once: its replay is given them; kept from the
@@ -192,11 +193,16 @@ class _PairRunner:
         return lines, load_if_any(self.store, candidate)
 
     def _record(
-        self, baseline: str, candidate: str, base_events: list[Event], error: str | None
+        self,
+        baseline: str,
+        candidate: str,
+        base_events: list[Event],
+        error: str | None,
+        saved: list[Event] | None = None,
     ) -> None:
-        """The candidate as the store holds it, measured with its baseline; the pair's record
-        saved."""
-        cand_events = load_if_any(self.store, candidate)
+        """The candidate as the store holds it (`saved`: the events its replay saved, every
+        one of them), measured with its baseline; the pair's record saved."""
+        cand_events = saved if saved is not None else load_if_any(self.store, candidate)
         self._save(self._measured(baseline, candidate, base_events, cand_events, error))
 
     async def _replay(
@@ -205,10 +211,10 @@ class _PairRunner:
         baseline: str,
         candidate: str,
         lines: Sequence[Event | BadLine],
-    ) -> None:
+    ) -> RunResult:
         d = self.definition
         try:
-            await agent.areplay(
+            return await agent.areplay(
                 baseline,
                 model=d.model,
                 fork_id=candidate,
@@ -254,6 +260,14 @@ class _PairRunner:
         store.append_experiment(self.definition.id, record.to_record())
         if self.on_pair is not None:
             self.on_pair(record)
+
+
+def _as_saved(result: RunResult) -> list[Event] | None:
+    """The events a replay saved, as the store holds them (read back, each is equal to the
+    one written): the run's whole log, from its opening, when no save failed and it ended;
+    else None (the store is read)."""
+    events = list(result.events)
+    return events if result.save_failures == 0 and _ended(events) else None
 
 
 def _ended(events: Sequence[Event]) -> bool:
