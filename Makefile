@@ -56,8 +56,9 @@ $(EMITTERS_STAMP): tests/emitters/requirements.txt
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
-# The references written into docs/cli.md, api.md, api-ops.md, api-testing.md and errors.md, from
-# the argument parsers and the docstrings; tests/test_docs.py fails when one is not current.
+# The references written into docs/cli.md, api.md, api-ops.md, api-testing.md, errors.md and
+# log-format.md, from the argument parsers, the docstrings and the event types' declaration;
+# tests/test_docs.py fails when one is not current.
 reference: $(STAMP)
 	$(BIN)/python scripts/gen_docs.py
 

@@ -20,6 +20,7 @@ from agentor._version import __version__
 
 if TYPE_CHECKING:
     from agentor.agent import Agentor
+    from agentor.backends import open_store
     from agentor.engine.approval.decisions import approve, reject
     from agentor.engine.approval.pending import Decision, PendingCall, pending_calls
     from agentor.engine.events import Event, Usage
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from agentor.engine.store.copy import copy_runs
     from agentor.engine.store.file import FileStore
     from agentor.engine.store.memory import MemoryStore
-    from agentor.engine.store.postgres import PostgresStore, open_store
+    from agentor.engine.store.postgres import PostgresStore
     from agentor.engine.tools import Tool, function_tool
     from agentor.errors import (
         AgentorError,
@@ -120,7 +121,7 @@ _WHERE = {
     "FileStore": "agentor.engine.store.file",
     "MemoryStore": "agentor.engine.store.memory",
     "PostgresStore": "agentor.engine.store.postgres",
-    "open_store": "agentor.engine.store.postgres",
+    "open_store": "agentor.backends",
     "copy_runs": "agentor.engine.store.copy",
     "approve": "agentor.engine.approval.decisions",
     "reject": "agentor.engine.approval.decisions",

@@ -3,77 +3,67 @@ experiment / approve / reject / from_md."""
 
 from __future__ import annotations
 
-import asyncio
+import copy
 import os
-import socket
-import time
-import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
 from agentor.batch import run_input
-from agentor.call_options import for_call, release_fallbacks
-from agentor.cloning import cloned
 from agentor.engine.approval import decisions
 from agentor.engine.approval.gating import Gate, check_globs, check_timeout
-from agentor.engine.approval.pending import Decision, GatedTurn, gated_point, gated_turn
-from agentor.engine.events import LOG_VERSION, RUN_START, Event
-from agentor.engine.fork.recording import Recording, recording_of
-from agentor.engine.history import ResumePoint, resume_point, total_usage
+from agentor.engine.approval.pending import Decision
+from agentor.engine.events import Event
 from agentor.engine.inputs import (
     Input,
     check_input,
     check_max_turns,
-    check_same_input,
     model_from,
     store_from,
     tools_and_servers,
 )
 from agentor.engine.log.format import BadLine
-from agentor.engine.loop import Listener, Recorder, run_loop
+from agentor.engine.loop import Listener
 from agentor.engine.mcp import ToolServer
 from agentor.engine.models import Model
-from agentor.engine.request import RequestConfig, request_config
 from agentor.engine.settings import ModelSettings
-from agentor.engine.statuses import AWAITING_APPROVAL
 from agentor.engine.store.api import Store
-from agentor.engine.store.holding import holding, load_if_any, load_run
-from agentor.engine.store.run_ids import validate_run_id
 from agentor.engine.structured import OutputSpec, check_retries
-from agentor.engine.submit import submit_run
 from agentor.engine.toolfailures import DEFAULT_LIMIT, check_limit
 from agentor.engine.tools import Tool
-from agentor.engine.toolset import SegmentTools, segment_tools
-from agentor.errors import NothingToResumeError
 from agentor.experiments.candidates import candidate_agent, judge_asker, model_check
 from agentor.experiments.experiment import Experiment, Options
 from agentor.experiments.experiment import start as start_experiment
 from agentor.experiments.record import PairRecord
 from agentor.forking import fork_run, replay_run
-from agentor.result import RunResult, from_log, pending_now, settled, structured_result
+from agentor.result import RunResult
 from agentor.running import in_own_loop, stream
+from agentor.session.config import AgentConfig, require_store
+from agentor.session.options import CallOptions, let_go
+from agentor.session.run import RunSession
 from agentor.telemetry.inprocess import check_tracing
-from agentor.tracing_setting import agent_tracing, attach
+from agentor.tracing_setting import agent_tracing
 from agentor.unsupported import check_engine, check_skills, serve_refused
+
+NO_OPTIONS = CallOptions()
 
 
 class Agentor:
     """An LLM agent whose every step is saved to `store` (when given) as it happens.
 
     The arguments up to `engine` are upstream Agentor 0.1.1's, in its order: `output_type`
-    engine/structured.py, `model_settings` engine/settings.py, `max_tool_failures`
-    engine/toolfailures.py, `tracer` agentor/tracing_setting.py.
+    agentor.engine.structured, `model_settings` agentor.engine.settings, `max_tool_failures`
+    agentor.engine.toolfailures, `tracer` agentor.tracing_setting.
 
     `tools` takes functions, `Tool`s and MCP servers (`MCPServer`, `MCPServerStdio`), whose
-    tools each run segment lists anew (engine/toolset.py).
+    tools each run segment lists anew (agentor.engine.toolset).
 
     `needs_approval` gates tools by name (globs such as `["delete_*", "send_email"]`, or True
     for every tool) on top of each tool's own `needs_approval`; `approval_timeout` is the
     deadline of a gated call whose tool sets none (agentor.engine.approval.gating). `tracing=True`
     sends each run as OpenTelemetry spans to the collector OTEL_EXPORTER_OTLP_ENDPOINT names, or to
     the SDK tracer given instead; `capture_content=True` adds messages, arguments and results
-    (agentor/telemetry/inprocess.py). `run(..., tracing=)` decides for one run."""
+    (agentor.telemetry.inprocess). `run(..., tracing=)` decides for one run."""
 
     def __init__(
         self,
@@ -118,12 +108,11 @@ class Agentor:
         self.model: Model = model_from(
             model, base_url, api_key, model_settings, settings, output_type
         )
-        # Runs as OpenTelemetry spans (agentor/telemetry/inprocess.py): True, or an SDK tracer.
+        # Runs as OpenTelemetry spans (agentor.telemetry.inprocess): True, or an SDK tracer.
         self.tracing = check_tracing(agent_tracing(tracing, tracer, enable_tracing))
         self.capture_content = bool(capture_content)
         self.trace_group_id, self.trace_metadata = trace_group_id, trace_metadata
-        self.fallbacks: list[Model] = []  # asked when the model fails: set for one call
-        self._call_tracing: Any = self.tracing
+        self.fallbacks: list[Model] = []  # asked in turn when the model fails
 
     def __repr__(self) -> str:
         return f"Agentor({self.name!r}, model={self.model.name!r})"
@@ -137,7 +126,13 @@ class Agentor:
         talks to an OpenAI-compatible server (`clone(model="gpt-4o")`); the name of this
         agent's own model keeps that model (an offline one too).
         """
-        return cloned(self, changes)
+        config = self._frozen().changed(changes)
+        twin = copy.copy(self)
+        twin.name, twin.instructions, twin.model = config.name, config.instructions, config.model
+        twin.tools, twin.mcp_servers = list(config.tools), list(config.mcp_servers)
+        twin.store, twin.max_turns, twin.gate = config.store, config.max_turns, config.gate
+        twin.fallbacks = list(config.fallbacks)
+        return twin
 
     # -- starting a run ------------------------------------------------------------------------
 
@@ -160,7 +155,7 @@ class Agentor:
         run_id: str | None = None,
     ) -> Any:
         """Run the agent on `input`; a list of prompts (strings) is a batch of runs
-        (agentor/batch.py: at most `limit_concurrency` at once, a list of results in order).
+        (agentor.batch: at most `limit_concurrency` at once, a list of results in order).
 
         `run_id` names the run (a job's id, say) instead of a fresh uuid, so the id is known
         before anything can crash. If the store already holds that run, it is continued as
@@ -170,17 +165,21 @@ class Agentor:
         or its last worker died.
 
         `max_turns` applies to this call; `fallback_models` are asked in order when the model
-        endpoint fails (engine/fallback.py); `tracing`: agentor/tracing_setting.py.
+        endpoint fails (agentor.engine.fallback); `tracing`: agentor.tracing_setting.
         """
-        runner = for_call(self, max_turns, fallback_models, tracing)
-        try:
-            return await run_input(runner._arun_one, input, limit_concurrency, run_id)
-        finally:
-            await release_fallbacks(runner)
+        config = self._frozen()
+        options = CallOptions.checked(
+            config, max_turns=max_turns, fallback_models=fallback_models, tracing=tracing
+        )
 
-    async def _arun_one(self, input: Input, run_id: str | None = None) -> RunResult:
-        messages = self._input_messages(input)
-        return await self._start(messages, listener=None, stream_text=False, run_id=run_id)
+        async def run_one(input: Input, run_id: str | None) -> RunResult:
+            messages = config.input_messages(input)
+            return await RunSession(config, options).start(messages, run_id)
+
+        try:
+            return await run_input(run_one, input, limit_concurrency, run_id)
+        finally:
+            await let_go(options.fallbacks_for(config))
 
     def stream_chat(
         self, input: Input, *, run_id: str | None = None, tracing: Any = None
@@ -192,22 +191,19 @@ class Agentor:
         run yields its last segment's recorded events again, each `replayed`, with no model
         call and nothing written.
         """
-        messages = self._input_messages(input)  # a bad input is refused here, not when read
-        runner = for_call(self, None, None, tracing)
-        return stream(lambda listener: runner._start(messages, listener, True, run_id))
+        config = self._frozen()
+        messages = config.input_messages(input)  # a bad input is refused here, not when read
+        options = CallOptions(tracing=tracing)
+        return stream(
+            lambda listener: RunSession(config, options, listener).start(messages, run_id, True)
+        )
 
     def submit(self, input: Input, *, run_id: str | None = None) -> str:
         """Record a new run for a fleet of workers (`agentor worker`) without running it: its
         `run_start` alone; returns the run id. The same input under an existing `run_id`
         writes nothing; another input is a `RunIdTakenError`, as for `run(run_id=)`."""
-        messages = self._input_messages(input)
-        config = self._request_config()
-        return submit_run(
-            self._require_store("submit"),
-            messages,
-            lambda run_id: self._run_start(run_id, messages, config),
-            run_id,
-        )
+        config = self._frozen()
+        return RunSession(config, NO_OPTIONS).submit(config.input_messages(input), run_id)
 
     # -- resuming ------------------------------------------------------------------------------
 
@@ -235,26 +231,17 @@ class Agentor:
         with its first step: a resume stopped before it has anything to record writes nothing.
 
         A structured run that failed on an invalid answer is asked again with what was wrong,
-        `output_retries` more times (engine/structured.py).
+        `output_retries` more times (agentor.engine.structured).
         """
-        if tracing is not None:
-            return await for_call(self, None, None, tracing).aresume(run_id, listener)
-        store = self._require_store()
-        validate_run_id(run_id)
-        events = await asyncio.to_thread(load_run, store, run_id)
-        if settled(events):
-            return self._structured(from_log(run_id, events, listener))
-        async with holding(store, run_id):
-            # Read again under the lock: another process may have finished it meanwhile.
-            events = await asyncio.to_thread(load_run, store, run_id)
-            return await self._continue(store, run_id, events, listener)
+        session = RunSession(self._frozen(), CallOptions(tracing=tracing), listener)
+        return await session.resume(run_id)
 
     def stream_resume(self, run_id: str, *, tracing: Any = None) -> AsyncIterator[Event]:
         """Like `stream_chat`, for `aresume`. The first turn's text deltas may come before the
         new segment's run_start, which is recorded with the segment's first step."""
         return stream(lambda listener: self.aresume(run_id, listener, tracing=tracing))
 
-    # -- forks and replays (agentor/forking.py) -----------------------------------------------
+    # -- forks and replays (agentor.forking) -----------------------------------------------
 
     def fork(self, run_id: str, input: Input | None = None, **options: Any) -> RunResult:
         """`afork` (same arguments) in an event loop of its own."""
@@ -285,7 +272,7 @@ class Agentor:
         what can be forked. `listener` is called with each event the fork records.
         """
         return await fork_run(
-            for_call(self, None, None, tracing),
+            self._frozen(),
             run_id,
             input,
             at=at,
@@ -294,6 +281,7 @@ class Agentor:
             fork_id=fork_id,
             max_turns=max_turns,
             listener=listener,
+            tracing=tracing,
         )
 
     def replay(self, run_id: str, **options: Any) -> RunResult:
@@ -316,7 +304,7 @@ class Agentor:
     ) -> RunResult:
         """Ask `model` (default: this agent's) the recorded conversation of `run_id` again,
         from its prompt, in a fork (`fork_id`, default a fresh id), its tool calls answered
-        from the recorded results (agentor/engine/fork/recording.py).
+        from the recorded results (agentor.engine.fork.recording).
 
         `match="strict"`: a call equal to a recorded one (same tool, same arguments) gets its
         recorded result; `"fifo"`: the tool's recorded results in order, whatever the
@@ -330,7 +318,7 @@ class Agentor:
         run's lines as `load_lines` reads them, when the caller has them already (an
         experiment reads each baseline once): not read again."""
         return await replay_run(
-            self,
+            self._frozen(),
             run_id,
             model=model,
             fork_id=fork_id,
@@ -375,7 +363,7 @@ class Agentor:
         The experiment is recorded in the store and named by what decides its candidates:
         called again with the same arguments (after a crash, say) it goes on where it was,
         no candidate replayed twice, failed pairs retried (`Experiment.load` reads it)."""
-        store = self._require_store("experiment")
+        store = require_store(self.store, "experiment")
         settings = dict(model_settings or {})
         options = Options(
             model=model,
@@ -406,7 +394,7 @@ class Agentor:
         """The agent a markdown file describes: frontmatter `name`, `model`, `temperature`
         (`tools` names are ignored: pass `tools=`), the body as its instructions. `options`
         are the constructor's (model, tools, output_type, store, ...) and win over the file
-        (agentor/markdown_agent.py)."""
+        (agentor.markdown_agent)."""
         from agentor.markdown_agent import agent_options
 
         return cls(**agent_options(md_path, options))
@@ -416,10 +404,9 @@ class Agentor:
     ) -> Any:
         """Upstream's `chat`: `arun(input)`; with `stream=True`, `stream_chat(input)` (this
         project's stream of the run's events; `serialize` is not used)."""
-        agent: Any = self
         if stream:
-            return for_call(agent, None, None, tracing).stream_chat(input)
-        return await agent.arun(input, tracing=tracing)
+            return self.stream_chat(input, tracing=tracing)
+        return await self.arun(input, tracing=tracing)
 
     def serve(self, *args: Any, **kwargs: Any) -> None:
         """Upstream's HTTP and A2A server: not offered."""
@@ -440,7 +427,7 @@ class Agentor:
         """`agentor.approve` on this agent's store; an edit (`args`) is checked against this
         agent's tool; `result` gives an interrupted call the result it had. Resume the run to
         go on."""
-        store = self._require_store("approve")
+        store = require_store(self.store, "approve")
         return decisions.approve(
             store, run_id, call_id, args=args, by=by, note=note, tools=self.tools, result=result
         )
@@ -450,175 +437,25 @@ class Agentor:
     ) -> list[Decision]:
         """`agentor.reject` on this agent's store. Resume the run to go on."""
         return decisions.reject(
-            self._require_store("reject"), run_id, call_id, reason=reason, by=by
+            require_store(self.store, "reject"), run_id, call_id, reason=reason, by=by
         )
 
     # -- internals -----------------------------------------------------------------------------
 
-    async def _continue(
-        self,
-        store: Store,
-        run_id: str,
-        events: list[Event],
-        listener: Listener | None,
-        opening: tuple[Sequence[Event], Sequence[Event]] = ((), ()),
-    ) -> RunResult:
-        """Finish a run from its events, read under its lock. `opening`: a new fork's first
-        events (agentor/forking.py), saved at once around its run_start, as a new run's are."""
-        if settled(events):
-            return self._structured(from_log(run_id, events, listener))
-        before, after = opening
-        known = [*events, *before, *after]
-        gated = gated_turn(known)
-        point = resume_point(known) if gated is None else gated_point(known, gated)
-        if not point.messages:
-            # Killed between taking the lock and writing run_start, or written by hand.
-            started = any(e.type == RUN_START for e in known)
-            why = "its run_start holds no messages" if started else "its log has no run_start"
-            raise NothingToResumeError(run_id, why)
-        recorder = Recorder(run_id, store, events=list(events))
-        if listener is not None:
-            recorder.listeners.append(listener)
-        tracer = await attach(recorder, self._call_tracing, self.capture_content)
-        try:
-            async with segment_tools(self.tools, self.mcp_servers, known) as offered:
-                config = self._request_config(offered)
-                run_start = self._run_start(run_id, point.input_messages, config, offered)
-                if before or after:  # a new fork: its copies keep their times: stamp run_start
-                    run_start.ts = run_start.started_at
-                    await recorder.emit(*before, run_start, *after, stamp=False)
-                else:  # with the segment's first step: a resume stopped before it writes nothing
-                    recorder.hold(run_start)
-                recording = recording_of(known)
-                return await self._loop(
-                    recorder, point, listener is not None, config, offered, gated, recording
-                )
-        finally:
-            await recorder.drain()
-            if tracer is not None:
-                tracer.finish()
-
-    def _require_store(self, what: str = "resume") -> Store:
-        if self.store is None:
-            raise ValueError(f"{what} needs a store: build the Agentor with store=FileStore(...)")
-        return self.store
-
-    def _input_messages(self, input: Input) -> list[dict[str, Any]]:
-        check_input(input)
-        msgs: list[dict[str, Any]] = []
-        if self.instructions:
-            msgs.append({"role": "system", "content": self.instructions})
-        if isinstance(input, str):
-            msgs.append({"role": "user", "content": input})
-        else:
-            msgs.extend(dict(m) for m in input)
-        return msgs
-
-    def _run_start(
-        self,
-        run_id: str | None,
-        messages: list[dict[str, Any]],
-        config: RequestConfig,
-        offered: SegmentTools | None = None,
-    ) -> Event:
-        return Event(
-            RUN_START,
-            run_id=run_id,
-            agent=self.name,
-            model=self.model.name,
-            config=config.digest,
-            tools=config.tools,
-            settings=config.settings,
-            mcp=offered.record if offered is not None else None,
-            output=None if self.output is None else self.output.recorded(),
-            messages=messages,
-            v=LOG_VERSION,
-            pid=os.getpid(),
-            host=socket.gethostname(),
-            started_at=time.time(),
-        )
-
-    async def _start(
-        self,
-        messages: list[dict[str, Any]],
-        listener: Listener | None,
-        stream_text: bool,
-        run_id: str | None = None,
-    ) -> RunResult:
-        store = self.store
-        named = run_id is not None
-        if run_id is None:
-            run_id = uuid.uuid4().hex if store is not None else None
-        elif store is None:
-            raise ValueError("run_id= needs a store: build the Agentor with store=FileStore(...)")
-        else:
-            validate_run_id(run_id)
-        recorder = Recorder(run_id, store, events=[])
-        if listener is not None:
-            recorder.listeners.append(listener)
-        async with holding(store, run_id):
-            if named:
-                assert store is not None and run_id is not None
-                events = await asyncio.to_thread(load_if_any, store, run_id)
-                if events:  # this run exists (an empty log: killed before its run_start)
-                    check_same_input(run_id, events, messages)
-                    return await self._continue(store, run_id, events, listener)
-            tracer = await attach(recorder, self._call_tracing, self.capture_content)
-            try:
-                async with segment_tools(self.tools, self.mcp_servers, ()) as offered:
-                    config = self._request_config(offered)
-                    await recorder.emit(self._run_start(run_id, messages, config, offered))
-                    point = ResumePoint(messages=list(messages), turn=0, input_messages=messages)
-                    return await self._loop(recorder, point, stream_text, config, offered)
-            finally:
-                await recorder.drain()
-                if tracer is not None:
-                    tracer.finish()
-
-    def _request_config(self, offered: SegmentTools | None = None) -> RequestConfig:
-        """What the segment asks the model with: `offered`'s tools (the agent's own tools
-        alone when none: a submitted run's first record)."""
-        tools = offered.tools if offered is not None else self.tools
-        return request_config(self.model, [t.schema for t in tools])
-
-    async def _loop(
-        self,
-        recorder: Recorder,
-        point: ResumePoint,
-        stream_text: bool,
-        config: RequestConfig,
-        offered: SegmentTools,
-        gated: GatedTurn | None = None,
-        recording: Recording | None = None,
-    ) -> RunResult:
-        outcome = await run_loop(
+    def _frozen(self) -> AgentConfig:
+        """This agent's configuration as it is now, for one call (agentor.session.config)."""
+        return AgentConfig(
+            name=self.name,
+            instructions=self.instructions,
             model=self.model,
-            tools=offered.tools,
-            recorder=recorder,
-            point=point,
+            tools=tuple(self.tools),
+            mcp_servers=tuple(self.mcp_servers),
+            store=self.store,
             max_turns=self.max_turns,
-            stream_text=stream_text,
-            config=config.digest,
-            gate=self.gate,
-            gated=gated,
-            recording=recording,
-            output=self.output,
             max_tool_failures=self.max_tool_failures,
-            fallbacks=self.fallbacks,
+            gate=self.gate,
+            output=self.output,
+            tracing=self.tracing,
+            capture_content=self.capture_content,
+            fallbacks=tuple(self.fallbacks),
         )
-        waiting = outcome.status == AWAITING_APPROVAL
-        result = RunResult(
-            run_id=recorder.run_id,
-            final_output=outcome.final_output,
-            status=outcome.status,
-            events=recorder.events,
-            usage=total_usage(recorder.events),
-            messages=outcome.messages,
-            error=outcome.error,
-            save_failures=recorder.save_failures,
-            pending=pending_now(recorder.events) if waiting else [],
-        )
-        return self._structured(result)
-
-    def _structured(self, result: RunResult) -> RunResult:
-        return structured_result(result, self.output)

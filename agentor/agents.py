@@ -14,19 +14,24 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import json
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentor.agent import Agentor
-from agentor.engine.events import Event
+from agentor.engine.events import RUN_START, Event
 from agentor.engine.models import Model
 from agentor.engine.store.api import Store
+from agentor.engine.store.holding import load_run
 from agentor.engine.tools import RecordedTool
-from agentor.errors import AgentSpecError
+from agentor.errors import AgentSpecError, ExperimentError
+
+if TYPE_CHECKING:
+    from agentor.experiments.runner import AgentFor
 
 
 class RecordedAgent(Agentor):
@@ -45,6 +50,46 @@ def recorded_agent(start: Event, model: str | Model, store: Store) -> RecordedAg
 def _named(schema: dict[str, Any]) -> bool:
     function = schema.get("function")
     return isinstance(function, dict) and isinstance(function.get("name"), str)
+
+
+def experiment_agents(
+    agent: Agentor | None, store: Store, model: str | None, settings: Mapping[str, Any]
+) -> tuple[AgentFor, Callable[[str], Agentor]]:
+    """Who replays an experiment's baselines (`agent_for`), and the agent of a baseline by its
+    id alone (the first baseline's asks the judge and is asked whether the model answers):
+    `agent` changed once (`model`, `settings`), or, without one, an agent of each baseline's
+    record asking `model` (`recorded_agent`; through the openai client's environment). A bad
+    setting is a `ValueError` or `TypeError` when the agent is made (for `agent`: now)."""
+    from agentor.experiments.candidates import candidate_agent  # loaded for experiments only
+
+    if agent is not None:
+        runner = candidate_agent(agent, model, settings)
+        return (lambda baseline, events: runner), (lambda baseline: runner)
+    if model is None:
+        raise ValueError("without an agent, an experiment needs a model to ask")
+    # One agent for the baselines of one agent name and tools, all of them asking one model
+    # (with the settings), made with the first agent: one client, its connections and its
+    # check, not one a candidate (a client costs ~36 ms to make; an agent, its tools' schemas).
+    made: dict[tuple[str | None, str], Agentor] = {}
+    shared: list[Model] = []
+
+    def recorded(baseline: str, events: list[Event]) -> Agentor:
+        start = next((e for e in events if e.type == RUN_START), None)
+        if start is None:
+            raise ExperimentError(f"run {baseline} records no run_start: no prompt to replay")
+        key = (start.agent, json.dumps(start.tools, sort_keys=True, default=str))
+        if key not in made:
+            if shared:
+                made[key] = recorded_agent(start, shared[0], store)
+            else:
+                made[key] = candidate_agent(recorded_agent(start, model, store), None, settings)
+                shared.append(made[key].model)
+        return made[key]
+
+    def first(baseline: str) -> Agentor:
+        return recorded(baseline, load_run(store, baseline))
+
+    return recorded, first
 
 
 def load_agent(spec: str) -> Agentor:

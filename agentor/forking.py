@@ -5,7 +5,8 @@ as they were). It is written as a new run is: under its own lock, its copy of th
 `fork` event, its `run_start` (and a tool_result fork's results) saved at once, before the
 model is asked, so a fork stopped or killed after that is an interrupted run that a resume
 finishes, its parent deleted or not. What it copies and where it goes on is
-agentor.engine.fork.plan; its `fork` event is agentor.engine.fork_mark.
+agentor.engine.fork.plan; its `fork` event is agentor.engine.fork_mark; the run session
+(agentor.session.run.RunSession.fork) writes and runs it.
 
 A replay is a fork from the start (with another model, instructions or settings, when given)
 whose tool calls are answered from the parent's recorded results
@@ -19,10 +20,10 @@ import json
 import time
 import uuid
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from agentor.engine.events import RUN_START, Event
-from agentor.engine.fork.plan import ForkPlan, plan_fork
+from agentor.engine.fork.plan import plan_fork
 from agentor.engine.fork.recording import recorded_results
 from agentor.engine.fork_mark import (
     EXPERIMENT,
@@ -37,38 +38,17 @@ from agentor.engine.log.format import BadLine
 from agentor.engine.loop import Listener
 from agentor.engine.models import Model, OpenAIModel
 from agentor.engine.settings import ModelSettings, setting_changes
-from agentor.engine.store.api import BatchStore, Store
-from agentor.engine.store.holding import holding, load_if_any, load_lines
+from agentor.engine.store.api import Store
+from agentor.engine.store.holding import load_lines
 from agentor.engine.store.run_ids import validate_run_id
-from agentor.result import RunResult, from_log, settled
-
-
-class Agent(Protocol):
-    """What a fork asks of the agent that runs it: an `Agentor` (agent.py imports this module,
-    so it is named by what it does)."""
-
-    model: Model
-
-    def clone(self, **changes: Any) -> Agent: ...
-
-    def _require_store(self, what: str = "resume") -> Store: ...
-
-    def _structured(self, result: RunResult) -> RunResult: ...
-
-    def _input_messages(self, input: Input) -> list[dict[str, Any]]: ...
-
-    async def _continue(
-        self,
-        store: Store,
-        run_id: str,
-        events: list[Event],
-        listener: Listener | None,
-        opening: tuple[Sequence[Event], Sequence[Event]] = ((), ()),
-    ) -> RunResult: ...
+from agentor.result import RunResult, settled
+from agentor.session.config import AgentConfig, model_named
+from agentor.session.options import CallOptions, let_go
+from agentor.session.run import RunSession
 
 
 async def fork_run(
-    agent: Agent,
+    config: AgentConfig,
     run_id: str,
     input: Input | None = None,
     *,
@@ -78,13 +58,15 @@ async def fork_run(
     fork_id: str | None = None,
     max_turns: int | None = None,
     listener: Listener | None = None,
+    tracing: Any = None,
 ) -> RunResult:
     """`Agentor.afork` (see there)."""
     if input is not None:
         check_input(input)
     _check_json(result)
-    store, fork_id = _ids(agent, run_id, fork_id)
-    runner = _runner(agent, model, max_turns)
+    store, fork_id = _ids(config, run_id, fork_id)
+    options = CallOptions.checked(config, max_turns=max_turns, tracing=tracing, model=model)
+    session = RunSession(config, options, listener)
     lines = await asyncio.to_thread(load_lines, store, run_id)
     plan = plan_fork(
         run_id,
@@ -93,8 +75,8 @@ async def fork_run(
         at=at,
         result=result,
         added=None if input is None else _user_messages(input),
-        prompt=None if input is None else agent._input_messages(input),
-        model=runner.model.name if model is not None else None,
+        prompt=None if input is None else config.input_messages(input),
+        model=session.model.name if model is not None else None,
     )
     whole_and_settled = at is None and input is None and settled(plan.events)
     if whole_and_settled and (model is not None or max_turns is not None):
@@ -104,14 +86,14 @@ async def fork_run(
         )
     try:
         if model is not None and not whole_and_settled:
-            await _usable(runner.model)
-        return await _run_plan(runner, store, run_id, fork_id, plan, listener, whole_and_settled)
+            await _usable(session.model)
+        return await session.fork(store, run_id, fork_id, plan, whole_and_settled)
     finally:
-        await _release(runner, agent)
+        await _release(session, config)
 
 
 async def replay_run(
-    agent: Agent,
+    config: AgentConfig,
     run_id: str,
     *,
     model: str | Model | None = None,
@@ -127,8 +109,9 @@ async def replay_run(
     """`Agentor.areplay` (see there)."""
     replay = _replay_options(novel, match, instructions, experiment)
     changes = setting_changes(model_settings) if model_settings is not None else {}
-    store, fork_id = _ids(agent, run_id, fork_id)
-    runner = _with_settings(_runner(agent, model, None), changes)
+    store, fork_id = _ids(config, run_id, fork_id)
+    chosen = config.model if model is None else model_named(config.model, model)
+    session = RunSession(config, CallOptions(model=_with_settings(chosen, changes)), listener)
     if lines is None:
         lines = await asyncio.to_thread(load_lines, store, run_id)
     events = [e for e in lines if isinstance(e, Event)]
@@ -146,14 +129,14 @@ async def replay_run(
         time.time(),
         at=start + 1,
         prompt=prompt,
-        model=runner.model.name,
+        model=session.model.name,
         replay=replay,
     )
     try:
-        await _usable(runner.model)
-        return await _run_plan(runner, store, run_id, fork_id, plan, listener, False)
+        await _usable(session.model)
+        return await session.fork(store, run_id, fork_id, plan, False)
     finally:
-        await _release(runner, agent)
+        await _release(session, config)
 
 
 def _replay_options(
@@ -188,51 +171,18 @@ def _instructed(start: Event, instructions: str) -> list[dict[str, Any]]:
     return messages
 
 
-def _with_settings(runner: Agent, changes: dict[str, Any]) -> Agent:
-    """`runner` asking a copy of its model with `changes` made to its settings (None drops
-    one): a replay's `model_settings=`. Only a model on an OpenAI-compatible endpoint has
-    settings to change (`ValueError` else)."""
+def _with_settings(model: Model, changes: dict[str, Any]) -> Model:
+    """A copy of `model` with `changes` made to its settings (None drops one): a replay's
+    `model_settings=`. Only a model on an OpenAI-compatible endpoint has settings to change
+    (`ValueError` else)."""
     if not changes:
-        return runner
-    model = runner.model
+        return model
     if not isinstance(model, OpenAIModel):
         raise ValueError(
             f"model_settings= changes the settings of a model on an OpenAI-compatible endpoint; "
             f"model {model.name} is a {type(model).__name__}"
         )
-    twin = model.renamed(model.name)  # its own settings, client and connections
-    for name, value in changes.items():
-        if value is None:
-            twin.settings.pop(name, None)
-        else:
-            twin.settings[name] = value
-    return runner.clone(model=twin)
-
-
-async def _run_plan(
-    runner: Agent,
-    store: Store,
-    run_id: str,
-    fork_id: str,
-    plan: ForkPlan,
-    listener: Listener | None,
-    snapshot: bool,
-) -> RunResult:
-    """Write the fork as planned, under its lock: a copy alone when it needs nothing more,
-    else with its run_start, and run it."""
-    async with holding(store, fork_id):
-        if await asyncio.to_thread(load_if_any, store, fork_id):
-            raise ValueError(f"run {fork_id} already exists: choose an unused fork_id")
-        if snapshot:
-            await asyncio.to_thread(_write, store, fork_id, plan.events)
-            return runner._structured(from_log(fork_id, plan.events, listener))
-        try:
-            return await runner._continue(
-                store, fork_id, [], listener, opening=(plan.before, plan.after)
-            )
-        except Exception as exc:
-            exc.add_note(f"fork {fork_id} of run {run_id}: resume it to retry if it was saved")
-            raise
+    return model.with_settings(changes)  # its own client and connections
 
 
 async def _usable(model: Model) -> None:
@@ -244,8 +194,8 @@ async def _usable(model: Model) -> None:
         await check()
 
 
-def _ids(agent: Agent, run_id: str, fork_id: str | None) -> tuple[Store, str]:
-    store = agent._require_store("fork")
+def _ids(config: AgentConfig, run_id: str, fork_id: str | None) -> tuple[Store, str]:
+    store = config.require_store("fork")
     validate_run_id(run_id)
     if fork_id is None:
         return store, uuid.uuid4().hex
@@ -255,22 +205,11 @@ def _ids(agent: Agent, run_id: str, fork_id: str | None) -> tuple[Store, str]:
     return store, fork_id
 
 
-def _runner(agent: Agent, model: str | Model | None, max_turns: int | None) -> Agent:
-    changes: dict[str, Any] = {}
-    if model is not None:
-        changes["model"] = model
-    if max_turns is not None:
-        changes["max_turns"] = max_turns
-    return agent.clone(**changes) if changes else agent
-
-
-async def _release(runner: Agent, agent: Agent) -> None:
+async def _release(session: RunSession, config: AgentConfig) -> None:
     """A model made for this fork (another `model=`) lets its connections go with it: they
     belong to this event loop, which `fork()` closes."""
-    if runner.model is not agent.model:
-        close = getattr(runner.model, "aclose", None)
-        if close is not None:
-            await close()
+    if session.model is not config.model:
+        await let_go([session.model])
 
 
 def _user_messages(input: Input) -> list[dict[str, Any]]:
@@ -286,11 +225,3 @@ def _check_json(result: Any) -> None:
         json.dumps(result)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"result= must be a JSON value (a str, say): {exc}") from None
-
-
-def _write(store: Store, run_id: str, events: list[Event]) -> None:
-    if isinstance(store, BatchStore):
-        store.append_many(run_id, events)
-    else:
-        for e in events:
-            store.append(run_id, e)

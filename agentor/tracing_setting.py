@@ -6,16 +6,13 @@ trace every run; a tracer object, trace every run with it. On a call (`run`, `ar
 call, True traces it even when the agent does not, a tracer object traces this call with it
 (never kept on the agent: opting one run in must not enrol every later one).
 
-What tracing does is the OpenTelemetry export of runs (agentor/telemetry/): `attach` is the
-one place where the export joins a run's recorder.
+What tracing does is the OpenTelemetry export of runs (agentor/telemetry/); the run session
+(agentor.session.run.RunSession) is where it joins a run's recorder.
 """
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
-
-from agentor.telemetry.inprocess import RunTracing, check_tracing, run_tracing
 
 
 def agent_tracing(tracing: Any, tracer: Any, enable_tracing: bool) -> Any:
@@ -39,17 +36,3 @@ def call_tracing(agent_setting: Any, call_setting: Any) -> Any:
     if call_setting is True and agent_setting not in (None, False, True):
         return agent_setting  # the agent's own tracer
     return call_setting
-
-
-async def attach(recorder: Any, tracing: Any, content: bool) -> RunTracing | None:
-    """Where a call's tracing joins its run: a `RunTracing` listening to what the recorder
-    saves (agentor/telemetry/inprocess.py), made off the event loop; None when not traced.
-    The caller finishes it once the run's saves have landed."""
-    if not tracing:
-        return None
-    tracer = await asyncio.to_thread(
-        run_tracing, check_tracing(tracing), recorder.store, recorder.run_id, content=content
-    )
-    if tracer is not None:
-        recorder.listeners.append(tracer)
-    return tracer

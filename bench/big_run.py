@@ -158,7 +158,7 @@ def run_child(directory: Path, lines: int) -> dict[str, float]:
 
 
 def data_layer(path: Path, lines: int) -> float:
-    from agentor.sources.runlog import RunLog
+    from agentor.sources.directory.runlog import RunLog
 
     t = time.perf_counter()
     log = RunLog(path)

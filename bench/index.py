@@ -20,6 +20,9 @@ over 64 KiB), written in the engine's format (bench/synthetic.py). A directory o
 - baseline: plain Python reading the first and the last line of every file (`readline`, then
   the last block, growing until it holds a whole line) and `json.loads` of both.
 
+On a machine other work keeps busy, wall times say little: the CPU time (user + system) of each
+`ls` process and of the baseline are shown too, with the load average when the run began.
+
 The ratio is the worse of cold / baseline and ls cold / baseline (goal 3x); warm must take at
 most 1 s, as must `ls --json` warm, the app warm and its second start. Memory
 for the rows: peak RSS (VmHWM) of a fresh process listing the directory warm and cold, and what
@@ -34,6 +37,7 @@ import contextlib
 import gc
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -53,6 +57,7 @@ GOAL_APP_S = 1.0
 GOAL_WARM_S = 1.0
 GOAL_RSS_MB = 300
 TAIL_BLOCK = 4096
+CPU: dict[str, list[float]] = {"ls cold": [], "ls warm": [], "baseline": []}  # user + system
 
 
 def first_and_last_lines(directory: Path) -> int:
@@ -82,7 +87,7 @@ def first_and_last_lines(directory: Path) -> int:
 
 def data_layer(directory: Path, count: int, warm: bool) -> float:
     """Seconds to list the directory; `warm`: from its run index (else with none)."""
-    from agentor.sources.directory import DirectorySource
+    from agentor.sources.directory.source import DirectorySource
 
     gc.collect()  # what the last repetition left (a source's rows are freed by the collector)
     t = time.perf_counter()
@@ -105,7 +110,7 @@ def memory_child(directory: Path, warm: bool, traced: bool) -> None:
     two are measured in separate processes)."""
     import tracemalloc
 
-    from agentor.sources.directory import DirectorySource
+    from agentor.sources.directory.source import DirectorySource
 
     gc.collect()
     before = _rss("VmRSS")
@@ -167,7 +172,7 @@ def runs_directory(count: int, quick: bool) -> tuple[Path, int, float, bool]:
 def prepare_index(directory: Path) -> tuple[float, float, float, int]:
     """A fresh run index of the directory, rows filled: (fill seconds, save seconds, longest
     wait of the main thread meanwhile, bytes)."""
-    from agentor.sources.directory import DirectorySource
+    from agentor.sources.directory.source import DirectorySource
 
     shutil.rmtree(directory / ".agentor-index", ignore_errors=True)
     source = DirectorySource(directory)
@@ -242,9 +247,14 @@ def cli_listing(directory: Path, count: int, warm: bool) -> float:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(harness.ROOT), *sys.path[1:]])}
     argv = [sys.executable, "-c", "from agentor.cli import main; raise SystemExit(main())"]
     gc.collect()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     proc = subprocess.run([*argv, "ls", str(directory), "--json"], capture_output=True, env=env)
     elapsed = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU["ls warm" if warm else "ls cold"].append(
+        after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    )
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")
     assert proc.stdout.count(b'"run_id": ') == count
     assert (directory / ".agentor-index" / "runs.json").exists()  # saved (cold), kept (warm)
@@ -261,9 +271,11 @@ def app_second_start(directory: Path, count: int) -> float:
 
 def baseline(directory: Path, count: int) -> float:
     gc.collect()  # as before each of ours
+    cpu = time.process_time()
     t = time.perf_counter()
     n = first_and_last_lines(directory)
     elapsed = time.perf_counter() - t
+    CPU["baseline"].append(time.process_time() - cpu)
     assert n == count, (n, count)
     return elapsed
 
@@ -285,6 +297,7 @@ def app_cold(directory: Path, count: int) -> float:
 
 
 def measure(directory: Path, count: int, quick: bool) -> dict[str, Any]:
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
     reps = 2 if quick else (7 if count <= 10_000 else 3)
     warmup = 0 if quick else 1
     fill_s, save_s, waited, index_bytes = prepare_index(directory)
@@ -328,6 +341,7 @@ def measure(directory: Path, count: int, quick: bool) -> dict[str, Any]:
         "index_bytes": index_bytes,
         "mem_warm": mem_warm,
         "mem_cold": mem_cold,
+        "load": load,
     }
 
 
@@ -363,6 +377,14 @@ def report(count: int, size: int, made: float, m: dict[str, Any]) -> None:
         rows.append([case, harness.fmt_s(seconds), harness.fmt_s(seconds / count), "(once)",
                      f"{seconds / base:.2f}x", "background"])  # fmt: skip
     harness.table(["case", "median", "per file", "min..max", "vs baseline", "goal"], rows)
+    cpu = {k: harness.median(v) for k, v in CPU.items() if v}
+    if {"ls cold", "ls warm", "baseline"} <= cpu.keys():
+        print(
+            f"CPU (user+system), medians: agentor ls --json cold {harness.fmt_s(cpu['ls cold'])}"
+            f" ({cpu['ls cold'] / cpu['baseline']:.2f}x the baseline's "
+            f"{harness.fmt_s(cpu['baseline'])}), warm {harness.fmt_s(cpu['ls warm'])}; "
+            f"load average at the start {m['load']}"
+        )
     for kind in ("warm", "cold"):
         mem = m[f"mem_{kind}"]
         print(

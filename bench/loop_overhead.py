@@ -3,7 +3,7 @@
 Both talk to tests/openai_server.FakeOpenAI in this process. Ours is `Agentor.arun` with a
 FileStore (every step fsynced, a tool run each turn); the baseline replays the very request
 bodies the engine sent (recorded from a warm-up run) through `openai.AsyncOpenAI`'s `post`, as
-the engine sends them (their JSON, engine/chat_request.py), awaiting each in turn. The ratio
+the engine sends them (their JSON, agentor.engine.chat_request), awaiting each in turn. The ratio
 is ours / baseline wall time: what the engine adds per run. Shown for information: the same
 bodies through `chat.completions.create`, whose typed transform the engine no longer pays.
 

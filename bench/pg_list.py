@@ -92,7 +92,7 @@ def main() -> None:
     args = harness.parse_args(__doc__)
     runs, reps = (2_000, 3) if args.quick else (100_000, 9)
     from agentor.sources.logfile import gc_paused
-    from agentor.sources.pgsource import PostgresSource
+    from agentor.sources.postgres.source import PostgresSource
 
     store = PostgresStore(DSN, schema=SCHEMA)
     admin = psycopg.connect(DSN, autocommit=True)

@@ -66,7 +66,7 @@ store.close()
 def main() -> None:
     args = harness.parse_args(__doc__)
     count = 6 if args.quick else 150
-    from agentor.sources.pgsource import PostgresSource
+    from agentor.sources.postgres.source import PostgresSource
 
     store = PostgresStore(DSN, schema=SCHEMA)
     try:

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agentor.cli import main as agentor  # noqa: E402
-from agentor.sources.directory import DirectorySource  # noqa: E402
+from agentor.sources.directory.source import DirectorySource  # noqa: E402
 from tui.app import RunsApp  # noqa: E402
 
 SPANS = ROOT / "examples" / "otlp" / "three-frameworks.jsonl"

@@ -3,8 +3,8 @@ shows them.
 
 - The references scripts/gen_docs.py writes into the pages (between `<!-- KIND-reference:
   NAME ... -->` and `<!-- end KIND-reference -->`) are made again here, so the site is current
-  even when a page is not (tests/test_docs.py fails on such a page): a command's as
-  gen_docs.py writes it, from its argument parser; the API's as mkdocstrings blocks
+  even when a page is not (tests/test_docs.py fails on such a page): a command's and the event
+  types' as gen_docs.py writes them; the API's as mkdocstrings blocks
   (`::: agentor.NAME`), which render the same docstrings and signatures with cross-references
   and the anchors (`#agentor.Agentor`) the written pages give too.
 - The screenshots in `screenshots/` (written by `make screenshots`, shown in the README too)
@@ -46,7 +46,7 @@ def on_page_markdown(markdown: str, **_: Any) -> str:
 
 
 def _for_the_site(kind: str, name: str) -> str:
-    if kind == "cli":
+    if kind in ("cli", "events"):
         return gen_docs.reference(kind, name)
     if name == "agentor":
         return api_reference()

@@ -6,7 +6,9 @@ read as a file (on GitHub, in an editor) holds the reference and not a placehold
   argument with its help;
 - `docs/api.md`, `docs/api-ops.md`, `docs/api-testing.md`, `docs/errors.md`: every public name
   (`agentor.__all__`, `agentor.ops.__all__`, the modules `agentor.testing` and
-  `agentor.errors`), its signature and docstring, read by griffe as mkdocstrings reads them.
+  `agentor.errors`), its signature and docstring, read by griffe as mkdocstrings reads them;
+- `docs/log-format.md`: every event type, what it means and its fields, from their
+  declaration (`agentor.engine.events.EVENT_TYPES`).
 
 Each reference lies between `<!-- KIND-reference: NAME ... -->` and `<!-- end KIND-reference
 -->` in its page; only that part of the page is written. Signatures are ```py blocks (not
@@ -26,6 +28,7 @@ import argparse
 import os
 import re
 import sys
+import textwrap
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,9 +36,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-PAGES = ("cli.md", "api.md", "api-ops.md", "api-testing.md", "errors.md")
+PAGES = ("cli.md", "api.md", "api-ops.md", "api-testing.md", "errors.md", "log-format.md")
 REGION = re.compile(
-    r"(?P<start><!-- (?P<kind>cli|api)-reference: (?P<name>[\w.-]+)[^\n]*-->\n)"
+    r"(?P<start><!-- (?P<kind>cli|api|events)-reference: (?P<name>[\w.-]+)[^\n]*-->\n)"
     r"(?P<body>.*?)"
     r"(?P<end><!-- end (?P=kind)-reference -->)",
     re.S,
@@ -44,6 +47,7 @@ REGION = re.compile(
 # the terminal the script runs in.
 USAGE_WIDTH = 100
 SIGNATURE_WIDTH = 96
+PROSE_WIDTH = 96  # the pages' own lines
 
 # The API page's sections: a public name's defining module (its prefix) -> the heading.
 SECTIONS = (
@@ -53,6 +57,7 @@ SECTIONS = (
     ("agentor.engine.models", "Models"),
     ("agentor.engine.events", "Events"),
     ("agentor.engine.store", "Stores"),
+    ("agentor.backends", "Stores"),
     ("agentor.engine.approval", "Human approval"),
     ("agentor.engine.fork", "Comparing runs"),
 )
@@ -81,7 +86,30 @@ def reference(kind: str, name: str) -> str:
         return "\n".join(render(_griffe()[f"ops.{n}"], level=3) for n in agentor.ops.__all__)
     if kind == "api" and name in ("agentor.testing", "agentor.errors"):
         return module_reference(_griffe()[name.removeprefix("agentor.")])
+    if kind == "events" and name == "agentor.engine.events":
+        return events_reference()
     raise ValueError(f"no {kind} reference named {name!r}")
+
+
+# -- the event types -----------------------------------------------------------------------------
+
+
+def events_reference() -> str:
+    """Each event type: a heading, what it means, its fields."""
+    from agentor.engine.events import EVENT_TYPES
+
+    parts = []
+    for t in EVENT_TYPES.values():
+        said = t.means
+        if t.transient:
+            said += " Never written to a log: a live run hands it to its listeners only."
+        named = "Fields: " + ", ".join(f"`{f}`" for f in (*t.fields, *t.extra)) + "."
+        parts += [f"### `{t.name}`", "", _wrapped(said), "", _wrapped(named), ""]
+    return "\n".join(parts) + "\n"
+
+
+def _wrapped(text: str) -> str:
+    return textwrap.fill(text, PROSE_WIDTH, break_long_words=False, break_on_hyphens=False)
 
 
 # -- the API references --------------------------------------------------------------------------
@@ -257,7 +285,20 @@ def cli_reference(parser: argparse.ArgumentParser, *, subcommands: bool = True) 
         parts = [_command(parser, parser.prog, level=2, options_only=True)]
         for name, command in sub.choices.items():
             parts.append(_command(command, command.prog, level=3, summary=helps.get(name)))
+            parts.extend(_verbs(command))
         return "\n".join(parts)
+
+
+def _verbs(parser: argparse.ArgumentParser) -> list[str]:
+    """A command's own subcommands (`agentor experiment run`), a section each."""
+    found = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not found:
+        return []
+    helps = {choice.dest: choice.help for choice in found[0]._choices_actions}
+    return [
+        _command(verb, verb.prog, level=4, summary=helps.get(name))
+        for name, verb in found[0].choices.items()
+    ]
 
 
 def _command(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
+import json
 import os
 import shutil
 import sys
@@ -24,14 +25,18 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-import agentor.agent  # noqa: E402
 import agentor.engine.loop  # noqa: E402
+import agentor.experiments.experiment  # noqa: E402
+import agentor.experiments.runner  # noqa: E402
+import agentor.forking  # noqa: E402
+import agentor.session.run  # noqa: E402
 from agentor import Agentor, function_tool  # noqa: E402
 from agentor.agents import AgentSet  # noqa: E402
 from agentor.engine.events import Usage  # noqa: E402
 from agentor.engine.models import ModelResponse  # noqa: E402
 from agentor.engine.store.file import FileStore  # noqa: E402
-from agentor.sources.directory import DirectorySource  # noqa: E402
+from agentor.sources.directory.source import DirectorySource  # noqa: E402
+from examples.demo_model import DemoModel, find_cities  # noqa: E402
 from tui.app import RunsApp  # noqa: E402
 
 SIZE = (160, 45)
@@ -70,6 +75,25 @@ class MidAnswerModel:
         self.streaming.set()
         await self.release.wait()
         return ModelResponse(text=text, usage=Usage(120, 16, 136))
+
+
+class HastyModel(DemoModel):
+    """The demo model in a hurry: a question about one city it answers from memory, without
+    looking the weather up (the experiment's regression); others as the demo model does."""
+
+    async def generate(
+        self,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[dict[str, Any]],
+        on_text: Callable[[str], None] | None = None,
+    ) -> ModelResponse:
+        last = messages[-1] if messages else {}
+        cities = find_cities(str(last.get("content") or "")) if last.get("role") == "user" else []
+        if len(cities) == 1:
+            return ModelResponse(
+                text=f"It is probably mild in {cities[0]}.", usage=Usage(60, 9, 69)
+            )
+        return await super().generate(messages, tools, on_text)
 
 
 @function_tool
@@ -176,7 +200,7 @@ async def main(source: Path, out: Path) -> None:
             )
             stepping = SteppingTime(clock - 20)
             agentor.engine.loop.time = stepping  # type: ignore[assignment]
-            agentor.agent.time = stepping  # type: ignore[assignment]
+            agentor.session.run.time = stepping  # type: ignore[assignment]
 
             async def resume(app: RunsApp, pilot: Any) -> None:
                 await asyncio.wait_for(model.streaming.wait(), 10)
@@ -191,6 +215,46 @@ async def main(source: Path, out: Path) -> None:
                 agents=AgentSet([agent]),  # named as the run's agent: it may resume it
                 before=resume,
             )
+
+        # Last: its candidates are runs of the scratch directory, which the shots above
+        # must not show.
+        await experiment_shot(runs, out, clock, source)
+
+
+async def experiment_shot(runs: Path, out: Path, clock: float, source: Path) -> None:
+    """The pairs of an experiment over the Weather Agent's ended samples: a hasty model with
+    a one-sentence prompt (Lisbon's answer regressed; the failed and max_turns runs now
+    complete), on a clock that steps as the resume shot's does."""
+    path = source / "manifest.json"
+    samples = json.loads(path.read_text()) if path.exists() else {}
+    manifest = {name: spec["run_id"] for name, spec in samples.items()}
+    names = ("completed", "parallel_tools", "max_turns", "failed")
+    baselines = [manifest[n] for n in names if n in manifest]
+    if not baselines:
+        return
+    stepping = SteppingTime(clock - 60)
+    modules = (agentor.engine.loop, agentor.session.run, agentor.forking)
+    for module in (*modules, agentor.experiments.experiment, agentor.experiments.runner):
+        module.time = stepping  # type: ignore[attr-defined]
+    agent = Agentor(
+        "Weather Agent",
+        model=HastyModel("offline-demo-v2", word_delay=0),
+        instructions="You are a weather assistant. Answer in one sentence.",
+        tools=[get_weather],
+        store=FileStore(runs),
+        max_turns=10,
+    )
+    await agent.aexperiment(
+        baselines, name="hasty prompt", scorers=["same_tools", "output_contains:°C"], concurrency=1
+    )
+    await shoot(runs, out, "experiment", clock, ["E", "enter"], before=_pairs_shown)
+
+
+async def _pairs_shown(app: RunsApp, pilot: Any) -> None:
+    for _ in range(200):
+        if type(app.screen).__name__ == "PairsScreen" and getattr(app.screen, "experiment", None):
+            return
+        await asyncio.sleep(0.05)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ once, then answers with what the tools said, joined by " | ". Events:
     decide  approval (1)
     resume  run_start, tool_start, tool_result, generation, message, run_end (6; a rejected
             call has no tool_start: 5). An approved call's start is saved before it runs: a
-            crash during it then waits for a person (engine/interrupted.py).
+            crash during it then waits for a person (agentor.engine.interrupted).
 
 Every tool execution appends one line ("book_hotel Rome") to `TOOL_LOG` (or cfg["tool_log"]).
 `make_agent` is also an `--agent` spec for the `agentor` command

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from agentor.engine.store.file import FileStore
-from agentor.sources import directory as directory_module
-from agentor.sources.directory import DirectorySource
+from agentor.sources.directory import source as directory_module
+from agentor.sources.directory.source import DirectorySource
 from tests.app_support import (
     NOW,
     SIZE,
@@ -309,7 +309,7 @@ def test_the_timeline_and_the_run_list_quote_the_same_prompt() -> None:
     the timeline's run_start line say the same of a prompt in content parts."""
     from agentor.engine.events import RUN_START, Event
     from agentor.engine.history import RunSummary, fold
-    from tui.text.timeline_line import timeline_line
+    from tui.text.event_views import timeline_line
 
     parts = [
         {"type": "text", "text": "Weather in"},

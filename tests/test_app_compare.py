@@ -11,7 +11,7 @@ import pytest
 
 from agentor.engine.store.copy import copy_runs
 from agentor.engine.store.file import FileStore
-from agentor.sources.pgsource import PostgresSource
+from agentor.sources.postgres.source import PostgresSource
 from tests.app_support import (
     SAMPLE_MANIFEST,
     SIZE,

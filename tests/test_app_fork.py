@@ -468,9 +468,7 @@ async def test_F_replays_a_collected_run_with_another_model_and_runs_no_tool(
     spans = ROOT / "examples" / "otlp" / "three-frameworks.jsonl"
     assert agentor_main(["import", str(spans), "--store", str(runs)]) == 0
     store = FileStore(runs)
-    parent = next(
-        r for r in store.list_runs() if "Lisbon" in json.dumps(store.load(r)[0].messages)
-    )
+    parent = next(r for r in store.list_runs() if "Lisbon" in json.dumps(store.load(r)[0].messages))
     before = log_bytes(store, parent)
     with FakeOpenAI() as other:
         monkeypatch.setenv("OPENAI_BASE_URL", other.url)

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input, Tree
 
-import agentor.agent
 import agentor.engine.loop
 import agentor.forking
+import agentor.session.run
 from agentor.engine.store.file import FileStore
-from agentor.sources.directory import DirectorySource
+from agentor.sources.directory.source import DirectorySource
 from agentor.sources.lineage import fork_tree, root_of
 from agentor.sources.runrow import RunRow
 from tests.app_support import SIZE, app_for, notifications, priced, screen_text, wait_until
@@ -43,7 +43,7 @@ def make_family(runs: Path) -> dict[str, int]:
 @pytest.fixture
 def family(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, dict[str, int]]:
     clock = SteppingClock(1796039000.0)  # the same times in every run: snapshots stay put
-    for module in (agentor.engine.loop, agentor.agent, agentor.forking):
+    for module in (agentor.engine.loop, agentor.session.run, agentor.forking):
         monkeypatch.setattr(module, "time", clock)
     monkeypatch.setenv("HOME", str(tmp_path))
     runs = tmp_path / "runs"

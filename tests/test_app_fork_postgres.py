@@ -7,7 +7,7 @@ from __future__ import annotations
 from textual.widgets import TextArea
 
 from agentor.engine.store.postgres import PostgresStore
-from agentor.sources.pgsource import PostgresSource
+from agentor.sources.postgres.source import PostgresSource
 from tests.app_support import SIZE, OneAgent, fixed_clock, screen_text, wait_until
 from tests.forkkit import Weather, result_line, tool_messages
 from tests.pg_support import PgStores

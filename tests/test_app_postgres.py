@@ -25,7 +25,7 @@ from agentor.engine.events import APPROVAL, Event
 from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED
 from agentor.engine.store.copy import copy_runs
 from agentor.engine.store.file import FileStore
-from agentor.sources.pgsource import PostgresSource
+from agentor.sources.postgres.source import PostgresSource
 from tests.app_support import (
     IDS,
     SIZE,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agentor.sources import runindex
-from agentor.sources.directory import DirectorySource
+from agentor.sources.directory import runindex
+from agentor.sources.directory.source import DirectorySource
 from tests.app_support import (
     IDS,
     SIZE,

@@ -149,7 +149,7 @@ def test_a_row_read_whole_is_priced_and_appended_generations_add_to_it(runs: Pat
     from decimal import Decimal
 
     from agentor.ops.pricing import RunCost
-    from agentor.sources.directory import DirectorySource
+    from agentor.sources.directory.source import DirectorySource
 
     source = DirectorySource(runs)
     source.scan()

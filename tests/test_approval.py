@@ -50,7 +50,7 @@ GATED_RUN = [
     "run_end",
 ]
 # The resume after an approval: the approved call's start is saved before it runs (a crash
-# during it then waits for a person: engine/interrupted.py).
+# during it then waits for a person: agentor.engine.interrupted).
 RESUMED = ["run_start", "tool_start", "tool_result", "generation", "message", "run_end"]
 
 

@@ -13,10 +13,10 @@ from agentor.engine.statuses import AWAITING_APPROVAL, COMPLETED, FAILED, INTERR
 from agentor.sources.runrow import RunRow
 from tui.text import notices
 from tui.text.arg_edit import args_diff, editor_text, parse_edit
+from tui.text.event_views import timeline_line
 from tui.text.run_filter import RunFilter, list_title
 from tui.text.run_line import run_line
 from tui.text.styles import AWAITING_STYLE, STATUS_STYLES
-from tui.text.timeline_line import timeline_line
 
 HOTEL = {
     "type": "object",

@@ -96,8 +96,10 @@ def test_a_changed_contract_makes_the_page_stale(tmp_path: Path) -> None:
     pyproject = (ROOT / "pyproject.toml").read_text()
     # The page's old mistake: `sources` and `ops` above `agent`, so allowed to import it.
     moved = pyproject.replace(
-        '    "agent",\n    "telemetry | collect",\n    "sources",\n    "ops",\n',
-        '    "telemetry | collect",\n    "sources",\n    "ops",\n    "agent",\n',
+        '    "agent",\n    "experiments",\n    "session",\n    "telemetry | collect",\n'
+        '    "backends",\n    "sources",\n    "ops",\n',
+        '    "experiments",\n    "session",\n    "telemetry | collect",\n    "backends",\n'
+        '    "sources",\n    "ops",\n    "agent",\n',
     )
     assert moved != pyproject
     (tmp_path / "pyproject.toml").write_text(moved)

@@ -1,4 +1,4 @@
-"""Model requests without the SDK's per-call transform (engine/chat_request.py), still through
+"""Model requests without the SDK's per-call transform (agentor.engine.chat_request), still through
 the openai client: what reaches the server is what `chat.completions.create` sends, for every
 shape of message the engine makes and every setting; and the client's behaviours stay
 (retries, timeouts, errors without the key, streaming)."""
@@ -242,7 +242,7 @@ async def test_what_we_send_is_what_create_sends_for_every_request_the_engine_ma
 async def test_a_conversation_the_loop_appends_to_is_sent_as_create_sends_it_turn_after_turn(
     fake_openai: FakeOpenAI,
 ) -> None:
-    # The loop's own list keeps each message's JSON from turn to turn (engine/conversation.py).
+    # The loop's own list keeps each message's JSON from turn to turn (agentor.engine.conversation).
     fake_openai.script = lambda request: {"text": "ok"}
     messages, tools = (await engine_requests())[2]
     conversation = Conversation(messages[:2])

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import agentor
-from agentor.sources.directory import DirectorySource
+from agentor.sources.directory.source import DirectorySource
 from tui.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -73,6 +73,7 @@ def test_bad_database_input_is_one_line_and_exit_2_without_the_password(
         (1,),
         (2,),
         (3,),
+        (4,),
         (9,),
     ]
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from agentor.durations import duration
-from agentor.sources.directory import DirectorySource
+from agentor.sources.directory.source import DirectorySource
 from tests.test_agentor_command import agentor
 from tui.text.run_line import took
 

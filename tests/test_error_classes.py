@@ -2,7 +2,7 @@
 exported from `agentor`; an exception class that is internal control flow (caught again inside
 agentor) is underscore-named, so nobody mistakes it for something to catch.
 
-The one exemption is the `agentor` command's own `Refusal` family (agentor/cli/lines.py): each
+The one exemption is the `agentor` command's own `Refusal` family (agentor.cli.lines): each
 carries an exit status (1, or 2 for a usage error) from a command to `agentor.cli.main`, which
 prints its one line and exits with it. It never leaves the command, as argparse's own
 `ArgumentError` never leaves a parser; the test holds every class under agentor/cli/ to it.
@@ -39,7 +39,7 @@ def exception_classes() -> dict[str, type[BaseException]]:
 
 def test_every_exception_class_is_an_agentor_error_or_underscore_named() -> None:
     classes = exception_classes()
-    assert len(classes) > 30  # the walk found the modules (errors.py alone holds more)
+    assert len(classes) > 30  # the walk found the modules (agentor.errors alone holds more)
     stray = []
     for where, cls in classes.items():
         if where.startswith("agentor.cli."):

@@ -11,13 +11,15 @@ from typing import Any
 import pytest
 
 from agentor import Agentor, function_tool
-from agentor.engine.events import TOOL_RESULT
+from agentor.engine.events import TOOL_RESULT, Event
 from agentor.engine.fork.compare import compare
-from agentor.engine.fork_mark import last_fork
+from agentor.engine.fork.recording import drift_of, recording_of
+from agentor.engine.fork_mark import fork_event, last_fork
+from agentor.engine.history import canonical_args
 from agentor.engine.models import ModelResponse
 from agentor.engine.statuses import COMPLETED
 from agentor.engine.store.file import FileStore
-from agentor.testing import ScriptedModel
+from agentor.testing import ScriptedModel, tool_call
 from tests.forkkit import INSTRUCTIONS, Weather, log_bytes, tool_messages
 
 PROMPT = "What is the weather in Oslo and Rome?"
@@ -163,3 +165,49 @@ def test_a_resumed_replay_serves_equal_calls_on_from_where_it_was(store: FileSto
     agent.clone(model=resumed).resume("r2")
     assert [r[1] for r in results(store, "r2")] == served, "the second reading, not the first"
     assert next(readings) == 3, "the tool never ran in the replay"
+
+
+def test_a_turn_asked_again_counts_what_it_served_once() -> None:
+    """A resumed fifo replay goes on from the next recorded result: a turn a crash cut off,
+    then asked again, counts by its last attempt (whose first call was answered from the cut
+    attempt's own record, its drift kept), not twice."""
+    recording = [
+        {"call_id": f"r{i}", "name": "get_weather", "args": {"city": c}, "result": c.lower()}
+        for i, c in enumerate(("Oslo", "Rome", "Lima"), 1)
+    ]
+    replay = {"novel": "error", "match": "fifo", "recording": recording}
+    paris, kyiv = (
+        tool_call("get_weather", {"city": "Paris"}, "c1"),
+        tool_call("get_weather", {"city": "Kyiv"}, "c2"),
+    )
+
+    def served(call_id: str, city: str, result: str, source: str, drift: str) -> Event:
+        return Event(
+            TOOL_RESULT,
+            name="get_weather",
+            call_id=call_id,
+            args={"city": city},
+            result=result,
+            replayed_from=source,
+            turn=1,
+            extra={"drift": {"city": drift}},
+        )
+
+    start = Event("run_start", messages=[{"role": "user", "content": "Paris and Kyiv?"}])
+    attempt = [start, Event("generation", turn=1, calls=[paris, kyiv])]
+    events = [fork_event("parent", 1.0, 1, {}, replay), *attempt]
+    events.append(served("c1", "Paris", "oslo", "r1", "Oslo"))  # killed before Kyiv's
+    events += [*attempt, served("c1", "Paris", "oslo", "c1", "Oslo")]
+    events.append(served("c2", "Kyiv", "rome", "r2", "Rome"))
+    rec = recording_of(events)
+    assert rec is not None and (rec.match, rec.served) == ("fifo", {"get_weather": 2})
+    third = rec.answer("get_weather", canonical_args({"city": "Quito"}))
+    assert third is not None and third.result == "lima"
+    assert rec.answer("get_weather", canonical_args({"city": "Quito"})) is None, "used up"
+    assert drift_of(events[-2], canonical_args({"city": "Paris"})) == {"drift": {"city": "Oslo"}}
+    assert drift_of(third, canonical_args({"city": "Lima"})) == {}
+
+    # A replay written before `match` existed reads as strict.
+    old = {"novel": "error", "recording": recording}
+    rec = recording_of([fork_event("parent", 1.0, 1, {}, old), start])
+    assert rec is not None and rec.match == "strict" and rec.served == {}

@@ -114,7 +114,7 @@ def test_the_engine_imports_no_tui_textual_or_openai() -> None:
 def test_the_tuis_data_and_text_layers_import_no_textual() -> None:
     layers = modules_under("agentor.sources") + modules_under("tui.text")
     loaded = imported_after(layers)
-    assert {"agentor.sources.directory", "tui.text.detail"} <= loaded
+    assert {"agentor.sources.directory.source", "tui.text.detail"} <= loaded
     assert "textual" not in tops(loaded)
     assert "openai" not in tops(loaded)
 

@@ -16,14 +16,18 @@ from tui.widgets.args_editor import ArgsEditor
 from tui.widgets.compare_screen import CompareScreen
 from tui.widgets.cursor_list import CursorList
 from tui.widgets.delete_screen import DeleteScreen
+from tui.widgets.experiment_form import ExperimentForm
+from tui.widgets.experiments_screen import ExperimentsScreen
 from tui.widgets.export_screen import ExportScreen
 from tui.widgets.filter_bar import FilterBar
 from tui.widgets.fork_screen import ForkScreen
 from tui.widgets.fork_tree import ForkTreeScreen
 from tui.widgets.help_screen import HelpScreen
+from tui.widgets.pairs_screen import PairsScreen
 from tui.widgets.playback_screen import PlaybackScreen
 from tui.widgets.raw_event import RawEventScreen
 from tui.widgets.reason_screen import ReasonScreen
+from tui.widgets.run_list import RunList
 from tui.widgets.runs_search import RunsSearchScreen
 from tui.widgets.search_bar import SearchBar
 from tui.widgets.stats_screen import StatsScreen
@@ -53,16 +57,20 @@ NOT_IN_PALETTE |= {"save", "cancel"}
 # Nor the compare view's and the playback's (modal screens: the palette is not open there).
 NOT_IN_PALETTE |= {"next_difference", "previous_difference", "dismiss", "toggle_pause", "step"}
 NOT_IN_PALETTE |= {"speed(1)", "speed(2)", "speed(10)", "faster", "slower"}
+# Nor the experiments screens' (modal too), nor `X`'s hidden twin (the palette's entry for `X`
+# is there while runs are selected).
+NOT_IN_PALETTE |= {"open_experiment", "compare_pair", "cycle_sort", "nothing_selected"}
 # Textual's own palette commands cover these.
 TEXTUAL_COMMANDS = {"quit": "Quit", "clear_search": "Back"}
 # Every class that binds keys, and its bindings as Textual sees them (a subclass's include
 # its base's: Timeline's include CursorList's).
 BINDERS = (
-    *(RunsApp, RunsScreen, CursorList, Timeline, ApprovalList, FilterBar, SearchBar),
+    *(RunsApp, RunsScreen, CursorList, RunList, Timeline, ApprovalList, FilterBar, SearchBar),
     HelpScreen,
     *(RawEventScreen, ArgsEditor, ReasonScreen, ForkScreen, ForkTreeScreen),
     *(CompareScreen, PlaybackScreen),
     *(DeleteScreen, ExportScreen, RunsSearchScreen, StatsScreen),
+    *(ExperimentsScreen, PairsScreen, ExperimentForm),
 )
 
 
@@ -84,6 +92,9 @@ BOUND = [
     *ArgsEditor.BINDINGS,
     *CompareScreen.BINDINGS,
     *PlaybackScreen.BINDINGS,
+    *RunList.BINDINGS,
+    *ExperimentsScreen.BINDINGS,
+    *PairsScreen.BINDINGS,
 ]
 
 

@@ -14,8 +14,8 @@ from typing import ClassVar
 
 import pytest
 
-from agentor.sources import directory as directory_source
-from agentor.sources.directory import DirectorySource
+from agentor.sources.directory import source as directory_source
+from agentor.sources.directory.source import DirectorySource
 from tests.conftest import FIXTURES, ROOT
 from tests.test_agentor_command import ENV, agentor
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from agentor.sources.runindex import INDEX_DIR, INDEX_FILE
+from agentor.sources.directory.runindex import INDEX_DIR, INDEX_FILE
 from tests.app_support import SAMPLE_MANIFEST, copy_samples, write_log
 from tests.test_agentor_command import agentor
 from tests.test_ls_lists_what_the_tui_lists import without_age
@@ -182,7 +182,7 @@ def test_a_row_read_whole_sums_up_odd_numbers_as_the_engines_loader_reads_them(
     refuses NaN: such lines fold as the engine's own loader reads them (`json`)."""
     from agentor.engine.history import summarize
     from agentor.engine.store.file import FileStore
-    from agentor.sources.directory import DirectorySource
+    from agentor.sources.directory.source import DirectorySource
 
     runs = tmp_path / "runs"
     runs.mkdir()

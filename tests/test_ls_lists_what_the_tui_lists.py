@@ -29,11 +29,11 @@ from agentor.engine.statuses import (
 )
 from agentor.engine.store.copy import copy_runs
 from agentor.engine.store.file import FileStore
-from agentor.sources.directory import DirectorySource
+from agentor.sources.directory.quickread import TAIL_BYTES
+from agentor.sources.directory.runindex import INDEX_DIR
+from agentor.sources.directory.source import DirectorySource
 from agentor.sources.listing import list_rows
-from agentor.sources.pgsource import PostgresSource
-from agentor.sources.quickread import TAIL_BYTES
-from agentor.sources.runindex import INDEX_DIR
+from agentor.sources.postgres.source import PostgresSource
 from tests.app_support import IDS, SIZE, copy_fixtures, fixed_clock, wait_until, write_log
 from tests.approvalkit import TRAVEL_PROMPT, Travel
 from tests.conftest import ROOT
@@ -150,6 +150,10 @@ async def test_ls_lists_every_entry_the_tui_lists_with_its_status_and_reason(
     waiting = await every_kind_of_entry(runs, holder)
     ls_rows = listed(str(runs))
     assert_same_rows(ls_rows, await tui_rows(RunsApp(runs, watch=False, clock=fixed_clock)))
+    # Listed again from the index the first listing saved (the held run told by its lock, the
+    # waiting ones read for their calls): the same.
+    assert (runs / INDEX_DIR).is_dir()
+    assert without_age(listed(str(runs))) == without_age(ls_rows)
 
     by_id = {r["run_id"]: r for r in ls_rows}
     assert len(by_id) == len(ls_rows) == 16  # 8 upstream logs, 3 of ours, 5 unreadable

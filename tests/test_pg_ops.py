@@ -115,14 +115,15 @@ def test_an_older_schema_is_migrated_and_keeps_its_runs(pg_stores: PgStores) -> 
     schema = f"{SCHEMA}_v1"
     with PostgresStore(pg_stores.dsn, schema=schema) as store:
         write_run(store, "kept", age_days=3)
-    # What version 1 was: no pins table, one version recorded (version 3 only replaces two
-    # functions: it is applied again over them).
+    # What version 1 was: no pins table, no experiments, one version recorded (version 3 only
+    # replaces two functions: it is applied again over them).
     admin = pg_stores.sql
     admin(f'DROP TABLE "{schema}".pins')
+    admin(f'DROP TABLE "{schema}".experiment_records')
     admin(f'DELETE FROM "{schema}".schema_version WHERE version >= 2')
     with PostgresStore(pg_stores.dsn, schema=schema) as store:
         versions = admin(f'SELECT version FROM "{schema}".schema_version ORDER BY 1')
-        assert versions == [(1,), (2,), (3,)]
+        assert versions == [(1,), (2,), (3,), (4,)]
         assert [e.type for e in store.load("kept")] == ["run_start", "generation", "run_end"]
         assert store.pin("kept") and store.pinned() == {"kept"}
 

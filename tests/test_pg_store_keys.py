@@ -12,7 +12,7 @@ from agentor.engine.events import Event, Usage
 from agentor.engine.store.api import DeletingStore, PinningStore
 from agentor.ops.pricing import RunCost
 from agentor.ops.run_export import export
-from agentor.sources.pgsource import PostgresSource
+from agentor.sources.postgres.source import PostgresSource
 from tests.app_support import SIZE, fixed_clock, notifications, priced, wait_until
 from tests.pg_support import PgStores
 from tests.test_app_store_keys import MAY_2025

@@ -15,7 +15,7 @@ from agentor import RunLockedError
 from agentor.engine.events import Event, Usage
 from agentor.engine.history import RunSummary
 from agentor.engine.store.postgres import PostgresStore
-from agentor.sources.pgsource import PostgresSource
+from agentor.sources.postgres.source import PostgresSource
 from agentor.sources.runrow import RunRow, newest_first
 from tests.pg_support import PgStores, append_and_die_before_notifying
 

@@ -311,12 +311,13 @@ def test_a_schema_from_a_newer_version_is_refused_in_one_line_and_left_alone(
     with pytest.raises(SchemaVersionError) as refused:
         PostgresStore(pg_stores.dsn, schema=schema)
     message = str(refused.value)
-    assert "\n" not in message and "version 7" in message and "up to 3" in message
+    assert "\n" not in message and "version 7" in message and "up to 4" in message
     assert "upgrade" in message
     assert pg_stores.sql(f'SELECT version FROM "{schema}".schema_version ORDER BY 1') == [
         (1,),
         (2,),
         (3,),
+        (4,),
         (7,),
     ]
 
@@ -393,8 +394,8 @@ def test_without_a_server_the_postgres_tests_fail_saying_how_to_get_one() -> Non
 
 
 def test_a_store_value_names_a_directory_or_a_database(pg_stores: PgStores, tmp_path: Path) -> None:
+    from agentor import open_store
     from agentor.engine.store.pg.dsn import is_dsn
-    from agentor.engine.store.postgres import open_store
 
     assert isinstance(open_store(str(tmp_path / "runs")), FileStore)
     assert isinstance(open_store(tmp_path / "runs"), FileStore)

@@ -159,8 +159,8 @@ def check_tui_data_layer(data: bytes) -> None:
     """The TUI's RunLog and DirectorySource over the same bytes agree with the engine's loader on
     every whole line (a last line without its newline waits there, it is not shown)."""
     from agentor.engine.statuses import INTERRUPTED, RUNNING
-    from agentor.sources.directory import DirectorySource
-    from agentor.sources.runlog import RunLog
+    from agentor.sources.directory.runlog import RunLog
+    from agentor.sources.directory.source import DirectorySource
 
     directory = scratch() / "tui"
     directory.mkdir(exist_ok=True)

@@ -241,8 +241,8 @@ def _logs_to_replay(tmp_path: Path) -> list[bytes]:
 
 @pytest.mark.slow
 def test_a_run_being_written_never_shows_a_torn_event_in_the_tui_data_layer(tmp_path):
-    from agentor.sources.directory import DirectorySource
-    from agentor.sources.runlog import RunLog
+    from agentor.sources.directory.runlog import RunLog
+    from agentor.sources.directory.source import DirectorySource
 
     for n, data in enumerate(_logs_to_replay(tmp_path)):
         runs = tmp_path / f"runs{n}"
@@ -300,8 +300,8 @@ def _decode_all(data: bytes) -> list[Event]:
 
 def test_the_tui_data_layer_and_the_engine_repair_of_a_torn_tail(tmp_path):
     """A crash left a torn line; the viewer waits on it; the resumer's repair then appends."""
-    from agentor.sources.directory import DirectorySource
-    from agentor.sources.runlog import RunLog
+    from agentor.sources.directory.runlog import RunLog
+    from agentor.sources.directory.source import DirectorySource
 
     store = FileStore(tmp_path)
     store.append_many("r", [Event(RUN_START, messages=[{"role": "user", "content": "hi"}])])

@@ -24,6 +24,8 @@ from agentor.engine.events import RUN_END, TOOL_RESULT, Event
 from agentor.engine.fork_mark import last_fork
 from agentor.engine.statuses import COMPLETED, DIVERGED
 from agentor.engine.store.file import FileStore
+from agentor.engine.store.holding import load_lines
+from agentor.telemetry.spans import spans_of
 from tests.conftest import INSTRUCTIONS, WeatherAgents, weather_text
 from tests.openai_server import FakeOpenAI
 from tests.test_agentor_command import ENV, SCRIPT, agentor
@@ -136,6 +138,14 @@ def test_novel_stop_ends_the_replay_diverged_at_the_first_unrecorded_call(
     assert asked_in_all == 3 and replays.store.path("r1").read_bytes() == before
     assert replays.agent.run(PROMPT, run_id="r1").status == DIVERGED
     assert len(replays.srv.requests) == asked_in_all
+
+    (agent_span,) = [
+        s
+        for s in spans_of("r1", load_lines(replays.store, "r1"))[0]
+        if s.operation == "invoke_agent"
+    ]
+    assert (agent_span.error, agent_span.message) == (DIVERGED, result.error)
+    assert agent_span.attributes["agentor.status"] == DIVERGED
 
     listed = agentor("ls", "--store", str(replays.runs), "--status", "diverged", "--json")
     assert [r["run_id"] for r in json.loads(listed.stdout)] == ["r1"]

@@ -1,6 +1,6 @@
-"""The run index (`agentor.sources.runindex`): a directory listed again takes the rows of unchanged
-files from the index and reads no log; anything stale, damaged, foreign or of other fields is
-ignored and rebuilt, and a changed file is read again.
+"""The run index (`agentor.sources.directory.runindex`): a directory listed again takes the rows
+of unchanged files from the index and reads no log; anything stale, damaged, foreign or of other
+fields is ignored and rebuilt, and a changed file is read again.
 
 Real runs written by the real engine (`tests.test_runs_index.engine_runs`); every row is
 compared with what a fresh read of the directory gives.
@@ -11,18 +11,20 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import math
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
 from agentor.engine.store.file import FileStore
 from agentor.ops.run_search import search
-from agentor.sources import directory as directory_source
-from agentor.sources import runindex
-from agentor.sources.directory import DirectorySource
-from agentor.sources.rowread import TAIL_FIELDS
+from agentor.sources.directory import runindex
+from agentor.sources.directory import source as directory_source
+from agentor.sources.directory.rowread import TAIL_FIELDS
+from agentor.sources.directory.source import DirectorySource
 from agentor.sources.runrow import ROW_FIELDS, RunRow
 from tests.test_runs_index import EXPECTED, calls, engine_runs, text
 from tests.test_runs_index import agent as weather_agent
@@ -314,7 +316,8 @@ def test_values_json_cannot_say_plainly_come_back_as_they_were(tmp_path: Path) -
     assert want.get(run_id).error  # type: ignore[union-attr]
     assert_same_rows(warm, want)
     body = index_file(directory).read_bytes()
-    assert b"Infinity" in body
+    loaded = runindex.RunIndex(directory).load()  # a time past any clock: a double, as it was
+    assert loaded.values("row.summary.last_event_at") == [math.inf]
     assert b"100000000000000000000" in body  # the usage summed past 2**64
     assert b"\\udcff" in body
 
@@ -338,13 +341,14 @@ def test_a_priced_row_keeps_its_exact_cost_through_the_index(tmp_path: Path) -> 
 
     from agentor.engine.history import RunSummary
     from agentor.ops.pricing import RunCost
-    from agentor.sources.columns import from_columns
-    from agentor.sources.rowread import LogTail
+    from agentor.sources.directory.colstore import Stored, encoded
+    from agentor.sources.directory.columns import from_columns, sub_columns
+    from agentor.sources.directory.rowread import LogTail
 
     cost = RunCost(Decimal("0.000123456789012345678901"), priced=2, unpriced=1)
     row = RunRow("r1", summary=RunSummary("r1"), cost=cost, complete=True)
     cols = runindex.columns_of([(row, LogTail("x", inode=1, mtime_ns=1))])
-    body = runindex._dumps(runindex.packed(cols))
-    stored = runindex.unpacked(json.loads(b"".join(body)))
-    (back,) = from_columns(RunRow, runindex._split(stored, "row."), 1)
+    toc, body = encoded(cols)
+    stored = Stored(b"".join(body), toc, sys.byteorder)
+    (back,) = from_columns(RunRow, sub_columns(stored, "row."), 1)
     assert back.cost == cost and isinstance(back.cost.total, Decimal)

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from agentor.sources import directory as directory_source
-from agentor.sources.directory import DirectorySource
-from agentor.sources.rowread import TAIL_FIELDS
+from agentor.sources.directory import source as directory_source
+from agentor.sources.directory.rowread import TAIL_FIELDS
+from agentor.sources.directory.source import DirectorySource
 from agentor.sources.runrow import ROW_FIELDS
 from tests.conftest import FIXTURES
 from tests.test_run_index_file import index_file

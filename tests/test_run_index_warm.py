@@ -1,7 +1,8 @@
-"""The warm listing's fast paths (`agentor.sources.runindex.take_fresh`, `agentor.sources.lognames`,
-`sources.columns` for frozen and partly missing objects, `logfile.promote_young`): each gives
-what the plain one-at-a-time way gives, on the cases the plain way handled one by one (a file
-gone between listing and checking, a run listed that the index does not know, odd names)."""
+"""The warm listing's fast paths (`agentor.sources.directory.runindex.take_fresh`,
+`agentor.sources.directory.lognames`, `agentor.sources.directory.columns` for frozen and partly
+missing objects, `logfile.promote_young`): each gives what the plain one-at-a-time way gives, on
+the cases the plain way handled one by one (a file gone between listing and checking, a run
+listed that the index does not know, odd names)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from agentor.ops.pricing import RunCost
-from agentor.sources import columns, lognames, runindex
+from agentor.sources.directory import columns, lognames, runindex
 from agentor.sources.logfile import promote_young
-from agentor.sources.runrow import RunRow, newest_first
+from agentor.sources.runrow import ROW_FIELDS, RunRow, newest_first
 from tests.test_run_index_file import index_file, listed, runs, saved  # noqa: F401 (fixture)
 
 
@@ -25,7 +26,7 @@ def test_the_index_is_saved_newest_first_and_read_back_in_that_order(runs) -> No
     source = saved(directory)
     loaded = runindex.RunIndex(directory).load()
     assert loaded.run_ids == [r.run_id for r in source.rows()]
-    assert loaded.run_ids == [r.run_id for r in newest_first(list(loaded.rows))]
+    assert loaded.run_ids == [r.run_id for r in newest_first(loaded.objects()[0])]
     warm = listed(directory)
     assert list(warm._rows) == loaded.run_ids  # taken in the index's order: one pass to sort
     assert [r.run_id for r in warm.rows()] == loaded.run_ids
@@ -60,9 +61,13 @@ def test_take_fresh_rereads_changed_gone_and_unknown_files_and_takes_the_rest(ru
     ]
     assert sorted(rows) == sorted(same) and set(tails) == set(same)
     assert list(rows) == [i for i in loaded.run_ids if i in same]  # the index's order
+    built, _ = loaded.objects()  # every row the index holds
     for run_id in same:
         assert tails[run_id].path == where[run_id]
-        assert rows[run_id] is loaded.rows[loaded.run_ids.index(run_id)]
+        want = built[loaded.run_ids.index(run_id)]
+        assert [getattr(rows[run_id], f) for f in ROW_FIELDS] == [
+            getattr(want, f) for f in ROW_FIELDS
+        ]
 
 
 def test_unchanged_when_every_file_is_there_and_when_one_is_not(tmp_path: Path) -> None:

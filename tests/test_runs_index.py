@@ -29,9 +29,9 @@ from agentor.engine.log.format import BadLine, LogDecoder
 from agentor.engine.models import ModelResponse
 from agentor.engine.store.file import FileStore
 from agentor.errors import ModelError
-from agentor.sources import directory as directory_source
-from agentor.sources.directory import DirectorySource
-from agentor.sources.runlog import RunLog
+from agentor.sources.directory import source as directory_source
+from agentor.sources.directory.runlog import RunLog
+from agentor.sources.directory.source import DirectorySource
 
 ROOT = Path(__file__).resolve().parent.parent
 from tests.conftest import FIXTURES  # noqa: E402
@@ -840,7 +840,7 @@ def big_log_with_an_end(path: Path, end: dict[str, Any], after: int) -> None:
 def test_a_quick_row_reads_a_small_tail_first_and_further_back_only_when_needed(
     monkeypatch, tmp_path: Path
 ) -> None:
-    from agentor.sources.quickread import FIRST_READ, TAIL_BYTES, TAIL_FIRST
+    from agentor.sources.directory.quickread import FIRST_READ, TAIL_BYTES, TAIL_FIRST
 
     monkeypatch.setattr(directory_source, "SCAN_WHOLE_FILES", 0)
     end = {"type": "run_end", "status": "completed", "text": "done", "ts": 2.5}
@@ -983,7 +983,7 @@ def test_the_summary_decoder_keeps_every_field_fold_reads() -> None:
 
 
 def test_a_file_that_shrinks_during_a_quick_read_keeps_what_was_read(tmp_path: Path) -> None:
-    from agentor.sources.quickread import quick_read
+    from agentor.sources.directory.quickread import quick_read
 
     path = tmp_path / "r.jsonl"
     big_log_with_an_end(path, {"type": "run_end", "status": "completed"}, after=0)

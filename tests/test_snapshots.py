@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-import agentor.agent
 import agentor.engine.loop
+import agentor.session.run
 from agentor.engine.store.file import FileStore
 from agentor.testing import ScriptedModel
 from tests.app_support import (
@@ -76,7 +76,7 @@ def test_help_screen(snap_compare, runs: Path) -> None:
 def test_resume_in_progress(snap_compare, runs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     clock = SteppingClock(1796039940.0)
     monkeypatch.setattr(agentor.engine.loop, "time", clock)
-    monkeypatch.setattr(agentor.agent, "time", clock)
+    monkeypatch.setattr(agentor.session.run, "time", clock)
     # The half-finished run is rewound: the model asks for the tool again, then streams its
     # answer, and is caught in the middle of it.
     model = GatedModel([], partial="The weather in Prague is sunny, with").hold(1)

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-import agentor.agent
 import agentor.engine.loop
 import agentor.forking
+import agentor.session.run
 from agentor.engine.store.file import FileStore
 from tests.app_support import SIZE, app_for, priced, write_log
 from tests.forkkit import Weather, result_line, weather_model
@@ -27,7 +27,7 @@ def runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (its first generation asked again of another model, with a message added)."""
     monkeypatch.setenv("HOME", str(tmp_path))
     clock = SteppingClock(1796039000.0)
-    for module in (agentor.engine.loop, agentor.agent, agentor.forking):
+    for module in (agentor.engine.loop, agentor.session.run, agentor.forking):
         monkeypatch.setattr(module, "time", clock)
     directory = tmp_path / "runs"
     store = FileStore(directory)

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-import agentor.agent
 import agentor.engine.loop
 import agentor.forking
+import agentor.session.run
 from agentor.engine.models import ModelResponse
 from agentor.engine.store.file import FileStore
 from agentor.testing import ScriptedModel
@@ -50,7 +50,7 @@ def runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (diverged at Paris)."""
     monkeypatch.setenv("HOME", str(tmp_path))
     clock = SteppingClock(1796039000.0)
-    for module in (agentor.engine.loop, agentor.agent, agentor.forking):
+    for module in (agentor.engine.loop, agentor.session.run, agentor.forking):
         monkeypatch.setattr(module, "time", clock)
     directory = tmp_path / "runs"
     w = Weather(FileStore(directory))

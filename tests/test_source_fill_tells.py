@@ -15,7 +15,7 @@ import pytest
 
 from agentor.engine.statuses import AWAITING_APPROVAL, INTERRUPTED
 from agentor.engine.store.file import FileStore
-from agentor.sources.directory import DirectorySource
+from agentor.sources.directory.source import DirectorySource
 from tests.approvalkit import TRAVEL_PROMPT, Travel
 
 

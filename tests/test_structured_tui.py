@@ -14,7 +14,8 @@ from agentor.testing import ScriptedModel
 from tests.app_support import SIZE, app_for
 from tests.structuredkit import INVALID, VALID, Answer
 from tests.test_agentor_command import agentor
-from tui.text.styles import ERROR_STYLE, TYPE_STYLES
+from tui.text.event_views import type_style
+from tui.text.styles import ERROR_STYLE
 
 
 class Down:
@@ -80,7 +81,7 @@ async def test_a_structured_run_on_screen(tmp_path: Path) -> None:
         assert any(
             str(s.style) == ERROR_STYLE and s.start <= error_at < s.end for s in invalid.spans
         )
-        assert TYPE_STYLES["invalid_output"] == "bold red"
+        assert type_style("invalid_output", "") == "bold red"
         assert "flaky withdrawn after 2 failed calls" in rows["tool_disabled"].plain
         assert "by fallback-model (fallback)" in app.runs_screen.timeline.render_row(1, 200).plain
 

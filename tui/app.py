@@ -1,14 +1,14 @@
 """`RunsApp`: the terminal app over one source of runs.
 
-Wiring only. The runs come from a `RunSource` (`agentor.sources.source`; a FileStore directory is
-`agentor.sources.directory.DirectorySource`), never re-derived here. The app makes the source and
-the controllers (`tui.controllers`: `Watcher` keeps the screen in step with the source,
-`IndexSaver` saves the run index, `Resumer` resumes a run in this process, `Approver` records
-decisions on gated calls, `Forker` forks, `RunReader` reads runs whole for compare and playback,
-`StoreKeeper` operates the store) and holds them; its default screen, `RunsScreen`
-(`tui.screens.runs`), mounts them, owns the panes and their keys, and shows what the controllers
-report. The app itself keeps what is the same on every screen: its notes (`tell_note`), help,
-quit, and the command palette.
+Wiring only. The runs come from a `RunSource` (`agentor.sources.source`; a FileStore directory
+is `agentor.sources.directory.source.DirectorySource`), never re-derived here. The app makes the
+source and the controllers (`tui.controllers`: `Watcher` keeps the screen in step with the
+source, `IndexSaver` saves the run index, `Resumer` resumes a run in this process, `Approver`
+records decisions on gated calls, `Forker` forks, `RunReader` reads runs whole for compare and
+playback, `StoreKeeper` operates the store, `Experimenter` runs an experiment) and holds them;
+its default screen, `RunsScreen` (`tui.screens.runs`), mounts them, owns the panes and their
+keys, and shows what the controllers report. The app itself keeps what is the same on every
+screen: its notes (`tell_note`), help, quit, and the command palette.
 """
 
 from __future__ import annotations
@@ -24,9 +24,10 @@ from textual.screen import Screen
 
 from agentor.agents import AgentSet
 from agentor.literal import literal_line
-from agentor.sources.directory import DirectorySource
+from agentor.sources.directory.source import DirectorySource
 from agentor.sources.source import RunSource
 from tui.controllers.approver import Approver
+from tui.controllers.experimenter import Experimenter
 from tui.controllers.forker import Forker
 from tui.controllers.index_saver import IndexSaver
 from tui.controllers.resumer import Resumer
@@ -81,6 +82,7 @@ class RunsApp(App[str | None]):
         self.forker = Forker(self.source, self.resumer.agents)  # F: forks run here
         self.reader = RunReader(self.source)  # M and P
         self.keeper = StoreKeeper(self.source)  # p, d, w, ctrl+f
+        self.experimenter = Experimenter(self.source, self.resumer.agents)  # X
         self.clock = clock
         self.source_label = literal_line(source_title(self.source))  # the list's title
         self.shown_notes = ShownNotes()
@@ -94,6 +96,7 @@ class RunsApp(App[str | None]):
             self.forker,
             self.reader,
             self.keeper,
+            self.experimenter,
         )
         self.runs_screen = RunsScreen(
             self.source,
@@ -108,10 +111,11 @@ class RunsApp(App[str | None]):
         return self.runs_screen
 
     async def on_mount(self) -> None:
-        # Ready (for keys, for a test's pilot) once the runs screen has composed its panes and
-        # mounted them, as when the app composed them itself (Textual's `AwaitMount` waits on
-        # the same event, but then refreshes the screen's layout and hover: another first frame).
-        await self.runs_screen._mounted_event.wait()
+        # Ready (for keys, for a test's pilot) once the runs screen has composed its panes,
+        # mounted them and started, as when the app composed them itself (Textual's
+        # `AwaitMount` would wait so too, but then refreshes the screen's layout and hover:
+        # another first frame).
+        await self.runs_screen.mounted.wait()
 
     def on_unmount(self) -> None:
         self.index_saver.at_exit()  # what changed since the last save, before the source goes
@@ -137,6 +141,8 @@ class RunsApp(App[str | None]):
     def tell_note(self, note: Note) -> None:
         """Show `note` (literally: notes quote errors and text from logs), in place of an older
         one of its kind, beside a few others at most (`ShownNotes`). On the app's thread."""
+        # Textual's private notes: its public API only adds a note (`notify`, by a message,
+        # so later) or takes all down (`clear_notifications`); none lists them or takes one.
         shown = list(self._notifications)
         for old in self.shown_notes.to_take_down(shown, note.kind):
             self._unnotify(old, refresh=False)  # Textual's own way, as a toast's timer does
@@ -149,7 +155,9 @@ class RunsApp(App[str | None]):
 
     def _refresh_notifications(self) -> None:
         """Textual's, each time the notes or the screen on top change; then, once laid out,
-        the toasts of a dialog inside its frame (`place_toasts`)."""
+        the toasts of a dialog inside its frame (`place_toasts`). Private: Textual has no
+        public hook for the moments it shows its toasts anew (a screen resumed, a note added
+        or taken down by its timer)."""
         super()._refresh_notifications()
         self.call_after_refresh(self._place_toasts)
 

@@ -177,12 +177,12 @@ def main(argv: list[str] | None = None) -> int:
 def start_receiver(spec: str, schema: str | None, port: int) -> Receiving:
     """`--collect`: an OTLP receiver writing into the store the app shows (agentor.collect), on
     loopback, in a thread of this process; ValueError when it cannot listen."""
+    from agentor.backends import store_named
     from agentor.collect.http import OtlpHttpServer
     from agentor.collect.receiver import Collector
     from agentor.collect.spool import spool_for
-    from agentor.engine.store.postgres import open_store
 
-    store = open_store(spec, schema=schema or "agentor")
+    store = store_named(spec, schema or None, create=True)
     collector = Collector(store, spool_for(store))
     try:
         server = OtlpHttpServer(("127.0.0.1", port), collector)
@@ -261,27 +261,28 @@ class AppArguments:
 def open_app_arguments(args: argparse.Namespace) -> AppArguments:
     """Check the app's arguments and open what they name: ValueError saying in one line what is
     wrong with them. Sets `args.schema` to its default for a database."""
-    from agentor.engine.store.pg.dsn import is_dsn  # no driver: a DSN is told by its form
+    from agentor.backends import backend_for  # no driver: a spec is told by its form
     from agentor.errors import StoreSpecError
-    from agentor.sources.opening import DEFAULT_SCHEMA, check_schema
 
-    database = is_dsn(args.dir)
-    directory, run_id = Path(args.dir), None
-    if database:
+    backend = backend_for(args.dir)
+    local = backend.local_directory(args.dir)  # None: a store elsewhere (a database)
+    spec, run_id = (args.dir if local is None else str(local)), None
+    if local is None:
         if args.schema is None:
-            args.schema = DEFAULT_SCHEMA
+            args.schema = backend.default_schema
     elif args.schema is not None:
         try:
-            check_schema(args.dir, args.schema)
+            backend.check_schema(args.dir, args.schema)
         except StoreSpecError as exc:
             raise ValueError(str(exc)) from None
-    elif not directory.is_dir():
-        if not directory.exists():
+    elif not local.is_dir():
+        if not local.exists():
             raise ValueError(f"no such directory: {args.dir}")
         try:
-            directory, run_id = run_log_target(directory)
+            directory, run_id = run_log_target(local)
         except ValueError as exc:
             raise ValueError(f"not a run log: {args.dir}: {exc}") from None
+        spec = str(directory)
 
     if args.export_dir is not None and not Path(args.export_dir).is_dir():
         raise ValueError(f"--export-dir: no such directory: {args.export_dir}")
@@ -300,24 +301,22 @@ def open_app_arguments(args: argparse.Namespace) -> AppArguments:
     except AgentSpecError as exc:
         raise ValueError(str(exc)) from None
 
-    source = open_app_source(args.dir if database else str(directory), args.schema)
+    source = open_app_source(spec, args.schema)
     return AppArguments(source, agents, run_id)
 
 
 def open_app_source(spec: str, schema: str | None) -> RunSource:
-    """The source of the store `spec` names (`agentor.sources.opening`); ValueError saying in one
-    line why it cannot be used (a bad DSN or schema name, no server, refused credentials, a
-    newer schema, a schema that holds no store (none is made), no driver; never with the
+    """The source of the store `spec` names (`agentor.backends.open_source`); ValueError saying
+    in one line why it cannot be used (a bad DSN or schema name, no server, refused credentials,
+    a newer schema, a schema that holds no store (none is made), no driver; never with the
     password): the app's bad input, exit status 2."""
+    from agentor.backends import open_source
     from agentor.errors import PostgresStoreError, StoreSpecError
-    from agentor.sources.opening import open_source
 
     try:
         return open_source(spec, schema)
-    except ImportError as exc:  # a database, and no driver to reach it
-        from agentor.engine.store.postgres import DRIVER_HINT
-
-        raise ValueError(f"{DRIVER_HINT} ({exc})") from None
+    except ImportError as exc:  # a database, and no driver to reach it: it says what to install
+        raise ValueError(str(exc)) from None
     except (StoreSpecError, PostgresStoreError) as exc:
         raise ValueError(str(exc)) from None
     except OSError as exc:  # the directory went since it was looked at

@@ -22,7 +22,7 @@ and the worker of a fleet.
     agentor experiment run|ls|show|resume|export ... (experiment_cmd)
 
 Each takes `--store DIR|DSN` (a runs directory or a PostgreSQL DSN, default `runs`) and
-`--schema NAME` (stores.py); those that took `--dir DIR` still do. Exit status: 0 done, 1
+`--schema NAME` (agentor.cli.stores); those that took `--dir DIR` still do. Exit status: 0 done, 1
 refused (not found, already decided, locked, a run that failed), 2 a usage error; every
 refusal and usage error is one line on stderr. Each subcommand group is a module (runs_cmd:
 ls/show, decide_cmd: approve/reject, resume_cmd: resume, fleet_cmd: submit/worker, copy_cmd:
@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 from agentor.access import port
@@ -52,7 +53,7 @@ from agentor.engine.statuses import (  # a module of names only: --help stays fa
     UNREADABLE,
 )
 
-# What the store arguments say (cli/stores.py has the rest: it imports the engine).
+# What the store arguments say (agentor.cli.stores has the rest: it imports the engine).
 STORE_HELP = (
     "a runs directory or a PostgreSQL DSN, postgresql://... or 'host=... dbname=...' "
     "(default: runs)"
@@ -183,51 +184,7 @@ def _add_experiment_commands(sub: Any) -> None:
         dest="verb", metavar="VERB", parser_class=CommandParser, required=True
     )
     run = verbs.add_parser("run", help="start an experiment (or go on with the same one)")
-    run.add_argument("runs", nargs="*", metavar="RUN", help="the baselines: run ids or prefixes")
-    run.add_argument("--status", choices=STATUSES, metavar="S", help="select runs of a status")
-    run.add_argument("--search", metavar="TEXT", help="select runs whose events hold TEXT")
-    run.add_argument("--since", type=_age, metavar="AGE", help="select runs started since AGE")
-    run.add_argument("--agent-name", metavar="NAME", help="select runs of this agent name")
-    run.add_argument("--limit", type=_positive, metavar="N", help="at most the N newest selected")
-    run.add_argument("--model", metavar="M", help="the model the candidates ask")
-    run.add_argument(
-        "--agent",
-        metavar="SPEC",
-        help="the candidates' agent (its instructions, settings, tools): path/to/file.py:name "
-        "or package.module:name (default: each run's recorded tools, none of them run)",
-    )
-    run.add_argument(
-        "--instructions", metavar="FILE", help="the candidates' system message, from FILE"
-    )
-    run.add_argument(
-        "--set",
-        action="append",
-        metavar="KEY=VALUE",
-        help="a model setting for the candidates (VALUE as JSON: 0.2, true, \"x\")",
-    )
-    run.add_argument(
-        "--match",
-        choices=("strict", "fifo"),
-        default="strict",
-        help="a call gets the recorded result of an equal call (strict, default), or of that "
-        "tool in recorded order whatever its arguments (fifo)",
-    )
-    run.add_argument(
-        "--novel",
-        choices=("error", "stop", "run"),
-        default="error",
-        help="a call with no recorded answer: an error to the model (default), the candidate "
-        "ends diverged (stop), or it runs (run, needs --agent)",
-    )
-    run.add_argument(
-        "--scorer",
-        action="append",
-        metavar="SPEC",
-        help="same_output, same_tools, output_contains:TEXT, judge[:MODEL] or module:function",
-    )
-    run.add_argument("--rubric", metavar="FILE", help="the judge's rubric, from FILE")
-    run.add_argument("--name", metavar="NAME", help="the experiment's name")
-    _experiment_options(run)
+    _experiment_run_args(run)
     run.set_defaults(run="experiment_cmd:run")
 
     ls = verbs.add_parser("ls", help="the experiments of a store")
@@ -259,10 +216,60 @@ def _add_experiment_commands(sub: Any) -> None:
     export.set_defaults(run="experiment_cmd:export")
 
 
+def _experiment_run_args(run: argparse.ArgumentParser) -> None:
+    """What `agentor experiment run` takes: the runs, the change, how calls are answered, the
+    scorers."""
+    run.add_argument("runs", nargs="*", metavar="RUN", help="the baselines: run ids or prefixes")
+    run.add_argument("--status", choices=STATUSES, metavar="S", help="select runs of a status")
+    run.add_argument("--search", metavar="TEXT", help="select runs whose events hold TEXT")
+    run.add_argument("--since", type=_age, metavar="AGE", help="select runs started since AGE")
+    run.add_argument("--agent-name", metavar="NAME", help="select runs of this agent name")
+    run.add_argument("--limit", type=_whole(1), metavar="N", help="at most the N newest selected")
+    run.add_argument("--model", metavar="M", help="the model the candidates ask")
+    run.add_argument(
+        "--agent",
+        metavar="SPEC",
+        help="the candidates' agent (its instructions, settings, tools): path/to/file.py:name "
+        "or package.module:name (default: each run's recorded tools, none of them run)",
+    )
+    run.add_argument(
+        "--instructions", metavar="FILE", help="the candidates' system message, from FILE"
+    )
+    run.add_argument(
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help='a model setting for the candidates (VALUE as JSON: 0.2, true, "x")',
+    )
+    run.add_argument(
+        "--match",
+        choices=("strict", "fifo"),
+        default="strict",
+        help="a call gets the recorded result of an equal call (strict, default), or of that "
+        "tool in recorded order whatever its arguments (fifo)",
+    )
+    run.add_argument(
+        "--novel",
+        choices=("error", "stop", "run"),
+        default="error",
+        help="a call with no recorded answer: an error to the model (default), the candidate "
+        "ends diverged (stop), or it runs (run, needs --agent)",
+    )
+    run.add_argument(
+        "--scorer",
+        action="append",
+        metavar="SPEC",
+        help="same_output, same_tools, output_contains:TEXT, judge[:MODEL] or module:function",
+    )
+    run.add_argument("--rubric", metavar="FILE", help="the judge's rubric, from FILE")
+    run.add_argument("--name", metavar="NAME", help="the experiment's name")
+    _experiment_options(run)
+
+
 def _experiment_options(p: argparse.ArgumentParser) -> None:
     _store_args(p)
     p.add_argument(
-        "--concurrency", type=_positive, default=4, metavar="N", help="candidates at once (4)"
+        "--concurrency", type=_whole(1), default=4, metavar="N", help="candidates at once (4)"
     )
     p.add_argument("--json", action="store_true", help="a JSON object (docs/experiments.md)")
     p.add_argument(
@@ -301,11 +308,11 @@ def _add_collect_commands(sub: Any) -> None:
         "any host but loopback needs one",
     )
     collect.add_argument(
-        "--max-body", type=_positive, default=16, metavar="MB", help="the largest body taken"
+        "--max-body", type=_whole(1), default=16, metavar="MB", help="the largest body taken"
     )
     collect.add_argument(
         "--idle",
-        type=_positive,
+        type=_whole(1),
         default=600,
         metavar="SECONDS",
         help="an unfinished run no span came for this long is interrupted (default 600)",
@@ -324,7 +331,7 @@ def _add_run_commands(sub: Any) -> None:
     ls.add_argument(
         "--since", type=_age, metavar="AGE", help="only runs started since: 30m, 2h, 7d, 2w"
     )
-    ls.add_argument("--limit", type=_positive, metavar="N", help="only the N newest runs")
+    ls.add_argument("--limit", type=_whole(1), metavar="N", help="only the N newest runs")
     ls.add_argument("--json", action="store_true", help="a JSON array (fields: docs/cli.md)")
     ls.set_defaults(run="runs_cmd:ls")
 
@@ -379,14 +386,14 @@ def _add_fleet_commands(sub: Any) -> None:
     worker = sub.add_parser("worker", help="finish free incomplete runs until SIGTERM")
     _agent_arg(worker, "an agent to run its runs with (repeat: runs are matched by name)")
     worker.add_argument(
-        "--concurrency", type=_positive, default=4, metavar="N", help="runs at once (default 4)"
+        "--concurrency", type=_whole(1), default=4, metavar="N", help="runs at once (default 4)"
     )
     worker.add_argument(
         "--retry-failed", action="store_true", help="take failed and max_turns runs too"
     )
     worker.add_argument(
         "--max-attempts",
-        type=_positive,
+        type=_whole(1),
         default=3,
         metavar="K",
         help="end a run as failed once K attempts died with their worker (default 3)",
@@ -424,7 +431,7 @@ def _add_fork_commands(sub: Any) -> None:
     fork = sub.add_parser("fork", help="a new run from a recorded one, changed at one step")
     _run_args(fork)
     fork.add_argument(
-        "--at", type=_positive, metavar="N", help="the line to fork at (default: the whole run)"
+        "--at", type=_whole(1), metavar="N", help="the line to fork at (default: the whole run)"
     )
     edit = fork.add_mutually_exclusive_group()
     edit.add_argument(
@@ -436,16 +443,26 @@ def _add_fork_commands(sub: Any) -> None:
         help="a user message to add; at the run_start, the new prompt (- reads stdin)",
     )
     fork.add_argument("--model", metavar="M", help="the model the fork asks (default: the agent's)")
-    fork.add_argument("--max-turns", type=_positive, metavar="N", help="at most N new turns")
+    fork.add_argument("--max-turns", type=_whole(1), metavar="N", help="at most N new turns")
     _fork_args(fork, "fork")
     fork.set_defaults(run="fork_cmd:fork")
+    _add_replay_command(sub)
+    diff = sub.add_parser("diff", help="how two runs differ: first divergence, differences")
+    diff.add_argument("run_a", metavar="RUN_A", help="a run id, a unique prefix, or its log")
+    diff.add_argument("run_b", metavar="RUN_B", help="the same, for the other run")
+    diff.add_argument("--json", action="store_true", help="a JSON object (fields: docs/forks.md)")
+    _store_args(diff, dir_option=True)
+    diff.set_defaults(run="diff_cmd:diff")
 
+
+def _add_replay_command(sub: Any) -> None:
+    """`agentor replay` (docs/forks.md#replays)."""
     replay = sub.add_parser(
         "replay", help="ask a run's conversation again: another model, prompt or settings"
     )
     _run_args(replay)
     replay.add_argument(
-        "--model", metavar="M", help="the model to ask (default: the agent's; the run's)"
+        "--model", metavar="M", help="the model to ask (default: --agent's; without it, the run's)"
     )
     replay.add_argument(
         "--novel",
@@ -473,17 +490,10 @@ def _add_fork_commands(sub: Any) -> None:
         metavar="KEY=VALUE",
         dest="settings",
         help="a model setting for this replay (temperature=0, max_tokens=200; VALUE as JSON, "
-        "else text; repeat)",
+        "else text)",
     )
     _fork_args(replay, "replay", required=False)
     replay.set_defaults(run="fork_cmd:replay")
-
-    diff = sub.add_parser("diff", help="how two runs differ: first divergence, differences")
-    diff.add_argument("run_a", metavar="RUN_A", help="a run id, a unique prefix, or its log")
-    diff.add_argument("run_b", metavar="RUN_B", help="the same, for the other run")
-    diff.add_argument("--json", action="store_true", help="a JSON object (fields: docs/forks.md)")
-    _store_args(diff, dir_option=True)
-    diff.set_defaults(run="diff_cmd:diff")
 
 
 def _add_ops_commands(sub: Any) -> None:
@@ -494,7 +504,7 @@ def _add_ops_commands(sub: Any) -> None:
         "--older-than", metavar="AGE", help="runs last active longer ago: 30d, 12h, 90m, 45s, 2w"
     )
     prune.add_argument(
-        "--keep-last", type=_whole, metavar="N", help="keep the N newest of the matched runs"
+        "--keep-last", type=_whole(0), metavar="N", help="keep the N newest of the matched runs"
     )
     prune.add_argument("--status", metavar="S,...", help="only these: " + ", ".join(PRUNABLE))
     prune.add_argument("--dry-run", action="store_true", help="say what would go; remove nothing")
@@ -624,14 +634,20 @@ def _agent_arg(p: argparse.ArgumentParser, what: str) -> None:
     )
 
 
-def _whole(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more: {value}")
-    return value
+def _whole(least: int) -> Callable[[str], int]:
+    """argparse's `type=` for a whole number of `least` or more."""
+    floor = "0 or more" if least == 0 else f"at least {least}"
+
+    def whole(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"must be {floor}: {value}")
+        return value
+
+    return whole
 
 
 def _age(text: str) -> Any:
@@ -641,16 +657,6 @@ def _age(text: str) -> Any:
         return parse_age(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {value}")
-    return value
 
 
 def _seconds(text: str) -> float:

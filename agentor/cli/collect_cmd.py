@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from agentor.access import checked_token
 from agentor.cli.lines import Refusal, UsageError
-from agentor.cli.stores import open_store, store_spec, where
+from agentor.cli.stores import open_named, store_spec, where
 from agentor.collect.receiver import Collector
 from agentor.collect.spool import spool_for
 from agentor.literal import literal_line
@@ -31,7 +31,7 @@ TOKEN_ENV = "AGENTOR_COLLECT_TOKEN"
 
 def collect(args: Namespace) -> int:
     token = _token(args)
-    store = open_store(store_spec(args), args.schema, create=True)
+    store = open_named(store_spec(args), args.schema, create=True)
     from agentor.collect.http import OtlpHttpServer
 
     collector = Collector(store, spool_for(store), idle=float(args.idle))

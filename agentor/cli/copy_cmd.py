@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import sys
 from argparse import Namespace
-from pathlib import Path
 
+from agentor.backends import backend_for, same_store
 from agentor.cli.lines import UsageError
-from agentor.cli.stores import open_store, where
+from agentor.cli.stores import open_named, where
 from agentor.engine.store.copy import copy_runs
-from agentor.engine.store.pg.dsn import is_dsn
 from agentor.engine.store.run_ids import RUN_ID_RE, RUN_ID_RULE
 from agentor.literal import literal_line
 
@@ -30,12 +29,12 @@ def copy(args: Namespace) -> int:
             raise UsageError(f"{run_id!r} is not a run id ({RUN_ID_RULE})")
     src_schema = _schema(args.src, args.src_schema, args.schema, "--src-schema")
     dst_schema = _schema(args.dst, args.dst_schema, args.schema, "--dst-schema")
-    if args.schema is not None and not (is_dsn(args.src) or is_dsn(args.dst)):
+    if args.schema is not None and not (_has_schemas(args.src) or _has_schemas(args.dst)):
         raise UsageError("--schema is for a PostgreSQL store; SRC and DST are directories")
-    if _same(args.src, src_schema, args.dst, dst_schema):
+    if same_store(args.src, src_schema, args.dst, dst_schema):
         raise UsageError("SRC and DST are the same store")
-    src = open_store(args.src, src_schema)
-    dst = open_store(args.dst, dst_schema, create=True)
+    src = open_named(args.src, src_schema)
+    dst = open_named(args.dst, dst_schema, create=True)
     report = copy_runs(src, dst, args.run_ids or None)
     for notice in report.notices():
         print(f"agentor copy: {literal_line(notice, 400)}", file=sys.stderr)
@@ -44,14 +43,12 @@ def copy(args: Namespace) -> int:
 
 
 def _schema(spec: str, own: str | None, common: str | None, flag: str) -> str | None:
-    if not is_dsn(spec):
+    if not _has_schemas(spec):
         if own is not None:
             raise UsageError(f"{flag} is for a PostgreSQL store; {spec} is a directory")
         return None
     return own or common
 
 
-def _same(src: str, src_schema: str | None, dst: str, dst_schema: str | None) -> bool:
-    if is_dsn(src) or is_dsn(dst):
-        return src == dst and (src_schema or "agentor") == (dst_schema or "agentor")
-    return Path(src).resolve() == Path(dst).resolve()
+def _has_schemas(spec: str) -> bool:
+    return backend_for(spec).default_schema is not None

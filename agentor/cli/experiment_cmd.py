@@ -31,25 +31,23 @@ from pathlib import Path
 from typing import Any
 
 from agentor.agent import Agentor
-from agentor.agents import AgentSet, load_agent, recorded_agent
+from agentor.agents import AgentSet, experiment_agents, load_agent
 from agentor.cli.experiment_text import experiment_lines, export_html, export_markdown
 from agentor.cli.lines import Refusal, UsageError, print_json, stamp
 from agentor.cli.stores import run_in, source_of, store_of
-from agentor.engine.events import RUN_START, Event
-from agentor.engine.models import Model
 from agentor.engine.statuses import INTERRUPTED, RUNNING
 from agentor.engine.store.api import Store
-from agentor.engine.store.holding import load_run
 from agentor.errors import (
     AgentorError,
     AgentSpecError,
     ExperimentNotFoundError,
     ModelError,
 )
-from agentor.experiments.candidates import candidate_agent, judge_asker, model_check
-from agentor.experiments.experiment import Experiment, Options, experiments_of
+from agentor.experiments.candidates import judge_asker, model_check
+from agentor.experiments.experiment import Experiment, Options, experiments_of, pair_of
 from agentor.experiments.experiment import resume as resume_experiment
 from agentor.experiments.experiment import start as start_experiment
+from agentor.experiments.listing import listed
 from agentor.experiments.record import Definition, PairRecord, read_records
 from agentor.experiments.runner import AgentFor
 from agentor.literal import literal_line
@@ -141,28 +139,21 @@ def resume(args: Namespace) -> int:
 
 
 def ls(args: Namespace) -> int:
-    store = store_of(args)
     try:
-        keeper = experiments_of(store)
+        found = listed(store_of(args))
     except AgentorError as exc:
         raise Refusal(str(exc)) from None
-    found = []
-    for experiment_id in keeper.list_experiments():
-        definition, pairs = read_records(keeper.load_experiment(experiment_id))
-        if definition is not None:
-            found.append((definition, pairs))
-    found.sort(key=lambda f: f[0].created_at, reverse=True)
     if args.json:
-        print_json([_listed_json(d, p) for d, p in found])
+        print_json([f.to_json() for f in found])
         return 0
     if not found:
         print("no experiments in this store")
         return 0
-    for d, p in found:
-        regressed = sum(1 for r in p.values() if _regressed(r))
+    for f in found:
+        d = f.definition
         print(
-            f"{d.id}  {stamp(d.created_at)}  {len(p)}/{len(d.baselines)} pairs  "
-            f"{regressed} regressed  {literal_line(d.name, 60)}"
+            f"{d.id}  {stamp(d.created_at)}  {f.measured}/{f.total} pairs  "
+            f"{f.regressions} regressed  {literal_line(d.name, 60)}"
         )
     return 0
 
@@ -259,37 +250,11 @@ def _agents(
     agent: Agentor | None, store: Store, model: str | None, settings: dict[str, Any]
 ) -> tuple[AgentFor, Callable[[str], Any]]:
     """Who replays each baseline (and asks a judge): the agent given, changed once; or, without
-    one, an agent of each baseline's record asking `model`."""
+    one, an agent of each baseline's record asking `model` (`experiment_agents`)."""
     try:
-        if agent is not None:
-            runner = candidate_agent(agent, model, settings)
-            return (lambda baseline, events: runner), (lambda baseline: runner)
+        return experiment_agents(agent, store, model, settings)
     except (ValueError, TypeError) as exc:
         raise UsageError(_one_line(exc)) from None
-    assert model is not None
-    # One agent for the baselines of one agent name and tools, all of them asking one model
-    # (with the settings), made with the first agent: one client, its connections and its
-    # check, not one a candidate (a client costs ~36 ms to make; an agent, its tools' schemas).
-    made: dict[tuple[str | None, str], Any] = {}
-    shared: list[Model] = []
-
-    def recorded(baseline: str, events: list[Event]) -> Any:
-        start = next((e for e in events if e.type == RUN_START), None)
-        if start is None:
-            raise Refusal(f"run {baseline} records no run_start: no prompt to replay")
-        key = (start.agent, json.dumps(start.tools, sort_keys=True, default=str))
-        if key not in made:
-            if shared:
-                made[key] = recorded_agent(start, shared[0], store)
-            else:
-                made[key] = candidate_agent(recorded_agent(start, model, store), None, settings)
-                shared.append(made[key].model)
-        return made[key]
-
-    def first(baseline: str) -> Any:
-        return recorded(baseline, load_run(store, baseline))
-
-    return recorded, first
 
 
 def _first(asker_agent: Callable[[str], Any], baseline: str) -> Any:
@@ -332,21 +297,7 @@ def _experiment(store: Store, experiment_id: str) -> Experiment:
 
 
 def _regressed(record: PairRecord) -> bool:
-    from agentor.experiments.experiment import _pair
-
-    return _pair(record).regressed
-
-
-def _listed_json(d: Definition, pairs: dict[str, PairRecord]) -> dict[str, Any]:
-    return {
-        "experiment_id": d.id,
-        "name": d.name,
-        "change": d.change,
-        "created_at": d.created_at,
-        "pairs": len(d.baselines),
-        "measured": len(pairs),
-        "regressions": sum(1 for r in pairs.values() if _regressed(r)),
-    }
+    return pair_of(record).regressed
 
 
 # -- output ------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """An experiment as text: the lines `agentor experiment run|show` print, and its export as
 Markdown or HTML. Everything from a run or a user (names, outputs, errors, scorer specs) is
-made literal: one line, no terminal escapes; in HTML, escaped."""
+made literal: one line, no terminal escapes; in HTML, escaped. The summary's words are
+`agentor.experiments.summary_text`'s, which the TUI shows too."""
 
 from __future__ import annotations
 
@@ -8,10 +9,15 @@ import html
 from collections.abc import Iterable
 
 from agentor.experiments.experiment import Experiment, Pair
-from agentor.experiments.stats import Interval
+from agentor.experiments.summary_text import (
+    UNITS,
+    counts_text,
+    delta_text,
+    score_text,
+    scorer_text,
+    verdict_word,
+)
 from agentor.literal import literal_line
-
-_UNITS = {"turns": "", "tokens": "", "cost": " $", "latency": " s"}
 
 
 def experiment_lines(e: Experiment) -> list[str]:
@@ -20,44 +26,21 @@ def experiment_lines(e: Experiment) -> list[str]:
     out = [
         f"experiment {d.id}  {literal_line(d.name, 80)}",
         f"  change: {literal_line(d.change, 100)}; match {d.match}, novel calls: {d.novel}",
-        f"  pairs {s.pairs} of {len(d.baselines)}"
-        + (f" ({len(e.pending)} pending)" if e.pending else "")
-        + f"; completed {s.completed}, diverged {s.diverged}, failed {s.failed}",
+        f"  {counts_text(e)}",
         f"  regressions {s.regressions}, improvements {s.improvements}",
     ]
     for name, interval in s.deltas.items():
-        out.append(f"  {name:<8} {delta_text(interval, _UNITS.get(name, ''))}")
-    for spec, scored in s.scorers.items():
-        line = (
-            f"  scorer {literal_line(spec, 40)}: {scored.regressions} regressed, "
-            f"{scored.improvements} improved"
-        )
-        if scored.errors:
-            line += f", {scored.errors} errors"
-        if scored.mcnemar is not None:
-            m = scored.mcnemar
-            line += f"; McNemar b={m.b} c={m.c} p={m.p_value:.3g}"
-        out.append(line)
+        out.append(f"  {name:<8} {delta_text(interval, UNITS.get(name, ''))}")
+    out.extend(f"  {scorer_text(spec, scored)}" for spec, scored in s.scorers.items())
     if e.pairs:
         out.append("pairs:")
         out.extend(f"  {pair_line(p)}" for p in e.pairs)
     return out
 
 
-def delta_text(interval: Interval | None, unit: str = "") -> str:
-    """`+12.5 a pair (95% CI +3.1 .. +20.2, 10 pairs)`, or `-` when nothing was measured."""
-    if interval is None:
-        return "- (not measured on both sides)"
-    pct = round(interval.confidence * 100)
-    return (
-        f"{interval.mean:+.4g}{unit} a pair "
-        f"({pct}% CI {interval.low:+.4g} .. {interval.high:+.4g}, {interval.pairs} pairs)"
-    )
-
-
 def pair_line(p: Pair) -> str:
     """`BASELINE -> CANDIDATE  completed -> diverged  output changed  tools different  ...`"""
-    mark = "REGRESSED" if p.regressed else ("improved" if p.improved else "")
+    mark = "REGRESSED" if p.regressed else verdict_word(p)
     parts = [
         f"{p.baseline[:12]} -> {p.candidate[:12]}",
         f"{p.status[0]} -> {p.status[1]}",
@@ -67,28 +50,12 @@ def pair_line(p: Pair) -> str:
         parts.append(f"tools {p.measures.tools}")
         parts.append(f"served {p.measures.served}, executed {p.measures.executed}")
     for spec, value in p.scores.items():
-        parts.append(f"{literal_line(spec, 30)}={literal_line(_score_text(value), 40)}")
+        parts.append(f"{literal_line(spec, 30)}={literal_line(score_text(value), 40)}")
     if p.error:
         parts.append(f"error: {literal_line(p.error, 80)}")
     if mark:
         parts.append(mark)
     return "  ".join(parts)
-
-
-def _score_text(value: object) -> str:
-    if isinstance(value, bool):
-        return "pass" if value else "FAIL"
-    if isinstance(value, dict):
-        if "error" in value:
-            return f"error {value['error']}"
-        return ", ".join(f"{k} {_pair_text(v)}" for k, v in value.items())
-    return str(value)
-
-
-def _pair_text(v: object) -> str:
-    if isinstance(v, list) and len(v) == 2:
-        return f"{v[0]:.3g}->{v[1]:.3g}" if all(isinstance(x, int | float) for x in v) else str(v)
-    return str(v)
 
 
 def export_markdown(e: Experiment) -> str:
@@ -115,8 +82,8 @@ def export_markdown(e: Experiment) -> str:
                     f"{p.status[0]} → {p.status[1]}",
                     _changed(p.output_changed),
                     "-" if p.measures is None else p.measures.tools,
-                    "; ".join(f"{k}: {_score_text(v)}" for k, v in p.scores.items()),
-                    "regressed" if p.regressed else ("improved" if p.improved else ""),
+                    "; ".join(f"{k}: {score_text(v)}" for k, v in p.scores.items()),
+                    verdict_word(p),
                 )
             )
             + " |"
@@ -163,14 +130,14 @@ td,th{{border:1px solid #ccc;padding:.3em .6em;text-align:left}}.regressed{{back
 
 
 def _row(p: Pair) -> str:
-    verdict = "regressed" if p.regressed else ("improved" if p.improved else "")
+    verdict = verdict_word(p)
     cells: Iterable[str] = (
         p.baseline,
         p.candidate,
         f"{p.status[0]} → {p.status[1]}",
         _changed(p.output_changed),
         "-" if p.measures is None else p.measures.tools,
-        "; ".join(f"{k}: {_score_text(v)}" for k, v in p.scores.items()),
+        "; ".join(f"{k}: {score_text(v)}" for k, v in p.scores.items()),
         verdict,
     )
     return f'<tr class="{verdict}">' + "".join(f"<td>{_h(c)}</td>" for c in cells) + "</tr>"

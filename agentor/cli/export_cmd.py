@@ -1,5 +1,5 @@
 """`agentor export RUN [--format md|json|html] [-o FILE]` (agentor.ops.run_export); with
-`--format otlp`, runs as OpenTelemetry spans sent to a collector (trace_cmd.py).
+`--format otlp`, runs as OpenTelemetry spans sent to a collector (agentor.cli.trace_cmd).
 
 Without `-o` (or with `-o -`) the document goes to stdout, as UTF-8 whatever the terminal's
 encoding. With `-o FILE` it is written to a new file beside FILE and renamed over it once
@@ -20,8 +20,8 @@ from pathlib import Path
 
 from agentor.cli.lines import Refusal, UsageError, human_bytes
 from agentor.cli.stores import the_run
-from agentor.engine.store.api import Store
-from agentor.engine.store.file import FileStore
+from agentor.engine.log.file_io import write_all
+from agentor.engine.store.api import DirectoryStore, Store
 from agentor.engine.store.run_ids import SUFFIX
 from agentor.literal import literal_line
 from agentor.ops.run_export import FORMATS
@@ -89,7 +89,7 @@ def _check_target(output: Path) -> None:
 
 
 def _is_a_log(store: Store, output: Path) -> bool:
-    if not isinstance(store, FileStore) or not output.name.endswith(SUFFIX):
+    if not isinstance(store, DirectoryStore) or not output.name.endswith(SUFFIX):
         return False
     return output.parent.resolve() == store.directory.resolve()
 
@@ -102,9 +102,7 @@ def _write_whole(output: Path, data: bytes) -> None:
         try:
             with contextlib.suppress(FileNotFoundError):  # FILE keeps its permissions
                 os.fchmod(fd, stat.S_IMODE(os.stat(output).st_mode))
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            write_all(fd, data)
             os.fsync(fd)
         finally:
             os.close(fd)

@@ -1,7 +1,7 @@
 """`agentor fork RUN [--at N] [--result TEXT | --input TEXT] [--model M] --agent SPEC` and
 `agentor replay RUN [--model M] [--agent SPEC] [--novel error|stop|run] [--match strict|fifo]
 [--instructions FILE] [--set KEY=VALUE]...`: a new run made from a recorded one, run in this
-process (agentor/forking.py).
+process (agentor.forking).
 
 The fork is written into the store the run is in (`--store`, `--dir`; default `runs`). Its id
 comes first (`--fork-id` names it), then each event the fork records after its copy of the

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agentor.cli.lines import Refusal
-from agentor.cli.stores import open_store, store_spec, where
+from agentor.cli.stores import open_named, store_spec, where
 from agentor.collect.files import read_otlp_file
 from agentor.collect.mapping import runs_from_spans
 from agentor.collect.spans import LogRecord, Span
@@ -35,7 +35,7 @@ def import_files(args: Namespace) -> int:
         spans.extend(file_spans)
         logs.extend(file_logs)
     runs, dropped = runs_from_spans(spans, logs)
-    store = open_store(store_spec(args), args.schema, create=True)
+    store = open_named(store_spec(args), args.schema, create=True)
     counts = write_runs(store, runs)
     line = (
         f"{counts.runs} runs from {len(spans)} spans ({counts.new} new, {counts.extended} grown, "

@@ -17,8 +17,7 @@ from typing import Any
 
 from agentor.cli.lines import Refusal, UsageError, human_bytes, plural, print_json, span
 from agentor.cli.stores import store_of, the_run, where
-from agentor.engine.store.api import Store
-from agentor.engine.store.file import FileStore
+from agentor.engine.store.api import DirectoryStore, Store
 from agentor.engine.store.holding import readable_lines
 from agentor.errors import UnreadableRunError
 from agentor.literal import literal_line
@@ -58,7 +57,7 @@ def _criteria(args: Namespace) -> dict[str, Any]:
 
 def _would_free(store: Store, report: retention.PruneReport) -> int | None:
     """What a dry run would free: the logs' sizes, where they are files."""
-    if not isinstance(store, FileStore):
+    if not isinstance(store, DirectoryStore):
         return None
     total = 0
     for r in report.removed:

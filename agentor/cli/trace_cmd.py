@@ -21,14 +21,14 @@ from argparse import Namespace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agentor.backends import backend_for, open_source
 from agentor.cli.lines import Refusal, UsageError, plural
 from agentor.cli.stores import store_of, store_spec, the_run, where
 from agentor.engine.events import Event
 from agentor.engine.statuses import INCOMPLETE, INTERRUPTED, RUNNING
 from agentor.engine.store.api import Store
 from agentor.engine.store.holding import load_lines
-from agentor.engine.store.pg.dsn import is_dsn
-from agentor.errors import TelemetryUnavailableError
+from agentor.errors import StoreSpecError, TelemetryUnavailableError
 from agentor.literal import literal_line
 from agentor.ops import retention
 
@@ -173,28 +173,28 @@ async def _follow(follower: Follower) -> None:
 
 
 def _source(spec: str, schema: str | None) -> RunSource:
-    if is_dsn(spec):
-        from agentor.sources.pgsource import PostgresSource
-
-        return PostgresSource(spec, schema=schema or "agentor")
-    if schema is not None:
-        raise UsageError(f"--schema is for a PostgreSQL store; {spec} is a directory")
-    if not Path(spec).is_dir():
-        raise Refusal(f"no such directory: {spec}")
-    from agentor.sources.directory import DirectorySource
-
-    return DirectorySource(spec)
+    backend = backend_for(spec)
+    if backend.default_schema is not None:
+        schema = schema or None  # `--schema ""`: the default
+    try:
+        return open_source(spec, schema)
+    except StoreSpecError as exc:
+        raise UsageError(str(exc)) from None
+    except (FileNotFoundError, NotADirectoryError):
+        raise Refusal(f"no such directory: {spec}") from None
+    except ImportError as exc:
+        raise Refusal(str(exc)) from None
 
 
 def _state_path(args: Namespace, spec: str) -> Path:
     """--state, else beside the runs (a directory), else in the user's state directory."""
     if args.state:
         return Path(args.state)
-    if not is_dsn(spec):
-        return Path(spec) / ".agentor-trace-sent"
-    from agentor.engine.store.pg.dsn import scrub
-
-    key = hashlib.sha256(f"{scrub(spec, spec)}\0{args.schema or 'agentor'}".encode()).hexdigest()
+    backend = backend_for(spec)
+    directory = backend.local_directory(spec)
+    if directory is not None:
+        return directory / ".agentor-trace-sent"
+    key = hashlib.sha256(backend.state_name(spec, args.schema).encode()).hexdigest()
     home = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
     home = home / "agentor"
     home.mkdir(parents=True, exist_ok=True)

@@ -31,6 +31,8 @@ from typing import Any
 import orjson
 
 from agentor.collect.spans import LogRecord, Span, SpanEvent
+from agentor.engine.log.file_io import write_all
+from agentor.engine.store.api import DirectoryStore, ServerStore, Store
 
 SPOOL_DIR = ".collect"
 DEFAULT_KEEP = 7 * 24 * 3600.0
@@ -143,21 +145,18 @@ class DirectorySpool:
     def _write(self, data: bytes) -> None:
         fd = os.open(self._segment, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            write_all(fd, data)
             os.fsync(fd)
         finally:
             os.close(fd)
 
 
-def spool_for(store: object) -> DirectorySpool:
-    """The spool of a store's receiver: beside a runs directory's logs; for a database, in this
-    machine's state directory, named for the database and schema."""
-    directory = getattr(store, "directory", None)
-    if isinstance(directory, Path):
-        return DirectorySpool(directory)
-    name = f"{getattr(store, 'where', repr(store))}|{getattr(store, 'schema', '')}"
+def spool_for(store: Store) -> DirectorySpool:
+    """The spool of a store's receiver: beside a runs directory's logs (a `DirectoryStore`);
+    for a database, in this machine's state directory, named for the database and schema."""
+    if isinstance(store, DirectoryStore):
+        return DirectorySpool(store.directory)
+    name = f"{store.where}|{store.schema}" if isinstance(store, ServerStore) else f"{store!r}|"
     state = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
     place = state / "agentor" / "collect" / hashlib.sha256(name.encode()).hexdigest()[:16]
     place.mkdir(mode=0o700, parents=True, exist_ok=True)

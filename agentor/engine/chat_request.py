@@ -91,7 +91,7 @@ def chat_request_body(
     """The request of one turn: its JSON (None when orjson cannot write it; the SDK then
     writes the dict, as `create` would) and the dict. `messages` and `tools` go in as they
     are, not copied: orjson reads each once, in C; a `Conversation`'s messages are written
-    once each over the run (engine/conversation.py)."""
+    once each over the run (agentor.engine.conversation)."""
     body: dict[str, Any] = {"model": model, "messages": messages}
     if tools:
         body["tools"] = tools

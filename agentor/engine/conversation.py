@@ -1,7 +1,7 @@
 """`Conversation`: a run's messages as the loop sends them, each message's JSON kept beside it.
 
 A request carries the whole history, so writing it is the one cost of a turn that must grow
-with the run (engine/chat_request.py). The loop only ever appends to its conversation and
+with the run (agentor.engine.chat_request). The loop only ever appends to its conversation and
 never changes a message in place, so each message is written once, when it is first sent, and
 a request is the join of those pieces: ~0.1 ms less at turn 500 on a quiet machine, ~0.6 ms
 under load (bench/README.md, "long-run"). Any change but an append drops what was kept; a

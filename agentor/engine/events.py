@@ -1,14 +1,9 @@
-"""The one schema of a run log: `Event` and `Usage`.
+"""The one schema of a run log: `Event`, `Usage`, and each type of event declared once
+(`EVENT_TYPES`: its fields and what it means).
 
 A run log is a sequence of events, one JSON object per line, `type` first. The field names are
 those of upstream Agentor 0.1.x; our additions (`ts`, `run_id`, `v`, `pid`, `host`, ...) are
-optional and ignored by an upstream reader.
-
-What a generation was asked with besides its messages is written once per segment, on its
-`run_start`: `tools` (the tool schemas offered), `settings` (the model's settings, when it
-exposes any) and `config`, a digest of the two (and `output`, the structured output's type and
-retries, when the agent has one); each generation of the segment carries the
-same `config` (engine/request.py). Unknown fields and unknown event types are kept,
+optional and ignored by an upstream reader. Unknown fields and unknown event types are kept,
 never fatal: they survive a `from_dict` / `to_dict` round trip unchanged.
 """
 
@@ -21,7 +16,8 @@ from typing import Any, ClassVar, TypeGuard
 
 LOG_VERSION = 1
 
-# Types written to a log. Transient types are streamed to live listeners, never persisted.
+# The types a log holds, and two a live run streams (transient): each is declared once, in
+# EVENT_TYPES below, with its fields and what it means.
 RUN_START = "run_start"
 GENERATION = "generation"
 TOOL_CALL = "tool_call"
@@ -29,36 +25,217 @@ TOOL_RESULT = "tool_result"
 MESSAGE = "message"
 RUN_END = "run_end"
 FORK = "fork"
-# A person's approval is asked for a gated tool call (`call_id`, `name`, `args`, `turn`, and a
-# `deadline` when the call has an approval timeout); the segment then ends awaiting approval.
 APPROVAL_REQUEST = "approval_request"
-# A person's decision on a requested call (`call_id`, `name`, `turn`, `decision`: "approved" or
-# "rejected", `by`, `note`; `args` only when the approver edited the arguments).
 APPROVAL = "approval"
-# A worker of a fleet took the run (`by`: the worker, `pid`, `host`; `attempt`: how many
-# attempts since the run last ended a segment, this one included), and let it go without a
-# `run_end` (`note` says why: it was stopping, it lost the run...). A claim with neither after
-# it is an attempt whose worker died (agentor/fleet/claims.py).
 CLAIM = "claim"
 RELEASE = "release"
-# A call of a tool that asks a person after a crash (`on_interrupt="ask"`) is about to run
-# (`name`, `call_id`, `args`, `turn`, `server`, `pid`, `host`): a `tool_start` with no
-# `tool_result` after it is a call whose outcome is unknown (engine/interrupted.py).
 TOOL_START = "tool_start"
-# A final answer that does not match the agent's `output_type` (`text`: the raw answer, `error`:
-# what is invalid, `messages`: the correction the model is then sent; engine/structured.py).
 INVALID_OUTPUT = "invalid_output"
-# A tool withdrawn after `max_tool_failures` failed calls (`name`, `note`, `messages`: the notice
-# the model is then sent; engine/toolfailures.py).
 TOOL_DISABLED = "tool_disabled"
+TEXT_DELTA = "text_delta"
+TOOL_WAIT = "tool_wait"
+
+
+@dataclass(frozen=True)
+class EventType:
+    """One type of event: its `name` (the `type` of its lines), what it `means`, the `fields`
+    of `Event` it carries besides `type` and `ts` (every event has a `ts`), and the `extra`
+    keys of ours it carries (kept in `Event.extra`; an upstream reader ignores them).
+    `transient`: streamed to a run's live listeners, never written to a log.
+
+    The manual's log format page is made from these (scripts/gen_docs.py), and every view
+    that shows an event has an entry for each type (tests/test_event_types.py)."""
+
+    name: str
+    means: str
+    fields: tuple[str, ...]
+    extra: tuple[str, ...] = ()
+    transient: bool = False
+
+
+# Every event type, in the order a run writes them.
+EVENT_TYPES: dict[str, EventType] = {
+    t.name: t
+    for t in (
+        EventType(
+            RUN_START,
+            "A segment begins (a run, or its resume): the agent, its model and its input. "
+            "What each generation of the segment is asked with besides its messages is written "
+            "once, here: `tools` (the tool schemas offered), `settings` (the model's settings, "
+            "when it exposes any), `config` (a digest of the two), `mcp` (the MCP servers and "
+            "the tools each offered) and `output` (the structured output's type and retries). "
+            "A run collected from another framework's spans says where it came from in "
+            "`source`.",
+            (
+                "run_id",
+                "agent",
+                "model",
+                "config",
+                "tools",
+                "settings",
+                "mcp",
+                "output",
+                "messages",
+                "v",
+                "pid",
+                "host",
+                "started_at",
+            ),
+            ("source",),
+        ),
+        EventType(
+            GENERATION,
+            "The model answered: its text or the tool calls it asks for, the tokens it used, "
+            "the request it was sent (`messages`; written as a delta against the generation "
+            "before, `messages_delta`) and the segment's `config`. `note` says why a fallback "
+            "model answered; `withdrawn` names the tools no longer offered.",
+            (
+                "turn",
+                "model",
+                "usage",
+                "calls",
+                "text",
+                "note",
+                "config",
+                "messages",
+                "started_at",
+                "ended_at",
+            ),
+            ("messages_delta", "withdrawn"),
+        ),
+        EventType(
+            TOOL_CALL,
+            "A tool call the model asked for, with its arguments (`server`: the MCP server "
+            "its tool came from).",
+            ("turn", "name", "call_id", "args", "server"),
+        ),
+        EventType(
+            TOOL_START,
+            'A call of a tool that asks a person after a crash (`on_interrupt="ask"`) is '
+            "about to run, in the process `pid` on `host`: a `tool_start` with no "
+            "`tool_result` after it is a call whose outcome is unknown.",
+            ("turn", "name", "call_id", "args", "server", "pid", "host"),
+        ),
+        EventType(
+            TOOL_RESULT,
+            "A tool call's result, or its `error`. `by`: the person who gave the result it "
+            "had (it did not run); `replayed_from`: the recorded call whose result it "
+            "repeats (it did not run either), and `drift`: that call's arguments, when a "
+            "replay served its result to a call with others; `novel`: true on the result of a "
+            "replay's call with no recorded answer (with an `error` when it was refused, "
+            "without when it ran).",
+            (
+                "turn",
+                "name",
+                "call_id",
+                "args",
+                "result",
+                "error",
+                "server",
+                "by",
+                "replayed_from",
+                "started_at",
+                "ended_at",
+            ),
+            ("drift", "novel"),
+        ),
+        EventType(
+            MESSAGE,
+            "The final answer of a completed run.",
+            ("turn", "text", "usage"),
+        ),
+        EventType(
+            RUN_END,
+            "A segment ends: its `status` (the last segment's decides the run's), its answer "
+            "or its error, and the tokens of the segment. A `run_end` the fleet wrote when it "
+            "gave up on a run carries `gave_up` (the number of attempts).",
+            ("turn", "status", "text", "error", "usage", "ended_at"),
+            ("gave_up",),
+        ),
+        EventType(
+            FORK,
+            "This log is a fork: what comes before is its parent's, copied; what follows, its "
+            "own segments. `at`: the parent's line it was forked at (absent for a whole-run "
+            "fork); `edit`: what it was given there; `replay`: a replay's recording and how it "
+            "answers calls.",
+            ("forked_from", "started_at", "ended_at"),
+            ("at", "edit", "replay"),
+        ),
+        EventType(
+            APPROVAL_REQUEST,
+            "A person's approval is asked for a gated tool call, by its `deadline` when the "
+            "call has an approval timeout; the segment then ends awaiting approval. A resume "
+            "asks it too for a call a crash interrupted (`reason`; `started_at`, `pid` and "
+            "`host`: where it was started).",
+            (
+                "turn",
+                "name",
+                "call_id",
+                "args",
+                "server",
+                "deadline",
+                "reason",
+                "started_at",
+                "pid",
+                "host",
+            ),
+        ),
+        EventType(
+            APPROVAL,
+            'A person\'s decision on a requested call: `decision` ("approved" or '
+            '"rejected"), `by` whom, a `note`; `args` when the approver edited the '
+            "arguments, `result` when they gave the result the call had.",
+            ("turn", "name", "call_id", "decision", "by", "note", "args", "result"),
+        ),
+        EventType(
+            CLAIM,
+            "A worker of a fleet took the run (`by`: the worker; `attempt`: how many attempts "
+            "since the run last ended a segment, this one included). A claim with neither a "
+            "`run_end` nor a `release` after it is an attempt whose worker died. Not counted "
+            "as time worked on the run.",
+            ("by", "pid", "host"),
+            ("attempt",),
+        ),
+        EventType(
+            RELEASE,
+            "The worker let the run go without a `run_end`; `note` says why (it was stopping, "
+            "it lost the run...). Not counted as time worked on the run.",
+            ("by", "pid", "host", "note"),
+        ),
+        EventType(
+            INVALID_OUTPUT,
+            "A final answer that does not match the agent's `output_type`: `text`, the raw "
+            "answer; `error`, what is invalid; `messages`, the correction the model is then "
+            "sent.",
+            ("turn", "text", "error", "messages"),
+        ),
+        EventType(
+            TOOL_DISABLED,
+            "A tool withdrawn after `max_tool_failures` failed calls: `note` says so; "
+            "`messages`, the notice the model is then sent.",
+            ("turn", "name", "note", "messages"),
+        ),
+        EventType(
+            TEXT_DELTA,
+            "A piece of the model's text as it streams in.",
+            ("turn", "text"),
+            transient=True,
+        ),
+        EventType(
+            TOOL_WAIT,
+            "A cancelled run waits for a tool's thread to end before it records the result "
+            "and lets the run go (a running thread cannot be interrupted).",
+            ("turn", "name", "call_id"),
+            transient=True,
+        ),
+    )
+}
 # Events whose `messages` join the conversation after the generation they follow: a resume sends
 # them as the live run did (agentor.engine.history.follow_up_messages).
 FOLLOW_UP_TYPES = frozenset({INVALID_OUTPUT, TOOL_DISABLED})
-TEXT_DELTA = "text_delta"
-# Transient too: a cancelled run is waiting for a tool thread to end (`name`, `call_id`, `turn`)
-# before it records the result and lets the run go (a running thread cannot be interrupted).
-TOOL_WAIT = "tool_wait"
-TRANSIENT_TYPES = frozenset({TEXT_DELTA, TOOL_WAIT})
+TRANSIENT_TYPES = frozenset(t.name for t in EVENT_TYPES.values() if t.transient)
+# The types a log holds: every type but the transient ones.
+LOGGED_TYPES = tuple(t.name for t in EVENT_TYPES.values() if not t.transient)
 
 
 @dataclass
@@ -140,10 +317,10 @@ class Event:
     settings: dict[str, Any] | None = None
     # The MCP server a tool_call / tool_result / tool_start's tool came from (its name).
     server: str | None = None
-    # Why an approval_request waits (engine/interrupted.py: a call a crash interrupted).
+    # Why an approval_request waits (agentor.engine.interrupted: a call a crash interrupted).
     reason: str | None = None
     # On run_start: the MCP servers of the segment and the tools each offered
-    # (engine/toolset.py).
+    # (agentor.engine.toolset).
     mcp: list[dict[str, Any]] | None = None
     output: dict[str, Any] | None = None
     messages: list[dict[str, Any]] | None = None

@@ -1,5 +1,6 @@
 """The `fork` event: what a fork records about where it came from, and reading that back.
-It lives beside `events.py`, not in `fork/`: every reader of a log (history's folds) reads it.
+It lives beside agentor.engine.events, not in agentor.engine.fork: every reader of a log
+(history's folds) reads it.
 
 A fork's log is self-contained: a copy of its parent's events before the fork point, then one
 `fork` event, then the fork's own segments. The event is upstream Agentor's (`forked_from`,

@@ -8,21 +8,20 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeGuard
+from typing import Any
 
 from agentor.engine.events import Event
 from agentor.engine.history import resume_point
 from agentor.engine.mcp import ToolServer
 from agentor.engine.models import Model, OpenAIModel
 from agentor.engine.settings import ModelSettings, request_fields
-from agentor.engine.store.api import LockingStore, Store
+from agentor.engine.store.api import Store, is_store, missing_lock_methods
 from agentor.engine.store.file import FileStore
 from agentor.engine.structured import response_format
 from agentor.engine.tools import Tool, function_tool
 from agentor.errors import RunIdTakenError
 
 Input = str | Sequence[dict[str, Any]]
-STORE_METHODS = ("append", "load", "list_runs")
 
 _INPUT_SHAPE = (
     "input must be a str (the user's message) or a sequence of message dicts, each with a "
@@ -62,7 +61,7 @@ def store_from(store: object) -> Store | None:
         return FileStore(store)
     if isinstance(store, type):
         got = f"the class {store.__name__} itself: make one, such as {store.__name__}(...)"
-    elif _has_store_methods(store):
+    elif is_store(store):
         _check_locking(store)
         return store
     else:
@@ -74,12 +73,6 @@ def store_from(store: object) -> Store | None:
     )
 
 
-def _has_store_methods(store: object) -> TypeGuard[Store]:
-    """Whether `store` has each method of a `Store`, callable (a runtime-checkable protocol
-    would only see that the attributes exist)."""
-    return all(callable(getattr(store, m, None)) for m in STORE_METHODS)
-
-
 def _clip(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
@@ -87,8 +80,8 @@ def _clip(text: str, limit: int = 60) -> str:
 def _check_locking(store: object) -> None:
     """A store with a `lock` is only used as one if it is a whole `LockingStore`: refuse a
     partial one rather than run its runs unlocked."""
-    if callable(getattr(store, "lock", None)) and not isinstance(store, LockingStore):
-        missing = [m for m in ("is_locked", "lock_holder") if not callable(getattr(store, m, None))]
+    missing = missing_lock_methods(store)
+    if missing:
         raise TypeError(
             f"{type(store).__name__} has lock() but not {' or '.join(missing)}: a store that "
             "locks runs implements LockingStore (lock, is_locked, lock_holder), so that others "

@@ -170,82 +170,74 @@ class _Call:
     diverged: bool = False  # ... which ends the replay (novel="stop"): nothing is answered
 
 
-async def run_loop(
-    *,
-    model: Model,
-    tools: Sequence[Tool],
-    recorder: Recorder,
-    point: ResumePoint,
-    max_turns: int,
-    stream_text: bool = False,
-    config: str | None = None,
-    gate: Gate | None = None,
-    gated: GatedTurn | None = None,
-    recording: Recording | None = None,
-    output: OutputSpec | None = None,
-    max_tool_failures: int = DEFAULT_LIMIT,
-    fallbacks: Sequence[Model] = (),
-) -> LoopOutcome:
-    """Run turns from `point` until a final answer, an error, a call waiting for approval or
-    `max_turns` new turns.
+@dataclass(frozen=True)
+class LoopSpec:
+    """All a segment's loop runs with, known before its first turn.
 
-    `config` names the tools and settings recorded on the segment's run_start
-    (engine/request.py); each generation carries it. `gate` says which calls wait for a
-    person; `gated` is a turn that asked for approval, to finish (from `point`, the request
-    of that turn) before any new one. `recording`: a replay's, which answers equal calls.
-    `output`: the structured answer asked for (engine/structured.py); `max_tool_failures`:
-    failed calls that withdraw a tool (engine/toolfailures.py); `fallbacks`: models asked in
-    turn when the model endpoint fails (engine/fallback.py)."""
-    loop = _Loop(model, tools, recorder, point, config, gate or Gate(), stream_text)
-    loop.recording = recording
-    loop.output = output
-    loop.failures = ToolFailures.of(recorder.events, max_tool_failures)
-    loop.models = [model, *fallbacks]
-    if point.final_text is not None:
-        outcome = await loop.final_answer(point.final_text)
+    `model` is asked first and `fallbacks` in turn when its endpoint fails
+    (agentor.engine.fallback);
+    `tools` are the segment's (agentor.engine.toolset); `config` names the tools and settings
+    recorded on the segment's run_start (agentor.engine.request), and each generation carries it.
+    `point` is where the segment starts; `gated`, a turn that asked for approval, to finish
+    (from `point`, the request of that turn) before any new one. `gate` says which calls wait
+    for a person; `recording`: a replay's, which answers equal calls; `output`: the structured
+    answer asked for (agentor.engine.structured); `max_tool_failures`: failed calls that withdraw a
+    tool (agentor.engine.toolfailures); `stream_text`: the model's text is handed to the listeners
+    as it comes, as transient `text_delta` events."""
+
+    model: Model
+    tools: Sequence[Tool]
+    point: ResumePoint
+    max_turns: int
+    config: str | None = None
+    fallbacks: Sequence[Model] = ()
+    gate: Gate = field(default_factory=Gate)
+    gated: GatedTurn | None = None
+    recording: Recording | None = None
+    output: OutputSpec | None = None
+    max_tool_failures: int = DEFAULT_LIMIT
+    stream_text: bool = False
+
+
+async def run_loop(spec: LoopSpec, recorder: Recorder) -> LoopOutcome:
+    """Run turns from `spec.point` until a final answer, an error, a call waiting for approval
+    or `spec.max_turns` new turns, recording each step with `recorder`."""
+    loop = _Loop(spec, recorder)
+    if spec.point.final_text is not None:
+        outcome = await loop.final_answer(spec.point.final_text)
         if outcome is not None:
             return outcome
-    if gated is not None:
-        outcome = await loop.finish_gated_turn(gated)
+    if spec.gated is not None:
+        outcome = await loop.finish_gated_turn(spec.gated)
         if outcome is not None:
             return outcome
-    for _ in range(max_turns):
+    for _ in range(spec.max_turns):
         outcome = await loop.next_turn()
         if outcome is not None:
             return outcome
     return await loop.finish(
-        MAX_TURNS, None, f"Reached max_turns ({max_turns}) without a final answer."
+        MAX_TURNS, None, f"Reached max_turns ({spec.max_turns}) without a final answer."
     )
 
 
 class _Loop:
     """The state of a run's turns: the conversation so far, the turn, the usage."""
 
-    def __init__(
-        self,
-        model: Model,
-        tools: Sequence[Tool],
-        recorder: Recorder,
-        point: ResumePoint,
-        config: str | None,
-        gate: Gate,
-        stream_text: bool,
-    ) -> None:
-        self.model = model
-        self.by_name = {t.name: t for t in tools}
-        self.schemas = [t.schema for t in tools]
+    def __init__(self, spec: LoopSpec, recorder: Recorder) -> None:
+        self.models = [spec.model, *spec.fallbacks]
+        self.by_name = {t.name: t for t in spec.tools}
+        self.schemas = [t.schema for t in spec.tools]
         self.recorder = recorder
-        self.recorded = list(point.recorded)
-        self.messages = Conversation(point.messages)
-        self.turn = point.turn
+        self.recorded = list(spec.point.recorded)
+        self.messages = Conversation(spec.point.messages)
+        self.turn = spec.point.turn
         self.usage = Usage()
-        self.config = config
-        self.gate = gate
-        self.on_text = self._streamed if stream_text else None
-        self.recording: Recording | None = None
-        self.output: OutputSpec | None = None
-        self.failures = ToolFailures(DEFAULT_LIMIT)
-        self.models: list[Model] = [model]
+        self.config = spec.config
+        self.gate = spec.gate
+        self.on_text = self._streamed if spec.stream_text else None
+        self.recording = spec.recording
+        self.output = spec.output
+        self.failures = ToolFailures.of(recorder.events, spec.max_tool_failures)
 
     def _streamed(self, delta: str) -> None:
         for listener in self.recorder.listeners:
@@ -274,7 +266,7 @@ class _Loop:
 
     async def final_answer(self, text: str) -> LoopOutcome | None:
         """The run's answer: it ends the run, unless it is not the structured output asked for
-        (engine/structured.py): then it is recorded as invalid and, while retries are left, the
+        (agentor.engine.structured): then it is recorded as invalid and, while retries are left, the
         model is asked again with what was wrong (None: the run goes on)."""
         invalid = self.output.check(text) if self.output is not None else None
         if invalid is None:

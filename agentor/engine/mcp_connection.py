@@ -18,7 +18,7 @@ from agentor.errors import MCPServerError
 
 
 class Server(Protocol):
-    """What a connection needs of a server (engine/mcp.py's `ToolServer`)."""
+    """What a connection needs of a server (agentor.engine.mcp's `ToolServer`)."""
 
     name: str
     timeout: float

@@ -1,4 +1,4 @@
-"""Reading a run_start's `mcp` record (engine/toolset.py writes it): the servers of the log's
+"""Reading a run_start's `mcp` record (agentor.engine.toolset writes it): the servers of the log's
 latest record, and what a record has to say in words. Plain functions over the events, cheap
 to import: `agentor ls` and `show` use them without loading the engine's tools.
 """

@@ -1,6 +1,6 @@
 """What an MCP server's words become here: a tool result as the text the model gets, and
 secrets masked wherever they would be written or shown (a server's record, its errors, its
-results, its stderr). engine/mcp.py says which values are secrets.
+results, its stderr). agentor.engine.mcp says which values are secrets.
 """
 
 from __future__ import annotations

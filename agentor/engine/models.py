@@ -84,12 +84,18 @@ class OpenAIModel:
         )
 
     def with_settings(
-        self, settings: Mapping[str, Any], *, name: str | None = None, merge: bool = True
+        self, changes: Mapping[str, Any], *, name: str | None = None, merge: bool = True
     ) -> OpenAIModel:
         """Another model on the same endpoint, with the same key and client options (a client
-        of its own), named `name` (default this one's), sending `settings` over this model's
-        own (`merge`) or instead of them: an experiment's `model_settings`, a judge's model."""
-        fields = {**self.settings, **settings} if merge else dict(settings)
+        of its own), named `name` (default this one's), sending this model's settings with
+        `changes` made (a None drops that setting), or `changes` alone (`merge=False`): a
+        replay's `model_settings=`, an experiment's, a judge's model."""
+        fields = dict(self.settings) if merge else {}
+        for key, value in changes.items():
+            if value is None:
+                fields.pop(key, None)
+            else:
+                fields[key] = value
         return OpenAIModel(
             name or self.name,
             base_url=self._base_url,
@@ -165,7 +171,7 @@ class OpenAIModel:
             content, body = chat_request_body(
                 self.name, messages, tools, prepared, stream=on_text is not None
             )
-            # Without the SDK's per-call transform (engine/chat_request.py): the client's
+            # Without the SDK's per-call transform (agentor.engine.chat_request): the client's
             # `post`, as `create` calls it, with the body already written.
             request: dict[str, Any] = {"options": prepared.options}
             if content is None:

@@ -2,9 +2,9 @@
 agent adds to every request besides the model, messages and tools.
 
 That dict is made once per agent (`request_fields`) and is JSON-ready: the model merges it
-into each request body as it is (engine/models.py), and the log records it as the segment's
-`settings` (engine/request.py), so what was sent and what is shown are the same object. It
-holds the settings, the structured output's `response_format` (engine/structured.py) and any
+into each request body as it is (agentor.engine.models), and the log records it as the segment's
+`settings` (agentor.engine.request), so what was sent and what is shown are the same object. It
+holds the settings, the structured output's `response_format` (agentor.engine.structured) and any
 provider-specific fields (`ModelSettings.extra`, passed through untouched).
 """
 

@@ -15,7 +15,7 @@ MAX_TURNS = "max_turns"
 AWAITING_APPROVAL = "awaiting_approval"  # paused at a gated tool call, until a person decides
 INCOMPLETE = "incomplete"  # no run_end yet: running or interrupted, by the lock
 # A replay (`novel="stop"`) ended at the first tool call its recording has no answer for: its
-# run_end names the call; nothing ran, and a resume has nothing to do (agentor/forking.py).
+# run_end names the call; nothing ran, and a resume has nothing to do (agentor.forking).
 DIVERGED = "diverged"
 
 # From the log and the lock.

@@ -2,7 +2,7 @@
 
 A submitted run is its `run_start` alone (the agent's name, model, tools, settings and the
 input messages, as a run records it): incomplete and held by nobody, so a worker of that
-agent's name takes it (agentor/fleet/worker.py) and appends its own segment. Submitting the
+agent's name takes it (agentor.fleet.worker) and appends its own segment. Submitting the
 same input again under the same `run_id` writes nothing and returns the id (a job retried by
 its scheduler); another input under an existing id is refused, as `run(run_id=)` refuses it.
 """

@@ -4,7 +4,7 @@ The JSON schema comes from the signature and type hints (through pydantic); Goog
 `Args:` lines of the docstring become parameter descriptions. Sync tools run in a thread,
 async ones are awaited. `needs_approval` / `approval_timeout` gate a tool behind a person's
 approval (agentor.engine.approval.gating); `on_interrupt` says what a crash during a call means
-(engine/interrupted.py).
+(agentor.engine.interrupted).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def arguments_object(raw: str | dict[str, Any] | None) -> dict[str, Any]:
 
 
 class Tool:
-    # The MCP server the tool comes from (engine/mcp.py); None for a function.
+    # The MCP server the tool comes from (agentor.engine.mcp); None for a function.
     server: str | None = None
 
     def __init__(
@@ -141,7 +141,7 @@ def function_tool(
     call's arguments (a dict) decides per call, failing closed (agentor.engine.approval.gating).
     `approval_timeout` (a `timedelta`) makes a call still undecided after it count as rejected.
     `on_interrupt`: what a crash during a call means for the resume: "rerun" runs it again,
-    "ask" pauses the run for a person (engine/interrupted.py); by default "ask" for a call a
+    "ask" pauses the run for a person (agentor.engine.interrupted); by default "ask" for a call a
     person approved, else "rerun".
     """
     if fn is not None:

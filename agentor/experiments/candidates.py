@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
 from agentor.engine.models import Model, OpenAIModel
-from agentor.engine.settings import request_fields
+from agentor.engine.settings import setting_changes
 from agentor.engine.store.api import Store
 from agentor.experiments.judge import Asker
 
@@ -34,7 +34,7 @@ def candidate_agent(agent: Cloneable, model: str | None, settings: Mapping[str, 
     runner = agent.clone(model=model) if model is not None else agent
     if not settings:
         return runner
-    fields = request_fields(dict(settings), {})
+    fields = setting_changes(settings)  # checked as a replay's model_settings= are
     if not isinstance(runner.model, OpenAIModel):
         raise ValueError(
             f"model_settings= needs a model of an OpenAI-compatible endpoint; the agent's is "

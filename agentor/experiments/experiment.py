@@ -135,7 +135,7 @@ class Experiment:
     def __init__(self, store: Store, definition: Definition, records: Mapping[str, PairRecord]):
         self.store = store
         self.definition = definition
-        self.pairs = [_pair(records[b]) for b in definition.baselines if b in records]
+        self.pairs = [pair_of(records[b]) for b in definition.baselines if b in records]
         self.pending = [b for b in definition.baselines if b not in records]
         self.summary = _summary(self.pairs)
 
@@ -194,7 +194,8 @@ def experiments_of(store: Store) -> ExperimentStore:
     return store
 
 
-def _pair(record: PairRecord) -> Pair:
+def pair_of(record: PairRecord) -> Pair:
+    """The pair a record holds, with whether it regressed or improved."""
     if record.measures is not None:
         outcome = PairOutcome(record.measures, record.verdicts)
         regressed, improved = outcome.regressed, outcome.improved
@@ -355,34 +356,7 @@ async def start(
     keeper = experiments_of(store)
     scorers = resolve_scorers(options.scorers, asker, rubric)
     baselines, lines = await asyncio.to_thread(check_baselines, store, runs)
-    settings = dict(options.model_settings)
-    identity = Definition.identity(
-        name=options.name,
-        baselines=baselines,
-        model=options.model,
-        agent=agent,
-        instructions=options.instructions,
-        model_settings=settings,
-        match=options.match,
-        novel=options.novel,
-    )
-    definition = Definition(
-        id=experiment_id(identity),
-        name=options.name or "",
-        baselines=tuple(baselines),
-        model=options.model,
-        agent=agent,
-        agent_spec=agent_spec,
-        instructions=options.instructions,
-        model_settings=settings,
-        match=options.match,
-        novel=options.novel,
-        scorers=tuple(spec for spec, _ in scorers),
-        rubric=_rubric_of(scorers),
-        created_at=time.time(),
-    )
-    if not definition.name:
-        definition = dataclasses.replace(definition, name=definition.change)
+    definition = _defined(options, baselines, scorers, agent, agent_spec)
     recorded = await asyncio.to_thread(_recorded, keeper, definition.id)
     if check is not None:
         await check()
@@ -432,6 +406,46 @@ async def resume(
     return await _go(
         store, definition, agent_for(definition), scorers, concurrency, True, on_start, on_pair
     )
+
+
+def _defined(
+    options: Options,
+    baselines: Sequence[str],
+    scorers: Sequence[tuple[str, Scorer]],
+    agent: str | None,
+    agent_spec: str | None,
+) -> Definition:
+    """The definition `options` give over `baselines`, its id made from what decides its
+    candidates, its name the change's words when none is given."""
+    settings = dict(options.model_settings)
+    identity = Definition.identity(
+        name=options.name,
+        baselines=baselines,
+        model=options.model,
+        agent=agent,
+        instructions=options.instructions,
+        model_settings=settings,
+        match=options.match,
+        novel=options.novel,
+    )
+    definition = Definition(
+        id=experiment_id(identity),
+        name=options.name or "",
+        baselines=tuple(baselines),
+        model=options.model,
+        agent=agent,
+        agent_spec=agent_spec,
+        instructions=options.instructions,
+        model_settings=settings,
+        match=options.match,
+        novel=options.novel,
+        scorers=tuple(spec for spec, _ in scorers),
+        rubric=_rubric_of(scorers),
+        created_at=time.time(),
+    )
+    if not definition.name:
+        definition = dataclasses.replace(definition, name=definition.change)
+    return definition
 
 
 def _rubric_of(scorers: Sequence[tuple[str, Scorer]]) -> str | None:

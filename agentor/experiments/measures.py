@@ -9,7 +9,7 @@ replay of the baseline with one change), each read from its events.
 - turns, tokens, cost (genai-prices, from the recorded usage) and model latency (the time the
   generations took), each as (baseline, candidate), and their delta;
 - how many of the candidate's tool results were served from the baseline's record and how
-  many were executed.
+  many were executed (a novel call refused is neither).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from typing import Any
 
 from agentor.engine.events import GENERATION, TOOL_CALL, TOOL_RESULT, Event
 from agentor.engine.fork.compare import compare
+from agentor.engine.fork.recording import EXECUTED, answered
 from agentor.engine.history import canonical_args
 from agentor.engine.statuses import (
     AWAITING_APPROVAL,
@@ -97,7 +98,8 @@ def measure(baseline: Sequence[Event], candidate: Sequence[Event]) -> PairMeasur
     comparison = compare(baseline, candidate)
     a, b = comparison.a, comparison.b
     served = sum(1 for e in candidate if e.type == TOOL_RESULT and e.replayed_from)
-    results = sum(1 for e in _own(candidate) if e.type == TOOL_RESULT)
+    # A novel call refused (`novel="error"`) ran no more than a served one did.
+    executed = sum(1 for e in _own(candidate) if e.type == TOOL_RESULT and answered(e) == EXECUTED)
     return PairMeasures(
         status=(a.status, b.status),
         output_changed=a.final_output != b.final_output,
@@ -109,7 +111,7 @@ def measure(baseline: Sequence[Event], candidate: Sequence[Event]) -> PairMeasur
         cost=(_dollars(baseline), _dollars(candidate)),
         latency=(model_latency(baseline), model_latency(candidate)),
         served=served,
-        executed=results - served,
+        executed=executed,
     )
 
 

@@ -1,16 +1,17 @@
 """Finding the runs a worker may take, and waking it when there may be new ones.
 
-Two ways, by store:
+Two ways, by what the store offers (`agentor.engine.store.api`):
 
-- `PgFinder` (a PostgresStore): `claimable()`, one query per agent name over the runs table,
-  held runs left out by the server's lock table; woken by the store's change feed (`LISTEN`:
-  a new run or a released one is seen within milliseconds, notifications lost while
-  disconnected are caught up by the feed's polling).
-- `ScanFinder` (a FileStore, or any store that locks runs): the store's runs, each log read
-  again only when it changed (a FileStore: its size and mtime), held ones left out by a lock
-  probe (they are not read at all). A FileStore's directory is watched with watchfiles
-  (inotify: a new or appended log wakes the worker within about 20 ms, 100 ms while many
-  logs are being written); other stores are only polled.
+- `ClaimFinder` (a `ClaimingStore`, such as a PostgresStore): `claimable()`, one query per agent
+  name (a database's over its runs table, held runs left out by the server's lock table);
+  woken by the store's change feed (a database's `LISTEN`: a new run or a released one is seen
+  within milliseconds, notifications lost while disconnected are caught up by the feed's
+  polling).
+- `ScanFinder` (any other store that locks runs, such as a FileStore): the store's runs, each
+  log read again only when it changed (a `DirectoryStore`: its log's size and mtime), held ones
+  left out by a lock probe (they are not read at all). A `DirectoryStore`'s directory is watched
+  with watchfiles (inotify: a new or appended log wakes the worker within about 20 ms, 100 ms
+  while many logs are being written); other stores are only polled.
 
 Neither can see a holder die (a killed worker writes nothing; its lock just goes away), so the
 worker also asks again every `poll_interval` seconds: a crashed run is picked up within that.
@@ -35,8 +36,7 @@ from typing import Any, Protocol
 
 from agentor.engine.events import RUN_START, Event
 from agentor.engine.history import event_time
-from agentor.engine.store.api import LockingStore, Store
-from agentor.engine.store.file import FileStore
+from agentor.engine.store.api import ClaimingStore, DirectoryStore, LockingStore, RunFeed, Store
 from agentor.fleet.claims import Wanted
 
 log = logging.getLogger("agentor")
@@ -72,17 +72,17 @@ class Finder(Protocol):
 
 
 def finder_for(store: Store, wanted: Wanted) -> Finder:
-    if callable(getattr(store, "claimable", None)) and callable(getattr(store, "changes", None)):
-        return PgFinder(store, wanted)
+    if isinstance(store, ClaimingStore):
+        return ClaimFinder(store, wanted)
     if not isinstance(store, LockingStore):
         raise TypeError(f"a worker needs a store that locks runs; {store!r} does not")
     return ScanFinder(store, wanted)
 
 
-class PgFinder:
+class ClaimFinder:
     how = "LISTEN/NOTIFY"
 
-    def __init__(self, store: Any, wanted: Wanted) -> None:
+    def __init__(self, store: ClaimingStore, wanted: Wanted) -> None:
         self.store = store
         self.wanted = wanted
 
@@ -98,7 +98,7 @@ class PgFinder:
         the feed is closed: its database session would still be woken by every append of
         every worker (each an interrupt, a read of the notification queue, a send). A new
         feed starts from then on: the worker looks at once when a slot frees anyway."""
-        feed = None
+        feed: RunFeed | None = None
         full_since: float | None = None
         try:
             while not stop.is_set():
@@ -135,15 +135,11 @@ class _Seen:
     last_at: float
 
 
-class LockingRunStore(Store, LockingStore, Protocol):
-    """What a scan reads and locks: a store (`list_runs`, `load`) that locks its runs."""
-
-
 class ScanFinder:
-    def __init__(self, store: LockingRunStore, wanted: Wanted) -> None:
+    def __init__(self, store: LockingStore, wanted: Wanted) -> None:
         self.store = store
         self.wanted = wanted
-        self.how = "watchfiles" if isinstance(store, FileStore) else "polling"
+        self.how = "watchfiles" if isinstance(store, DirectoryStore) else "polling"
         self._seen: dict[str, _Seen] = {}
 
     def candidates(self, limit: int) -> list[Candidate]:
@@ -179,7 +175,7 @@ class ScanFinder:
         return seen
 
     def _mark(self, run_id: str) -> object:
-        if not isinstance(self.store, FileStore):
+        if not isinstance(self.store, DirectoryStore):
             return None
         try:
             st = os.stat(self.store.path(run_id), follow_symlinks=False)
@@ -191,7 +187,8 @@ class ScanFinder:
         """Watch the directory while `wanted`: every append of every run is an inotify event,
         ~100 us of the watch thread's CPU each (a fourth of a busy worker's CPU in
         bench/fleet.py); a worker with no free slot has no use for them."""
-        if not isinstance(self.store, FileStore):
+        store = self.store
+        if not isinstance(store, DirectoryStore):
             stop.wait()
             return
         import watchfiles
@@ -206,7 +203,7 @@ class ScanFinder:
                 continue
             try:
                 for _ in watchfiles.watch(
-                    self.store.directory,
+                    store.directory,
                     watch_filter=is_log,
                     debounce=WATCH_DEBOUNCE_MS,
                     step=WATCH_STEP_MS,
@@ -217,7 +214,7 @@ class ScanFinder:
                 ):
                     wake(None)
             except Exception as exc:  # the directory went away, inotify ran out: poll meanwhile
-                log.warning("watching %s failed (%s): polling only", self.store.directory, exc)
+                log.warning("watching %s failed (%s): polling only", store.directory, exc)
                 with contextlib.suppress(Exception):
                     stop.wait(5.0)
 

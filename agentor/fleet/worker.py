@@ -5,14 +5,15 @@ What a worker takes: runs of one of its agents' names (the name on the run's fir
 `run_start`) that are incomplete (crashed, stopped, or submitted and never started), or paused
 for approval with every call decided, and with `retry_failed` failed or max_turns ones too;
 never a run with a call waiting for a decision, a completed one, nor one the fleet gave up on
-(claims.py). Claiming is resuming: the engine's lock on the run is the claim, so two workers
-never run one run, and a run that another worker took first is simply passed over.
+(agentor.fleet.claims). Claiming is resuming: the engine's lock on the run is the claim, so two
+workers never run one run, and a run that another worker took first is simply passed over.
 
-Each of the worker's agents is a clone writing through a `ClaimingStore` (claims.py: the claim
-and release events, the count of attempts that died, giving up) and asking a `StoppableModel`
-(stopping.py: `stop()` lets every run finish its turn and start no new one; `abort()` cancels
-them). Runs are found by a finder (finders.py) when it wakes the worker, and every
-`poll_interval` seconds, which is how runs freed by a worker that died are found.
+Each of the worker's agents is a clone writing through a `ClaimingStore` (agentor.fleet.claims:
+the claim and release events, the count of attempts that died, giving up) and asking a
+`StoppableModel` (agentor.fleet.stopping: `stop()` lets every run finish its turn and start no
+new one; `abort()` cancels them). Runs are found by a finder (agentor.fleet.finders) when it
+wakes the worker, and every `poll_interval` seconds, which is how runs freed by a worker that
+died are found.
 
 What happens is told to `report` as `Report`s, in the event loop's thread.
 """
@@ -126,8 +127,8 @@ class Worker:
     # -- control (any thread) ------------------------------------------------------------------
 
     def stop(self) -> None:
-        """Take no new run; let each run finish its turn (see stopping.py); `run` returns once
-        they all have."""
+        """Take no new run; let each run finish its turn (see agentor.fleet.stopping); `run`
+        returns once they all have."""
         if not self.stopping.is_set():
             self.stopping.set()
             self._call(self._stopping)
@@ -262,7 +263,7 @@ class Worker:
     # -- happenings ----------------------------------------------------------------------------
 
     def _on_claim(self, run_id: str, attempt: int) -> None:
-        """From the thread that took the lock (claims.py)."""
+        """From the thread that took the lock (agentor.fleet.claims)."""
         self._attempt_of[run_id] = attempt
         self._call(lambda: self._say(CLAIMED, run_id, f"attempt {attempt}"))
 

@@ -11,20 +11,27 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
 from agentor.engine.events import (
+    APPROVAL,
+    APPROVAL_REQUEST,
+    CLAIM,
     FORK,
     GENERATION,
+    INVALID_OUTPUT,
     MESSAGE,
+    RELEASE,
     RUN_END,
     RUN_START,
     TOOL_CALL,
+    TOOL_DISABLED,
     TOOL_RESULT,
+    TOOL_START,
     Event,
 )
 from agentor.engine.fork.recording import DRIFT, EXECUTED, marked_answer
@@ -32,9 +39,6 @@ from agentor.engine.fork_mark import ForkMark
 from agentor.engine.history import segments, summarize
 from agentor.engine.statuses import DIVERGED
 from agentor.ops.pricing import RunCost, format_cost, generation_costs
-
-APPROVAL_REQUEST = "approval_request"  # issue 11's events: shown when a log has them
-APPROVAL = "approval"
 
 
 @dataclass(frozen=True)
@@ -131,24 +135,24 @@ def _segment_note(segment: Sequence[Event]) -> tuple[Span, ...]:
     return (f" · started {_when(first.started_at or first.ts)}", *who)
 
 
+@dataclass
+class _Walk:
+    """Where the walk through a segment is: what a step's section needs of the steps before."""
+
+    costs: dict[int, Decimal | None]
+    index: int = 0  # the step's index in the whole run
+    answered: str | None = None  # the text of the latest answer shown
+
+
 def _segment(
     segment: Sequence[Event], events: Sequence[Event], costs: dict[int, Decimal | None]
 ) -> list[Block]:
     out: list[Block] = []
+    walk = _Walk(costs)
     base = _index_of(events, segment[0])
-    answered: str | None = None  # the text of the latest answer shown
     for offset, e in enumerate(segment):
-        if e.type == GENERATION:
-            out += _generation(e, costs.get(base + offset))
-            answered = e.text if not e.calls else None
-        elif e.type in (TOOL_CALL, TOOL_RESULT, APPROVAL_REQUEST, APPROVAL):
-            out.append(_tool_step(e))
-        elif e.type == RUN_END:
-            out += _end(e, answered)
-        elif e.type == FORK:
-            out.append(_fork_facts(e))
-        elif e.type not in (RUN_START, MESSAGE):  # a message repeats the answer the end has
-            out.append(Body(("Event ", Code(e.type)), _json(e.to_dict()), "json"))
+        walk.index = base + offset
+        out += SECTIONS.get(e.type, _raw)(e, walk)
     return out
 
 
@@ -159,7 +163,9 @@ def _index_of(events: Sequence[Event], event: Event) -> int:
     return 0
 
 
-def _generation(e: Event, cost: Decimal | None) -> list[Block]:
+def _generation(e: Event, walk: _Walk) -> list[Block]:
+    walk.answered = e.text if not e.calls else None
+    cost = walk.costs.get(walk.index)
     u = e.usage
     tokens = f"{u.total_tokens:,} tokens" if u is not None else "no usage recorded"
     spans: tuple[Span, ...] = (f"Turn {e.turn if e.turn is not None else '?'}",)
@@ -225,8 +231,9 @@ def _fork_facts(e: Event) -> Facts:
     return Facts(tuple(items))
 
 
-def _end(e: Event, answered: str | None) -> list[Block]:
+def _end(e: Event, walk: _Walk) -> list[Block]:
     """The end of a segment; its text only when the turn before did not already show it."""
+    answered = walk.answered
     status = e.status or "failed"
     out: list[Block] = [Heading(2, ("Ended: ", Code(status)))]
     if e.error and status == DIVERGED:  # a replay stopped at a call with no recorded answer
@@ -236,6 +243,45 @@ def _end(e: Event, answered: str | None) -> list[Block]:
     if e.text and e.text != answered:
         out.append(Body(("Final answer",), e.text))
     return out
+
+
+def _fork(e: Event, walk: _Walk) -> list[Block]:
+    return [_fork_facts(e)]
+
+
+def _step(e: Event, walk: _Walk) -> list[Block]:
+    return [_tool_step(e)]
+
+
+def _nothing(e: Event, walk: _Walk) -> list[Block]:
+    """No section: a run_start is the segment's heading and the prompt; a message repeats the
+    answer the run_end shows."""
+    return []
+
+
+def _raw(e: Event, walk: _Walk) -> list[Block]:
+    """An event as its JSON (a type with no section of its own, or one this version does not
+    know)."""
+    return [Body(("Event ", Code(e.type)), _json(e.to_dict()), "json")]
+
+
+# What each type a log holds (agentor.engine.events.LOGGED_TYPES) adds to its segment.
+SECTIONS: dict[str, Callable[[Event, _Walk], list[Block]]] = {
+    RUN_START: _nothing,
+    GENERATION: _generation,
+    TOOL_CALL: _step,
+    TOOL_START: _raw,
+    TOOL_RESULT: _step,
+    MESSAGE: _nothing,
+    RUN_END: _end,
+    FORK: _fork,
+    APPROVAL_REQUEST: _step,
+    APPROVAL: _step,
+    CLAIM: _raw,
+    RELEASE: _raw,
+    INVALID_OUTPUT: _raw,
+    TOOL_DISABLED: _raw,
+}
 
 
 def _content(content: Any) -> str:

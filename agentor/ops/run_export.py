@@ -28,8 +28,7 @@ from typing import Any
 
 from agentor.engine.events import Event
 from agentor.engine.history import summarize
-from agentor.engine.store.api import Store
-from agentor.engine.store.file import FileStore
+from agentor.engine.store.api import LineKeepingStore, Store
 from agentor.engine.store.run_ids import validate_run_id
 from agentor.literal import literal as visible_text
 from agentor.literal import literal_line as visible_line
@@ -56,7 +55,7 @@ def export(store: Store, run_id: str, format: str = "md") -> str:
 
 
 def _load(store: Store, run_id: str) -> tuple[list[Event], list[tuple[int, str]]]:
-    if isinstance(store, FileStore):  # it can say which lines it skipped
+    if isinstance(store, LineKeepingStore):  # it can say which lines it skipped
         events, bad = store.load_with_errors(run_id)
         return events, [(b.lineno, b.reason) for b in bad]
     return store.load(run_id), []

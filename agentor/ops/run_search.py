@@ -37,16 +37,8 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from agentor.engine.store.api import Store
-from agentor.engine.store.file import FileStore
-from agentor.engine.store.matching import (
-    Hit,
-    Matcher,
-    SearchingStore,
-    event_hit,
-    line_hit,
-    matcher_for,
-)
+from agentor.engine.store.api import DirectoryStore, SearchingStore, Store
+from agentor.engine.store.matching import Hit, Matcher, event_hit, line_hit, matcher_for
 from agentor.engine.store.run_ids import SUFFIX
 from agentor.ops.search_scan import CHUNK, FIRST, READ_FLAGS, open_directory, run_files
 
@@ -63,10 +55,11 @@ def search(
     ignore_case: bool | None = None,
 ) -> Iterator[Hit]:
     """Every line of every run whose text matches `query` (see the module), run by run in
-    the order of their ids. `source` is a store or a FileStore directory. A bad query is a
+    the order of their ids. `source` is a store or a FileStore directory (a store whose runs
+    are log files, `DirectoryStore`, is searched as its directory). A bad query is a
     `ValueError` at once; a missing directory a `FileNotFoundError`."""
     matcher = matcher_for(query, regex, ignore_case)
-    if isinstance(source, FileStore):
+    if isinstance(source, DirectoryStore):
         return _search_directory(source.directory, matcher)
     if isinstance(source, str | os.PathLike):
         directory = Path(os.path.realpath(source))

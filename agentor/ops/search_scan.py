@@ -1,8 +1,8 @@
 """Which run logs hold a needle: the raw-byte prefilter of a search (agentor.ops.run_search), and
 the second process that runs it over half of a big runs directory.
 
-A search over a big directory starts this file as a script, `python -I search_scan.py DIR
-NEEDLE_HEX FOLD`, in a fresh interpreter, and writes to its standard input the names of the
+A search over a big directory starts this module's file as a script (`python -I FILE DIR
+NEEDLE_HEX FOLD`) in a fresh interpreter, and writes to its standard input the names of the
 logs it is to scan, one a line: it prints the name of each that holds the needle (lower-cased
 first when FOLD is 1), one a line, and exits. The searching process scans the other names
 meanwhile, then decodes only the logs printed. Being a script with only the standard library,

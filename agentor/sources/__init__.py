@@ -1,4 +1,7 @@
-"""The read side, textual-free: where runs come from (`source.RunSource`, the seam), the
-directory and database sources (`opening.open_source` makes the one a DIR|DSN names), their
-rows and how they read logs. Used by the TUI and by `agentor ls` / `show` (`listing`), so both
-list the same rows with the same statuses (`agentor.engine.statuses.live_status`)."""
+"""The read side, textual-free: where runs come from (`source.RunSource`, the seam), one package
+per store backend (`directory`: a FileStore directory; `postgres`: a PostgreSQL schema), and
+what every backend's source shares: rows (`runrow`), one run's lines indexed and decoded on
+demand (`linelog`), lineage, gated calls, and the listings `agentor ls` / `show` print
+(`listing`), so the TUI and the commands list the same rows with the same statuses
+(`agentor.engine.statuses.live_status`). Which source a DIR|DSN names is the registry's
+(`agentor.backends.open_source`)."""

@@ -5,11 +5,13 @@ A run's lines are one byte stream (each line as a FileStore writes it, its newli
 `LineLog` keeps the offset where each whole line ends (8 bytes a line), decodes a line when it
 is asked for (an LRU cache of them), and rebuilds a generation's request as the engine's
 loader does. What holds the bytes is the subclass's: a log file read by offset
-(`agentor.sources.runlog.RunLog`), or lines read from a database into memory
-(`agentor.sources.pglog.StoredLog`).
+(`agentor.sources.directory.runlog.RunLog`), or lines read from a database into memory
+(`agentor.sources.postgres.runlog.StoredLog`).
 
-What a subclass provides: `_read(offset, size)` (bytes of whole lines already indexed), `poll()`
-(index what the run gained, by `_add_lines`), `search`, `marks`, `close`.
+What a subclass provides: `_read(offset, size)` (bytes of whole lines already indexed),
+`_scan_chunks(start, end)` (the whole lines of a range, a piece at a time, for a scan in a
+worker thread), `poll()` (index what the run gained, by `_add_lines`), `close`. `search` and
+`marks` are the same for every run log: a scan of `_scan_chunks` (`agentor.sources.logscan`).
 
     len(log)                        number of whole lines indexed
     .item(i) -> Event | BadLine     line i decoded (LRU cache); generations keep
@@ -41,7 +43,7 @@ import bisect
 import json
 from array import array
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from itertools import accumulate, islice, repeat
 from operator import add
 from typing import Any
@@ -49,6 +51,7 @@ from typing import Any
 from agentor.engine.events import GENERATION, RUN_START, Event, is_list_of_dicts
 from agentor.engine.history import event_time
 from agentor.engine.log.format import DELTA_FIELD, BadLine, messages_delta
+from agentor.sources import logscan
 from agentor.sources.logfile import (
     CHUNK,
     decode_line,
@@ -92,23 +95,14 @@ class LineLog:
         """`size` bytes of the stream from `offset` (within the lines indexed)."""
         raise NotImplementedError
 
+    def _scan_chunks(self, start: int, end: int) -> Iterator[tuple[int, bytes]]:
+        """(offset, bytes) of the whole lines in [start, end), about CHUNK bytes at a time, each
+        piece ending with a newline; safe in a worker thread while the timeline reads and
+        `poll` appends."""
+        raise NotImplementedError
+
     def poll(self) -> int:
         """Index what the run gained; how many new lines. OSError when it cannot be read."""
-        raise NotImplementedError
-
-    def search(
-        self,
-        query: str,
-        start: int,
-        end: int,
-        first_line: int,
-        cancelled: Callable[[], bool] = lambda: False,
-    ) -> Scan | None:
-        raise NotImplementedError
-
-    def marks(
-        self, start: int, end: int, first_line: int, cancelled: Callable[[], bool] = lambda: False
-    ) -> Scan | None:
         raise NotImplementedError
 
     def close(self) -> None:
@@ -121,6 +115,24 @@ class LineLog:
         self.close()
 
     # -- public --------------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        start: int,
+        end: int,
+        first_line: int,
+        cancelled: Callable[[], bool] = lambda: False,
+    ) -> Scan | None:
+        """The lines from `start` to `end` (numbered from `first_line`) holding `query`, as
+        written, case-insensitively; None when `cancelled()` turned true on the way."""
+        return logscan.search(self._scan_chunks(start, end), query, start, first_line, cancelled)
+
+    def marks(
+        self, start: int, end: int, first_line: int, cancelled: Callable[[], bool] = lambda: False
+    ) -> Scan | None:
+        """The error lines and the tool call lines from `start` to `end`."""
+        return logscan.marks(self._scan_chunks(start, end), start, first_line, cancelled)
 
     def __len__(self) -> int:
         return len(self._ends)

@@ -206,7 +206,12 @@ _FOLD_FORK_FIELDS = (*FOLD_FIELDS, "forked_from", "at", "edit")
 
 def decode_for_summary(line: bytes, offset: int, lineno: int) -> Event | BadLine:
     """A line as `decode_line` gives it, keeping only what a `RunSummary` is folded from."""
-    data = _loads(line)
+    return summary_item(_loads(line), line, offset, lineno)
+
+
+def summary_item(data: Any, line: bytes, offset: int, lineno: int) -> Event | BadLine:
+    """`decode_for_summary` of a line orjson has parsed already (`data`: what `_loads`
+    gives)."""
     if not isinstance(data, dict) or not isinstance(kind := data.get("type"), str):
         return decode_line(line, offset, lineno)  # not an event: the engine says why
     if kind not in _FOLDED_FOR_MORE:  # a tool call or result, a message...: its time alone

@@ -1,10 +1,10 @@
 """Finding lines in a run's log without building events: the lines a search matches, and the
 lines the timeline's jumps go to (errors, tool calls).
 
-A scan reads whole lines of one byte range of the log by chunks (a file's from a descriptor of
-its own, so a worker thread never shares the timeline's; `*_chunks` take chunks from wherever
-the lines are kept), and reports line indexes counted from the
-range's first line, with where it stopped: the next scan of the same log starts there (a live
+A scan reads whole lines of one byte range of the log by chunks, from wherever the lines are
+kept (`LineLog._scan_chunks`: a file's from a descriptor of its own, `file_chunks`, so a worker
+thread never shares the timeline's), and reports line indexes counted from the range's first
+line, with where it stopped: the next scan of the same log starts there (a live
 run grows). Cost model, on the 100,000-event bench log (37 MB): a search is one pass of
 `str.find` over the lowered text (~0.1 s); the jump marks validate each line's JSON with
 orjson (~0.25 s) and decode only the lines orjson refuses. `cancelled()` is asked between
@@ -39,28 +39,15 @@ def needles(query: str) -> list[str]:
 
 
 def search(
-    path: str | os.PathLike[str],
-    query: str,
-    start: int,
-    end: int,
-    first_line: int,
-    cancelled: Callable[[], bool] = lambda: False,
-) -> Scan | None:
-    """The lines of [start, end) of a log file whose text holds `query`, case-insensitively
-    (None when cancelled). A line is searched as it is written: field names and JSON escapes
-    too."""
-    return search_chunks(_chunks(path, start, end), query, start, first_line, cancelled)
-
-
-def search_chunks(
     chunks: Iterable[tuple[int, bytes]],
     query: str,
     start: int,
     first_line: int,
     cancelled: Callable[[], bool] = lambda: False,
 ) -> Scan | None:
-    """`search` over the whole lines `chunks` holds ((offset, bytes) from `start` on, each
-    piece ending with a newline), wherever they are kept."""
+    """The lines `chunks` holds ((offset, bytes) of whole lines from `start` on, each piece
+    ending with a newline) whose text holds `query`, case-insensitively (None when cancelled).
+    A line is searched as it is written: field names and JSON escapes too."""
     forms = needles(query)
     scan = Scan(end=start, lines=0)
     for base, body in chunks:
@@ -89,24 +76,13 @@ def _lines_holding(text: str, form: str) -> Iterator[int]:
 
 
 def marks(
-    path: str | os.PathLike[str],
-    start: int,
-    end: int,
-    first_line: int,
-    cancelled: Callable[[], bool] = lambda: False,
-) -> Scan | None:
-    """The error lines (unreadable lines, tool results with an error, a failed or max_turns
-    end) and the tool call lines of [start, end) of a log file, as the timeline shows them."""
-    return marks_chunks(_chunks(path, start, end), start, first_line, cancelled)
-
-
-def marks_chunks(
     chunks: Iterable[tuple[int, bytes]],
     start: int,
     first_line: int,
     cancelled: Callable[[], bool] = lambda: False,
 ) -> Scan | None:
-    """`marks` over the whole lines `chunks` holds (see `search_chunks`)."""
+    """The error lines (unreadable lines, tool results with an error, a failed or max_turns
+    end) and the tool call lines `chunks` holds (see `search`), as the timeline shows them."""
     scan = Scan(end=start, lines=0)
     for base, body in chunks:
         if cancelled():
@@ -144,8 +120,9 @@ def _kind(line: bytes) -> str | None:
     return None
 
 
-def _chunks(path: str | os.PathLike[str], start: int, end: int) -> Iterator[tuple[int, bytes]]:
-    """(offset, bytes) of whole lines in [start, end), from a descriptor of the scan's own."""
+def file_chunks(path: str | os.PathLike[str], start: int, end: int) -> Iterator[tuple[int, bytes]]:
+    """(offset, bytes) of whole lines in [start, end) of a log file, from a descriptor of the
+    scan's own."""
     try:
         fd, _ = open_readonly(path)
     except _Unreadable as exc:  # the protocol's error: an OSError saying why

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from operator import attrgetter
+from typing import Any
 
 from agentor.engine.history import RunSummary
 from agentor.engine.statuses import INCOMPLETE, INTERRUPTED, RUNNING, UNREADABLE
@@ -83,14 +84,19 @@ _RUN_ID, _SORT_KEY = attrgetter("run_id"), attrgetter("sort_key")
 
 def newest_first(rows: list[RunRow]) -> list[RunRow]:
     """`rows` in the run list's order, sorted in place: newest first (`sort_key`), then by id,
-    descending. One sort by start when no two rows start at once, each row's start asked once
-    (a listing that comes newest first is one run for it: a single pass); else by id, then by
-    start. (A tuple key a row takes three times as long over 100,000 rows.)"""
-    keys = list(map(_SORT_KEY, rows))
-    if len(set(keys)) < len(keys):  # rows that start at once: by id among them
-        rows.sort(key=_RUN_ID, reverse=True)
-        rows.sort(key=_SORT_KEY, reverse=True)
-        return rows
-    order = sorted(range(len(rows)), key=keys.__getitem__, reverse=True)  # each key once
+    descending (`newest_order`, each row's start asked once; a tuple key a row takes three
+    times as long over 100,000 rows)."""
+    order = newest_order(list(map(_SORT_KEY, rows)), list(map(_RUN_ID, rows)))
     rows[:] = list(map(rows.__getitem__, order))
     return rows
+
+
+def newest_order(keys: list[Any], ids: list[str]) -> list[int]:
+    """The positions of rows of these sort keys and ids in the run list's order: newest first,
+    then by id, descending. One sort by key when no two keys are equal (a listing that comes
+    newest first is one run for it: a single pass); else by id, then by key (both stable)."""
+    if len(set(keys)) < len(keys):  # rows that start at once: by id among them
+        order = sorted(range(len(ids)), key=ids.__getitem__, reverse=True)
+        order.sort(key=keys.__getitem__, reverse=True)
+        return order
+    return sorted(range(len(keys)), key=keys.__getitem__, reverse=True)

@@ -3,11 +3,11 @@ screens and a store.
 
 The app, its widgets and its controllers know runs only through `RunSource` (the run list, its
 changes, liveness, the store a resume writes to) and `RunEvents` (one run's events, for the
-timeline). There are two: a FileStore directory (`agentor.sources.directory.DirectorySource`) and a
-schema of a PostgreSQL database (`agentor.sources.pgsource.PostgresSource`); they feed the same
-screens. What only makes one source fast (reading a file's head and tail, tailing offsets; the
-runs table, the change feed) stays inside it; both index a run's lines alike
-(`agentor.sources.linelog.LineLog`).
+timeline). There are two: a FileStore directory
+(`agentor.sources.directory.source.DirectorySource`) and a schema of a PostgreSQL database
+(`agentor.sources.postgres.source.PostgresSource`); they feed the same screens. What only makes
+one source fast (reading a file's head and tail, tailing offsets; the runs table, the change
+feed) stays inside it; both index a run's lines alike (`agentor.sources.linelog.LineLog`).
 
 Rows (`agentor.sources.runrow.RunRow`): run_id, summary (agentor.engine.history.RunSummary | None),
 status, error, complete, modified_at. `status` is one of `agentor.engine.statuses` (or another
@@ -24,12 +24,14 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Callable, Hashable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from agentor.engine.events import Event
 from agentor.engine.log.format import BadLine
 from agentor.engine.store.api import Store
 from agentor.sources.runrow import RunRow
+from agentor.sources.runtable import RunTable
 
 
 @dataclass
@@ -190,4 +192,42 @@ class RunSource(Protocol):
     def close(self) -> None:
         """Let go of what the source holds open (a database source: its connections). The
         app calls it as it ends."""
+        ...
+
+
+# What a source may offer besides `RunSource`, asked by `isinstance` (never its class).
+
+
+@runtime_checkable
+class LocalSource(RunSource, Protocol):
+    """A source whose runs are in a local directory: its `label` is that directory's path (a
+    title shortens it)."""
+
+    directory: Path
+
+
+@runtime_checkable
+class IndexedSource(RunSource, Protocol):
+    """A source that keeps the rows it read between starts (a directory's run index), so that
+    the next listing reads no log that has not changed; whoever reads rows saves them."""
+
+    index_stale: bool  # rows were read or changed since the index was read or saved
+    whole_at_scan: bool  # scan() reads whole what the index lacks (a reader that fills all)
+
+    def save_index(self) -> Path:
+        """Write the rows read so far (from a worker thread); OSError if it cannot be written
+        anywhere, ValueError for a row field of no JSON form."""
+        ...
+
+
+@runtime_checkable
+class TabledSource(IndexedSource, Protocol):
+    """An indexed source that gives a listing its rows as a table (`runtable.RunTable`) without
+    building those its index holds fresh and a listing needs no more of (`leave_aside`: set
+    before `scan()`; then `rows()` holds only the others, `table()` every one)."""
+
+    leave_aside: bool
+
+    def table(self) -> RunTable:
+        """Every row, newest first, as the run list orders them."""
         ...

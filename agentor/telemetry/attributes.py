@@ -1,7 +1,8 @@
-"""The attributes of each span (spans.py makes the spans): the OpenTelemetry GenAI semantic
-conventions, and beside them what Phoenix (OpenInference: `openinference.span.kind`, `llm.*`,
-`session.id`) and Langfuse (`langfuse.observation.type`, `langfuse.session.id`, usage and cost
-details) read, so that each shows a run well. Ours are under `agentor.`.
+"""The attributes of each span (agentor.telemetry.spans makes the spans): the OpenTelemetry
+GenAI semantic conventions, and beside them what Phoenix (OpenInference:
+`openinference.span.kind`, `llm.*`, `session.id`) and Langfuse (`langfuse.observation.type`,
+`langfuse.session.id`, usage and cost details) read, so that each shows a run well. Ours are
+under `agentor.`.
 
 Content (the messages of a request, a tool's arguments and result, a final answer, a note of a
 decision) is only written when asked for (`content=True`): the conventions keep it off by

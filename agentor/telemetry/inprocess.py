@@ -7,7 +7,7 @@ the same `RunSpans` as `agentor export` and `agentor trace` (same ids, same time
 - with `tracing=True`, to the collector the standard variables name
   (`OTEL_EXPORTER_OTLP_ENDPOINT` or `..._TRACES_ENDPOINT`, `OTEL_EXPORTER_OTLP_HEADERS`), through
   one `SpanQueue` per process: a collector that is down never slows or fails a run (see
-  sending.py: bounded, dropped spans counted and said once);
+  agentor.telemetry.sending: bounded, dropped spans counted and said once);
 - with `tracing=tracer`, an `opentelemetry.sdk.trace.Tracer`, to that tracer's span
   processors (and so its exporters), with its resource.
 
@@ -35,17 +35,16 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agentor.engine.events import APPROVAL, CLAIM, FORK, RELEASE, Event
+from agentor.engine.events import Event
 from agentor.engine.log.format import BadLine
 from agentor.engine.store.api import Store
 from agentor.engine.store.holding import load_lines
-from agentor.telemetry.spans import RunSpans, SpanRecord
+from agentor.telemetry.spans import RunSpans, SpanRecord, is_work
 
 log = logging.getLogger("agentor")
 Sink = Callable[[Sequence[SpanRecord]], None]
 WORK_LIMIT = 100_000  # events waiting to be made into spans, at most
 EXIT_WAIT_S = 3.0  # at exit, the longest wait for the spans of what was recorded (in all)
-_NOT_THE_RUNS_WORK = frozenset({APPROVAL, CLAIM, RELEASE, FORK})
 _queue_lock = threading.Lock()
 _queues: dict[tuple[str, ...], Any] = {}  # SpanQueues for tracing=True, by what the variables say
 _VARIABLES = (
@@ -125,7 +124,7 @@ class RunTracing:
         """What the log held when the run began: what its earlier processes traced is not
         sent again, what came after its last segment is (see the module)."""
         last_work = max(
-            (i for i, x in enumerate(lines) if isinstance(x, Event) and _is_work(x)), default=-1
+            (i for i, x in enumerate(lines) if isinstance(x, Event) and is_work(x)), default=-1
         )
         self.spans.feed(enumerate(lines[: last_work + 1], 1))
         self._send(self.spans.feed(enumerate(lines[last_work + 1 :], last_work + 2)))
@@ -214,10 +213,6 @@ def _at_exit() -> None:
     """The spans of what was recorded are made and sent: EXIT_WAIT_S at most in all, and no
     wait for a collector known to be down (its queue drops what it holds)."""
     flush(EXIT_WAIT_S)
-
-
-def _is_work(e: Event) -> bool:
-    return e.type not in _NOT_THE_RUNS_WORK
 
 
 def shared_queue() -> Any:

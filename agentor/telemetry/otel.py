@@ -1,5 +1,5 @@
-"""Span records (spans.py) as OpenTelemetry SDK spans, with the ids the log gives them (ids.py)
-and the times it recorded.
+"""Span records (agentor.telemetry.spans) as OpenTelemetry SDK spans, with the ids the log
+gives them (agentor.telemetry.ids) and the times it recorded.
 
 The SDK makes spans as a program runs, with ids it draws and times it reads from the clock;
 ours are made after the fact from a log, so they are built as the finished spans the SDK's

@@ -12,7 +12,8 @@ requires), and how.
   not fit, that the collector refused, or that arrive while it is down (for `PAUSE_S` after a
   failure, without trying) are dropped and counted (`dropped`), and said once, on the
   `agentor` logger. `flush` waits for what is queued, and not at all while the collector is
-  down; at exit, inprocess.py waits so (a bounded time) for the spans still to be made too.
+  down; at exit, agentor.telemetry.inprocess waits so (a bounded time) for the spans still to
+  be made too.
 
 The endpoint is a base URL (`http://127.0.0.1:6006`, `https://cloud.langfuse.com/api/public/otel`)
 or the traces URL itself; without one, the standard variables decide
@@ -25,6 +26,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import logging
+import os
 import re
 import threading
 import time
@@ -37,6 +39,7 @@ from agentor.telemetry.spans import SpanRecord
 log = logging.getLogger("agentor")
 
 TRACES_PATH = "/v1/traces"
+DEFAULT_COLLECTOR = "http://localhost:4318"  # the specification's, when no variable names one
 QUEUE_SPANS = 4096  # spans a SpanQueue holds at most
 BATCH_SPANS = 256
 PAUSE_S = 30.0  # after a failure, spans are dropped without trying for this long
@@ -61,6 +64,21 @@ def traces_url(endpoint: str) -> str:
     if parts.path.rstrip("/").endswith(TRACES_PATH):
         return endpoint
     return endpoint.rstrip("/") + TRACES_PATH
+
+
+def url_from_environment() -> str:
+    """The traces URL the OpenTelemetry variables name, as the OTLP exporter specification
+    says: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` as it is, else `OTEL_EXPORTER_OTLP_ENDPOINT`
+    with /v1/traces, else the default collector (http://localhost:4318/v1/traces)."""
+    from opentelemetry.sdk.environment_variables import (
+        OTEL_EXPORTER_OTLP_ENDPOINT,
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
+    )
+
+    if url := os.environ.get(OTEL_EXPORTER_OTLP_TRACES_ENDPOINT):
+        return url
+    base = os.environ.get(OTEL_EXPORTER_OTLP_ENDPOINT) or DEFAULT_COLLECTOR
+    return base.removesuffix("/") + TRACES_PATH
 
 
 def parse_header(text: str) -> tuple[str, str]:
@@ -113,11 +131,10 @@ class Collector:
     ) -> None:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
-        url = traces_url(endpoint) if endpoint else None
+        self.url = traces_url(endpoint) if endpoint else url_from_environment()
         self._exporter = OTLPSpanExporter(
-            endpoint=url, headers=dict(headers or {}), timeout=timeout
+            endpoint=self.url, headers=dict(headers or {}), timeout=timeout
         )
-        self.url: str = self._exporter._endpoint  # what the exporter resolved (env included)
         # Made once, here: the SDK detects a resource in a thread pool, which refuses work once
         # the interpreter is exiting, when the last spans of a script are sent.
         self._resource = default_resource()

@@ -1,9 +1,9 @@
 """What `agentor trace` has sent, kept in a small file so that a restart neither loses nor
 repeats spans.
 
-A span is named by its run and the line that opened it (spans.py), so what was sent is, per
-run, `upto` (every span opened at a line up to it was sent: the run had nothing open then)
-and `sent` (lines after `upto` whose spans were sent).
+A span is named by its run and the line that opened it (agentor.telemetry.spans), so what was
+sent is, per run, `upto` (every span opened at a line up to it was sent: the run had nothing
+open then) and `sent` (lines after `upto` whose spans were sent).
 
 The file is a journal, one JSON object a line: a header naming the collector it is for (the
 same file given with another endpoint is refused: each collector has its own), then one line

@@ -4,7 +4,7 @@ and hands back each span once the log has closed it. Pure: no I/O, no OpenTeleme
 `agentor trace` and in-process tracing all use it, so each gives the same spans for a log.
 
 Spans come from recorded events and their recorded times only (`started_at`, `ended_at`, `ts`);
-each is named by the line that opened it (ids.py), so its ids never change:
+each is named by the line that opened it (agentor.telemetry.ids), so its ids never change:
 
     invoke_agent {agent}   a segment: its run_start's start to its run_end (a resume is another
                            segment of the same trace, linked to the one before)
@@ -30,7 +30,7 @@ run of the lineage, so a backend groups a run with its forks.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,11 +41,15 @@ from agentor.engine.events import (
     CLAIM,
     FORK,
     GENERATION,
+    INVALID_OUTPUT,
+    MESSAGE,
     RELEASE,
     RUN_END,
     RUN_START,
     TOOL_CALL,
+    TOOL_DISABLED,
     TOOL_RESULT,
+    TOOL_START,
     Event,
     Usage,
 )
@@ -57,10 +61,6 @@ CHAT = "chat"
 EXECUTE_TOOL = "execute_tool"
 AWAIT_APPROVAL = "await_approval"
 INTERRUPTED = "interrupted"  # error.type of a segment, or a call, whose writer died
-
-# Steps of nobody's work on the segment: they never stretch it (a claim comes long after the
-# crash before it; a decision is a person's, between segments).
-_NOT_WORK = frozenset({CLAIM, RELEASE, FORK, APPROVAL})
 
 
 @dataclass
@@ -163,13 +163,13 @@ class RunSpans:
             out = self._end_untimed(self.segment.last if self.segment else None)
         else:
             out = self._end_untimed(_first(e.started_at, e.ts, e.ended_at), wait=True)
-        if self.segment is not None and e.type not in (_NOT_WORK | {RUN_START}):
+        part = SPAN_PARTS.get(e.type, _OTHER)
+        if self.segment is not None and part.work and e.type != RUN_START:
             t = _time(e)
             if t is not None and (self.segment.last is None or t > self.segment.last):
                 self.segment.last = t
-        handler = _HANDLERS.get(e.type)
-        if handler is not None:
-            out += handler(self, line, e)
+        if part.handler is not None:
+            out += part.handler(self, line, e)
         return out
 
     def interrupted(self) -> list[SpanRecord]:
@@ -375,15 +375,46 @@ class RunSpans:
         self._previous_segment = None
 
 
-_HANDLERS = {
-    RUN_START: RunSpans._run_start,
-    GENERATION: RunSpans._generation,
-    TOOL_CALL: RunSpans._tool_call,
-    TOOL_RESULT: RunSpans._tool_result,
-    APPROVAL_REQUEST: RunSpans._approval_request,
-    APPROVAL: RunSpans._approval,
-    RUN_END: RunSpans._run_end,
+Handler = Callable[[RunSpans, int, Event], list[SpanRecord]]
+
+
+@dataclass(frozen=True)
+class SpanPart:
+    """What a line of one type of event does to the spans: `handler` opens or closes the spans
+    it names (None: no span of its own); `work`: a step of somebody's work on the segment,
+    which stretches the segment's span to the step's time."""
+
+    handler: Handler | None
+    work: bool = True
+
+
+# Each type a log holds (agentor.engine.events.LOGGED_TYPES); a type this version does not know
+# is a step of work with no span of its own.
+SPAN_PARTS: dict[str, SpanPart] = {
+    RUN_START: SpanPart(RunSpans._run_start),  # it opens a segment: it stretches none
+    GENERATION: SpanPart(RunSpans._generation),
+    TOOL_CALL: SpanPart(RunSpans._tool_call),
+    TOOL_START: SpanPart(None),  # its call's tool span is the tool_call's
+    TOOL_RESULT: SpanPart(RunSpans._tool_result),
+    MESSAGE: SpanPart(None),
+    RUN_END: SpanPart(RunSpans._run_end),
+    # A fork's own spans start at its line: `add` hands it to `_forked` before anything else.
+    FORK: SpanPart(None, work=False),
+    APPROVAL_REQUEST: SpanPart(RunSpans._approval_request),
+    # A decision is a person's, between segments; a claim comes long after the crash before
+    # it: neither stretches the segment.
+    APPROVAL: SpanPart(RunSpans._approval, work=False),
+    CLAIM: SpanPart(None, work=False),
+    RELEASE: SpanPart(None, work=False),
+    INVALID_OUTPUT: SpanPart(None),
+    TOOL_DISABLED: SpanPart(None),
 }
+_OTHER = SpanPart(None)
+
+
+def is_work(e: Event) -> bool:
+    """Whether `e` is a step of somebody's work on its run (`SpanPart.work`)."""
+    return SPAN_PARTS.get(e.type, _OTHER).work
 
 
 def spans_of(

@@ -1,4 +1,4 @@
-"""`Forker`: `F` runs a fork in this process. The fork (`agent.afork`, agentor/forking.py) runs in a
+"""`Forker`: `F` runs a fork in this process. The fork (`agent.afork`, agentor.forking) runs in a
 worker of its own, one at a time, writing a new run into the source on screen; the parent is
 only read. Its events are reported as they are recorded, so the app shows the new run live
 (it is selected and its timeline opened as soon as its first write has landed).
@@ -22,7 +22,7 @@ from agentor import Agentor, RunResult
 from agentor.agents import AgentSet, RecordedAgent, recorded_agent
 from agentor.collect.origin import collected_source
 from agentor.engine.events import FORK, GENERATION, RUN_START, TOOL_RESULT, Event
-from agentor.engine.store.api import Store
+from agentor.engine.store.api import ServerStore, Store
 from agentor.sources.source import RunSource
 from tui.controllers.controller import Controller
 from tui.text import fork_text
@@ -191,8 +191,7 @@ def fork_arguments(request: ForkRequest, agent: Agentor) -> dict[str, Any]:
 
 def store_args(source: RunSource) -> list[str]:
     """The `agentor` options naming the source's store (a directory, a database's schema)."""
-    store = getattr(source, "store", None)
-    schema = getattr(store, "schema", None)
-    if store is not None and schema is not None:
-        return ["--store", str(store.where), "--schema", str(schema)]
+    store = source.store
+    if isinstance(store, ServerStore):
+        return ["--store", store.where, "--schema", store.schema]
     return ["--dir", str(source.where)]

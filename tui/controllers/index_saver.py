@@ -1,6 +1,6 @@
-"""`IndexSaver`: saves a directory's run index (`agentor.sources.runindex`) once the first scan is
-done and a while after its rows change, and at exit, so that the next start lists them without
-reading their logs, however short the look was.
+"""`IndexSaver`: saves a directory's run index (`agentor.sources.directory.runindex`) once the
+first scan is done and a while after its rows change, and at exit, so that the next start lists
+them without reading their logs, however short the look was.
 
 At start: as soon as the first scan is on screen, if it read logs (no index, or files changed
 since), in a worker thread. Then, debounced and bounded: it looks every SAVE_CHECK_S seconds
@@ -23,8 +23,7 @@ import time
 
 from textual import work
 
-from agentor.sources.directory import DirectorySource
-from agentor.sources.source import RunSource
+from agentor.sources.source import IndexedSource, RunSource
 from tui.controllers.controller import Controller
 from tui.text import notices
 
@@ -35,7 +34,7 @@ SAVE_COST_FACTOR = 10.0
 class IndexSaver(Controller):
     def __init__(self, source: RunSource, live: bool) -> None:
         super().__init__()
-        self.source = source if isinstance(source, DirectorySource) else None
+        self.source = source if isinstance(source, IndexedSource) else None
         self.live = live
         self.saving = False
         self.next_at = 0.0  # monotonic: no save before then
@@ -76,7 +75,7 @@ class IndexSaver(Controller):
         self._save(source)
 
     @work(thread=True, group="index", exclusive=True, exit_on_error=False)
-    def _save(self, source: DirectorySource) -> None:
+    def _save(self, source: IndexedSource) -> None:
         started = time.monotonic()
         try:
             with self._writing:

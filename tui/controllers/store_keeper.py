@@ -61,7 +61,7 @@ class StoreKeeper(Controller):
     @property
     def store(self) -> Store | None:
         """The source's store (both sources have one; a directory that is gone has none)."""
-        return getattr(self.source, "store", None)
+        return self.source.store
 
     # -- p: pins -------------------------------------------------------------------------------
 

@@ -7,22 +7,37 @@ from __future__ import annotations
 
 from textual.binding import Binding, BindingType
 
-from tui.keys import app_keys, approval, compare, event, forks, run, runs, store_keys, timeline
+from tui.keys import (
+    app_keys,
+    approval,
+    compare,
+    event,
+    experiments,
+    forks,
+    run,
+    runs,
+    store_keys,
+    timeline,
+)
 from tui.keys.model import (
     APP,
     APPROVALS,
     ARGS_EDITOR,
     COMPARE_SCREEN,
     CONFIRM_SCREEN,
+    EXPERIMENT_FORM,
+    EXPERIMENTS_SCREEN,
     EXPORT_SCREEN,
     FILTER_BAR,
     FORK_SCREEN,
     FORK_TREE,
     HELP_SCREEN,
     LIST,
+    PAIRS_SCREEN,
     PLAYBACK_SCREEN,
     RAW_SCREEN,
     REASON_SCREEN,
+    RUN_LIST,
     RUNS_SEARCH,
     SCREEN,
     SEARCH_BAR,
@@ -38,6 +53,8 @@ __all__ = [
     "ARGS_EDITOR",
     "COMPARE_SCREEN",
     "CONFIRM_SCREEN",
+    "EXPERIMENTS_SCREEN",
+    "EXPERIMENT_FORM",
     "EXPORT_SCREEN",
     "FILTER_BAR",
     "FOOTER_ORDER",
@@ -47,10 +64,12 @@ __all__ = [
     "HELP",
     "HELP_SCREEN",
     "LIST",
+    "PAIRS_SCREEN",
     "PLAYBACK_SCREEN",
     "RAW_SCREEN",
     "REASON_SCREEN",
     "RUNS_SEARCH",
+    "RUN_LIST",
     "SCREEN",
     "SEARCH_BAR",
     "STATS_SCREEN",
@@ -70,6 +89,7 @@ HELP: tuple[tuple[str, tuple[Key, ...]], ...] = (
     store_keys.SECTION,  # before Run: the help's two columns then fit 160x45
     run.SECTION,
     approval.SECTION,
+    experiments.SECTION,
     app_keys.SECTION,
 )
 
@@ -88,6 +108,7 @@ FOOTER_ORDER = (
     "resume",
     "stop_resume",
     "fork",
+    "start_experiment",
     "follow",
     "copy_id",
     "pin",
@@ -96,6 +117,7 @@ FOOTER_ORDER = (
     "search_runs",
     "stats",
     "reload",
+    "experiments",  # after reload: with --no-watch, a full footer keeps reload
     "toggle_maximize",
     "view_raw",
     "copy_value",
@@ -110,6 +132,7 @@ FOOTER_ORDER = (
 FOOTER_PRIORITY = (
     "help",
     "quit",
+    "start_experiment",  # shown only while runs are selected
     "approve",
     "reject",
     "give_result",

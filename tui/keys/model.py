@@ -27,6 +27,10 @@ CONFIRM_SCREEN = "confirm_screen"  # a question asked before deleting a run
 EXPORT_SCREEN = "export_screen"
 RUNS_SEARCH = "runs_search"  # the search over every run (ctrl+f)
 STATS_SCREEN = "stats_screen"
+RUN_LIST = "runs"  # the run list alone (the widget with that id): space selects runs
+EXPERIMENTS_SCREEN = "experiments_screen"  # the list `E` opens
+PAIRS_SCREEN = "pairs_screen"  # an experiment's pairs
+EXPERIMENT_FORM = "experiment_form"  # the form `X` opens on the selected runs
 
 
 @dataclass(frozen=True)

@@ -5,12 +5,14 @@ The screen owns its panes and their handlers (`@on(Widget.Message)`). The app ma
 the controllers (`Controllers`); the screen mounts them, calls into them, and they report to it
 by messages: `Watcher` keeps the screen in step with the source, `Resumer` resumes a run here,
 `Approver` records decisions on gated calls, `Forker` forks, `RunReader` reads runs whole for
-`M` and `P`, `StoreKeeper` pins, deletes, exports and searches. Every sentence comes from
+`M` and `P`, `StoreKeeper` pins, deletes, exports and searches, `Experimenter` runs an
+experiment on the runs selected (`X`). Every sentence comes from
 `tui.text`; the rows come from the source, never re-derived here. Attributes down, messages up.
 """
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import os
 from collections.abc import Callable, Iterator
@@ -34,6 +36,7 @@ from agentor.sources.runrow import RunRow
 from agentor.sources.source import Changes, RunEvents, RunSource
 from tui.controllers.approver import Approver
 from tui.controllers.controller import Controller, while_running
+from tui.controllers.experimenter import Experimenter
 from tui.controllers.forker import Forker
 from tui.controllers.index_saver import IndexSaver
 from tui.controllers.resumer import Resumer
@@ -41,9 +44,10 @@ from tui.controllers.run_reader import RunReader
 from tui.controllers.store_keeper import StoreKeeper
 from tui.controllers.watcher import Watcher
 from tui.keys import SCREEN, bindings
-from tui.text import compare_notes, fork_text, notices, store_notes
+from tui.text import compare_notes, experiment_notes, fork_text, notices, store_notes
 from tui.text.detail import RunTotals
 from tui.text.event_value import copy_value
+from tui.text.experiment_form import ExperimentRequest
 from tui.text.fork_text import ForkRequest, lineage_line
 from tui.text.notices import Note
 from tui.text.stats_text import runs_described
@@ -51,10 +55,13 @@ from tui.widgets.approval_pane import ApprovalPane
 from tui.widgets.compare_screen import CompareScreen
 from tui.widgets.delete_screen import DeleteScreen
 from tui.widgets.event_detail import EventDetail
+from tui.widgets.experiment_form import ExperimentForm
+from tui.widgets.experiments_screen import ExperimentsScreen
 from tui.widgets.export_screen import ExportScreen
 from tui.widgets.fork_screen import ForkScreen, form_at
 from tui.widgets.fork_tree import ForkTreeScreen
 from tui.widgets.keys_footer import KeysFooter
+from tui.widgets.pairs_screen import PairsScreen
 from tui.widgets.playback_screen import PlaybackScreen
 from tui.widgets.raw_event import RawEventScreen
 from tui.widgets.run_list import RunList
@@ -80,10 +87,11 @@ class Controllers:
     forker: Forker
     reader: RunReader
     keeper: StoreKeeper
+    experimenter: Experimenter
 
     def __iter__(self) -> Iterator[Controller]:
         yield from (self.watcher, self.index_saver, self.resumer, self.approver)
-        yield from (self.forker, self.reader, self.keeper)
+        yield from (self.forker, self.reader, self.keeper, self.experimenter)
 
 
 class RunsScreen(Screen[None]):
@@ -111,12 +119,16 @@ class RunsScreen(Screen[None]):
         self.watcher, self.resumer = controllers.watcher, controllers.resumer
         self.approver, self.forker = controllers.approver, controllers.forker
         self.reader, self.keeper = controllers.reader, controllers.keeper
+        self.experimenter = controllers.experimenter
         self.tell_note = tell_note  # the app's: a note shown literally, beside a few others
         self.label = label  # the source, as the list's title names it (literal)
         self.clock = clock
         self.watching = watching  # watched, the list is always current: no ctrl+r
         self.first_run_id = first_run_id  # `agentor-tui path/to/<run id>.jsonl`: open it
         self.export_dir = export_dir  # where `w` writes (None: the current directory)
+        # Set once the panes are composed and mounted and the screen has started its work
+        # (`on_mount`): the app is ready then, for keys and for a test's pilot.
+        self.mounted = asyncio.Event()
 
     def compose(self) -> ComposeResult:
         resuming = self.resumer  # `lambda` reads `run_id` when asked, as the pane needs it
@@ -167,6 +179,12 @@ class RunsScreen(Screen[None]):
     # -- start ---------------------------------------------------------------------------------
 
     def on_mount(self) -> None:
+        try:
+            self._start()
+        finally:
+            self.mounted.set()  # even when starting failed: the app waits for it
+
+    def _start(self) -> None:
         self.stream_line.display = False
         self.timeline.clear(notices.SELECT_A_RUN)
         self.event_detail.clear()
@@ -272,10 +290,15 @@ class RunsScreen(Screen[None]):
         self.watcher.reload()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        # `/` is typed into the input that has the focus (the timeline's search bar, or one of
-        # a dialog above this screen, the palette's too): not shown.
-        if action == "filter" and isinstance(self.app.focused, Input):
+        # `/`, `E` and `X` are typed into the input that has the focus (the timeline's search
+        # bar, or one of a dialog above this screen, the palette's too): not shown.
+        typing = isinstance(self.app.focused, Input)
+        if typing and action in ("filter", "experiments", "start_experiment", "nothing_selected"):
             return False
+        # `X` starts an experiment on the runs selected (shown then); with none, its hidden
+        # twin says how to select some.
+        if action in ("start_experiment", "nothing_selected"):
+            return bool(self.run_list.selected) == (action == "start_experiment")
         # Watched, the list is always current: no reload (and none in the footer).
         return not (action == "reload" and self.watching)
 
@@ -667,3 +690,75 @@ class RunsScreen(Screen[None]):
             pane.label, len(rows), self.run_list.hidden, pane.run_filter.describe()
         )
         self.app.push_screen(StatsScreen(rows, described))
+
+    # -- E, space and X: experiments -----------------------------------------------------------
+
+    def action_experiments(self) -> None:
+        if not self.is_active:
+            return  # a dialog is open above the list
+        screen = ExperimentsScreen(
+            self.source, self.tell_note, label=self.label, clock=self.clock, live=self.watching
+        )
+        self.app.push_screen(screen)
+
+    @on(RunList.SelectionChanged)
+    def _selection_changed(self) -> None:
+        self.refresh_bindings()  # X in the footer while runs are selected
+        self.runs_pane.show_title()
+
+    def action_nothing_selected(self) -> None:
+        self.tell_note(experiment_notes.NOTHING_SELECTED)
+
+    def action_start_experiment(self) -> None:
+        """X: the form asking what the selected runs' experiment changes."""
+        if not self.is_active:
+            return
+        runs = list(self.run_list.selected)  # in the order selected (one gone: refused)
+        agent = self.experimenter.agent_for(runs)
+        form = ExperimentForm(runs, agent.name if agent else None, self.experimenter.refusal)
+        self.app.push_screen(form, self._experiment_asked)
+
+    def _experiment_asked(self, request: ExperimentRequest | None) -> None:
+        if request is not None:
+            self.experimenter.start(request)
+
+    @while_running
+    def on_experimenter_started(self, message: Experimenter.Started) -> None:
+        """Its definition is recorded: the selection is done with, its pairs open, live."""
+        self.run_list.clear_selection()
+        self.tell_note(experiment_notes.started(message.experiment_id, message.runs, message.done))
+        if not self._shows_pairs_of(message.experiment_id):
+            screen = PairsScreen(
+                self.source,
+                message.experiment_id,
+                self.tell_note,
+                clock=self.clock,
+                live=self.watching,
+            )
+            self.app.push_screen(screen)
+
+    @while_running
+    def on_experimenter_held(self, message: Experimenter.Held) -> None:
+        self.watcher.refresh_run(message.run_id, liveness=True)  # a candidate, in the list
+
+    @while_running
+    def on_experimenter_pair_done(self, message: Experimenter.PairDone) -> None:
+        self.watcher.refresh_run(message.candidate, liveness=True)
+        self._experiment_changed(message.experiment_id)
+
+    @while_running
+    def on_experimenter_ended(self, message: Experimenter.Ended) -> None:
+        if message.experiment_id is not None:
+            self._experiment_changed(message.experiment_id)
+
+    def _experiment_changed(self, experiment_id: str) -> None:
+        """What shows the experiment reads it again (its pairs, and the list of them all)."""
+        for screen in self.app.screen_stack:
+            if isinstance(screen, PairsScreen) and screen.experiment_id == experiment_id:
+                screen.experiment_changed()
+            elif isinstance(screen, ExperimentsScreen):
+                screen.experiments_changed()
+
+    def _shows_pairs_of(self, experiment_id: str) -> bool:
+        screen = self.app.screen
+        return isinstance(screen, PairsScreen) and screen.experiment_id == experiment_id

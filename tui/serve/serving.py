@@ -14,7 +14,7 @@ import socket
 import sys
 from dataclasses import dataclass
 
-from agentor.engine.store.pg.dsn import is_dsn, redact
+from agentor.backends import shown
 from tui.serve.guard import Guard, cookie_name
 from tui.serve.site import build_site, listen, run
 from tui.text import browser
@@ -40,7 +40,7 @@ class Serving:
         """What to serve: `args` checked by `tui.serve.options.serve_token`, which gave
         `token`; `app_argv`, the app's arguments as written."""
         command = shlex.join([sys.executable, "-m", "tui", *app_argv])
-        store = redact(args.dir) if is_dsn(args.dir) else args.dir
+        store = shown(args.dir)
         return cls(token, args.host, args.port, args.public_url, command, store)
 
     def listen(self) -> None:

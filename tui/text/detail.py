@@ -1,6 +1,7 @@
 """Everything about one event, for the detail view: its fields, the request as a conversation
 (roles coloured) with the tools offered and the model's settings, tool arguments and results as
-pretty JSON, usage and errors.
+pretty JSON, usage and errors. One function a type of event writes what is under its heading
+(`run_start_detail`, `generation_detail`, ...); tui.text.event_views says which is whose.
 
 Every `Text` here is assembled from plain strings passed through `literal`, never from markup,
 so nothing in a log can style or control the terminal. Huge values are cut, with a note.
@@ -23,20 +24,7 @@ from rich.text import Text
 
 from agentor.collect.origin import collected_source, origin_words
 from agentor.durations import duration
-from agentor.engine.events import (
-    APPROVAL_REQUEST,
-    CLAIM,
-    FOLLOW_UP_TYPES,
-    GENERATION,
-    MESSAGE,
-    RELEASE,
-    RUN_END,
-    RUN_START,
-    TOOL_CALL,
-    TOOL_RESULT,
-    TOOL_START,
-    Event,
-)
+from agentor.engine.events import RUN_START, Event
 from agentor.engine.fork.recording import (
     DRIFT,
     EXECUTED,
@@ -60,7 +48,6 @@ from tui.text.styles import (
     ERROR_STYLE,
     ROLE_STYLES,
     STATUS_STYLES,
-    TYPE_STYLES,
 )
 from tui.text.timeline_line import call_line, content_text, value_line
 
@@ -98,16 +85,16 @@ ANSWER_WORDS = {
     REFUSED: "refused: the replay's recording has no answer for it; nothing ran",
 }
 
-# What a worker's claim or release means, under its fields (agentor/fleet/claims.py).
-MARKER_MEANINGS = {
-    CLAIM: "A worker of a fleet took the run; the attempt counts those since the run last "
-    "ended a segment. A claim with neither a run_end nor a release after it is an attempt "
-    "whose worker died.",
-    RELEASE: "The worker let the run go without ending it; the note says why.",
-}
+# What a worker's claim or release means, under its fields (agentor.fleet.claims).
+CLAIM_MEANS = (
+    "A worker of a fleet took the run; the attempt counts those since the run last ended a "
+    "segment. A claim with neither a run_end nor a release after it is an attempt whose "
+    "worker died."
+)
+RELEASE_MEANS = "The worker let the run go without ending it; the note says why."
 
 _json = JSONHighlighter()
-# A generation's field naming the tools withdrawn before it (engine/toolfailures.py).
+# A generation's field naming the tools withdrawn before it (agentor.engine.toolfailures).
 WITHDRAWN = "withdrawn"
 
 
@@ -234,58 +221,168 @@ def heading(out: DetailText, title: str) -> None:
     out.append("\n")
 
 
-def detail(
-    item: Event | BadLine,
-    index: int,
-    run_id: str,
-    start: float | None,
-    request: list[dict[str, Any]] | None = None,
-    setup: Event | None = None,
-    run: RunSummary | None = None,
-    lineage: Text | None = None,
-    totals: RunTotals | None = None,
-) -> DetailText:
-    """Everything about one event: fields, the request as a conversation, values as JSON.
+@dataclass(frozen=True)
+class Around:
+    """What the detail of one event knows besides the event: the run's id and its first time
+    (`start`); for a generation, its request rebuilt (`request`); the run_start of the event's
+    segment (`setup`); for a run_start, the whole run's summary (`run`, when it was read
+    whole) and its totals (`totals`)."""
 
-    `setup` is the run_start of a generation's segment: the tools offered and the settings
-    it records are shown when the generation names them (its `config`); of an answer's
-    (a message, a run_end): a structured output it records is shown as the object. `run`, the whole
-    run's summary (when it was read whole), adds the run's active and wall times to a
-    `run_start`. `lineage`, a fork's parent and fork point, comes first."""
-    out = DetailText()
-    if lineage is not None:
-        out.block(lineage.copy(), indent=0)  # a block crops its final newline in place
-    if isinstance(item, BadLine):
-        _unreadable(out, item, run_id)
-        return out
-    e = item
-    out.append(literal_line(e.type, 40), TYPE_STYLES.get(e.type, "bold") + " bold")
-    if e.turn is not None:
-        out.append(f" · turn {e.turn}")
-    out.append(f" · line {index + 1}", "dim")
-    out.append("\n")
-    out.fields(_event_fields(e, run_id, start, run if e.type == RUN_START else None))
-    if e.type in (CLAIM, RELEASE):
-        out.block(Text("\n" + MARKER_MEANINGS[e.type], "dim"), indent=0)
-    if e.type == RUN_START and totals is not None:
-        out.fields(_totals_fields(totals))
-    elif e.type == GENERATION:
-        cost = generation_cost(e, setup.model if setup is not None else None)
-        out.fields([("cost", cost, "")])
+    run_id: str
+    start: float | None
+    request: list[dict[str, Any]] | None = None
+    setup: Event | None = None
+    run: RunSummary | None = None
+    totals: RunTotals | None = None
+
+
+# -- each type's detail, under its heading: one function a type (tui.text.event_views) ----------
+
+
+def common_detail(
+    out: DetailText,
+    e: Event,
+    at: Around,
+    own: list[Field] | None = None,
+    label: str = "Input",
+    *,
+    args: bool = False,
+    result: bool | None = None,
+) -> None:
+    """What every event's detail shows: its fields (`own`: rows of its type's own among them),
+    its error, the messages it carries (`label`: what they are), its values (`args`, `result`:
+    as `_values` shows them)."""
+    _fields(out, e, at, own)
+    _error(out, e)
+    _conversation(out, e.messages, label)
+    _values(out, e, args=args, result=result)
+    _other_fields(out, e)
+
+
+def run_start_detail(out: DetailText, e: Event, at: Around) -> None:
+    """A segment's start: where a collected run came from, the whole run's times and totals,
+    its input, the tools and settings of its generations, its MCP servers."""
+    source = collected_source(e)
+    own = [("from", origin_words(source), "cyan")] if source is not None else []
+    _fields(out, e, at, own, at.run)
+    if at.totals is not None:
+        out.fields(_totals_fields(at.totals))
+    _error(out, e)
+    _conversation(out, e.messages, "Input")
+    if e.tools is not None or e.settings is not None:
+        _request_config(out, e.config, e)
+    if e.mcp is not None:
+        _mcp_servers(out, e.mcp)
+    _values(out, e)
+    _other_fields(out, e)
+
+
+def generation_detail(out: DetailText, e: Event, at: Around) -> None:
+    """A generation: what it cost, the request it was sent, what it answered and was offered."""
+    _fields(out, e, at)
+    cost = generation_cost(e, at.setup.model if at.setup is not None else None)
+    out.fields([("cost", cost, "")])
+    _error(out, e)
+    if at.request is not None:
+        _conversation(out, at.request, "Request")
+    else:
+        heading(out, "Request")
+        out.block(Text("(not recorded in full: the line it extends is unreadable)", "dim"))
+    _response(out, e, at.setup)
+    _values(out, e, text=False)
+    _other_fields(out, e, hide=(WITHDRAWN,))
+
+
+def call_detail(out: DetailText, e: Event, at: Around) -> None:
+    """A tool call (asked for, or about to run): its arguments."""
+    common_detail(out, e, at, args=True)
+
+
+def tool_result_detail(out: DetailText, e: Event, at: Around) -> None:
+    """A tool's result (shown even when it is None) or its error, the call's arguments, and how
+    it was answered when not the plain way (a replay's: `marked_answer`)."""
+    answer = marked_answer(e)
+    own = [("answered", ANSWER_WORDS[answer], ANSWER_STYLES[answer])] if answer is not None else []
+    _fields(out, e, at, own)
+    _error(out, e)
+    _conversation(out, e.messages, "Input")
+    _values(out, e, args=True, result=e.error is None)
+    if DRIFT in e.extra:
+        heading(out, "Recorded arguments (the call whose result was served)")
+        append_value(out, e.extra[DRIFT])
+    _other_fields(out, e, hide=(DRIFT, NOVEL_FIELD))
+
+
+def answer_detail(out: DetailText, e: Event, at: Around) -> None:
+    """A message or a run_end: a structured output its segment asked for, as the object."""
+    _fields(out, e, at)
+    _error(out, e)
+    _conversation(out, e.messages, "Input")
+    if at.setup is not None and at.setup.output and e.text:
+        _structured(out, e.text, at.setup.output)
+    _values(out, e)
+    _other_fields(out, e)
+
+
+def approval_request_detail(out: DetailText, e: Event, at: Around) -> None:
+    """A call waiting for a person; for a call a crash interrupted, when it was started."""
+    own: list[Field] = []
+    if e.started_at is not None and e.ended_at is None:
+        own.append(("started", clock_time(e.started_at), ""))
+    common_detail(out, e, at, own)
+
+
+def claim_detail(out: DetailText, e: Event, at: Around) -> None:
+    """A worker of a fleet took the run: its attempt, and what a claim means."""
+    attempt = e.extra.get(ATTEMPT)
+    own = [("attempt", literal_line(str(attempt), 40), "")] if attempt is not None else []
+    _fields(out, e, at, own)
+    out.block(Text("\n" + CLAIM_MEANS, "dim"), indent=0)
+    _error(out, e)
+    _conversation(out, e.messages, "Input")
+    _values(out, e)
+    _other_fields(out, e, hide=(ATTEMPT,))
+
+
+def release_detail(out: DetailText, e: Event, at: Around) -> None:
+    """A worker of a fleet let the run go, and what a release means."""
+    _fields(out, e, at)
+    out.block(Text("\n" + RELEASE_MEANS, "dim"), indent=0)
+    _error(out, e)
+    _conversation(out, e.messages, "Input")
+    _values(out, e)
+    _other_fields(out, e)
+
+
+def follow_up_detail(out: DetailText, e: Event, at: Around) -> None:
+    """An invalid answer or a tool withdrawn: what the model is then sent."""
+    common_detail(out, e, at, label="Sent to the model")
+
+
+# -- the parts of a detail ---------------------------------------------------------------------
+
+
+def _fields(
+    out: DetailText,
+    e: Event,
+    at: Around,
+    own: list[Field] | None = None,
+    run: RunSummary | None = None,
+) -> None:
+    out.fields(_event_fields(e, at.run_id, at.start, own or [], run))
+
+
+def _error(out: DetailText, e: Event) -> None:
     if e.error is not None:
         heading(out, "Error")
         out.long_block(e.error, style=ERROR_STYLE)
-    _messages(out, e, request)
-    if e.type in (MESSAGE, RUN_END) and setup is not None and setup.output and e.text:
-        _structured(out, e.text, setup.output)
-    if e.type == GENERATION:
-        _response(out, e, setup)
-    elif e.type == RUN_START and (e.tools is not None or e.settings is not None):
-        _request_config(out, e.config, e)
-    if e.type == RUN_START and e.mcp is not None:
-        _mcp_servers(out, e.mcp)
-    _values(out, e)
-    return out
+
+
+def _conversation(out: DetailText, messages: list[dict[str, Any]] | None, label: str) -> None:
+    """Messages an event carries (or a generation was sent), as a conversation under `label`."""
+    if messages is not None:
+        heading(out, f"{label} ({len(messages)} message{'s' if len(messages) != 1 else ''})")
+        conversation(out, messages)
 
 
 def _mcp_servers(out: DetailText, record: list[dict[str, Any]]) -> None:
@@ -310,7 +407,8 @@ def _mcp_servers(out: DetailText, record: list[dict[str, Any]]) -> None:
         out.block(Text(f"tools: {literal_line(said, 400)}", "dim"), 4)
 
 
-def _unreadable(out: DetailText, item: BadLine, run_id: str) -> None:
+def unreadable(out: DetailText, item: BadLine, run_id: str) -> None:
+    """A line that is not an event: where it is, why, and the line as it is."""
     out.append(f"unreadable line {item.lineno}", "bold red")
     out.append("\n")
     out.fields(
@@ -323,20 +421,6 @@ def _unreadable(out: DetailText, item: BadLine, run_id: str) -> None:
     heading(out, "Raw line")
     raw = item.raw.decode("utf-8", errors="replace")
     append_value(out, raw.rstrip("\n"))
-
-
-def _messages(out: DetailText, e: Event, request: list[dict[str, Any]] | None) -> None:
-    """A generation's request (`request`, rebuilt) or a run_start's input, as a conversation."""
-    messages = request if e.type == GENERATION else e.messages
-    if messages is not None:
-        label = "Request" if e.type == GENERATION else "Input"
-        if e.type in FOLLOW_UP_TYPES:
-            label = "Sent to the model"
-        heading(out, f"{label} ({len(messages)} message{'s' if len(messages) != 1 else ''})")
-        conversation(out, messages)
-    elif e.type == GENERATION:
-        heading(out, "Request")
-        out.block(Text("(not recorded in full: the line it extends is unreadable)", "dim"))
 
 
 def _response(out: DetailText, e: Event, setup: Event | None) -> None:
@@ -362,26 +446,27 @@ def _structured(out: DetailText, text: str, output: dict[str, Any]) -> None:
     out.fields([(literal_line(str(k), 40), value_line(v, 400), "") for k, v in value.items()])
 
 
-def _values(out: DetailText, e: Event) -> None:
-    """A tool's arguments and result, an event's text, the fields this version does not know."""
-    if e.args is not None and e.type in (TOOL_CALL, TOOL_RESULT, TOOL_START):
+def _values(
+    out: DetailText, e: Event, args: bool = False, result: bool | None = None, text: bool = True
+) -> None:
+    """An event's values: its arguments (`args`: when its type shows them), its result
+    (`result`: whether it shows; None: when it has one), its text (`text`: when its type shows
+    it here)."""
+    if args and e.args is not None:
         heading(out, "Arguments")
         append_value(out, e.args)
-    # A tool result shows its result even when it is None; other events only when they have one.
-    if (e.type == TOOL_RESULT and e.error is None) or (
-        e.result is not None and e.type != TOOL_RESULT
-    ):
+    if e.result is not None if result is None else result:
         heading(out, "Result")
         append_value(out, e.result)
-    if e.text is not None and e.type != GENERATION:
+    if text and e.text is not None:
         heading(out, "Text")
         append_value(out, e.text)
-    if e.type == TOOL_RESULT and DRIFT in e.extra:
-        heading(out, "Recorded arguments (the call whose result was served)")
-        append_value(out, e.extra[DRIFT])
-    # Fields shown above in their own way.
-    shown = {GENERATION: (WITHDRAWN,), CLAIM: (ATTEMPT,), TOOL_RESULT: (DRIFT, NOVEL_FIELD)}
-    other = {k: v for k, v in e.extra.items() if k not in shown.get(e.type, ())}
+
+
+def _other_fields(out: DetailText, e: Event, hide: tuple[str, ...] = ()) -> None:
+    """The fields this version does not know, or its type shows in no way of its own (`hide`:
+    those it shows above)."""
+    other = {k: v for k, v in e.extra.items() if k not in hide}
     if other:
         heading(out, "Other fields")
         append_value(out, other)
@@ -397,7 +482,7 @@ def segment_start(log: RunEvents, index: int) -> Event | None:
 
 
 def withdrawn_tools(generation: Event | None) -> list[Any]:
-    """The tools a generation was no longer offered (engine/toolfailures.py)."""
+    """The tools a generation was no longer offered (agentor.engine.toolfailures)."""
     names = generation.extra.get(WITHDRAWN) if generation is not None else None
     return names if isinstance(names, list) else []
 
@@ -447,7 +532,7 @@ def _request_config(
 
 
 def _event_fields(
-    e: Event, run_id: str, start: float | None, run: RunSummary | None
+    e: Event, run_id: str, start: float | None, own: list[Field], run: RunSummary | None
 ) -> list[Field]:
     rows: list[Field] = [("run", literal_line(e.run_id or run_id), "")]
     t = event_time(e)
@@ -464,15 +549,7 @@ def _event_fields(
             text = str(value)
             styles = {"status": STATUS_STYLES, "decision": DECISION_STYLES}.get(name, {})
             rows.append((name, literal_line(text, 200), styles.get(text, "")))
-    source = collected_source(e) if e.type == RUN_START else None
-    if source is not None:  # a run collected from another framework's spans
-        rows.append(("from", origin_words(source), "cyan"))
-    if e.started_at is not None and e.ended_at is None and e.type == APPROVAL_REQUEST:
-        rows.append(("started", clock_time(e.started_at), ""))  # an interrupted call's start
-    if e.type == CLAIM and e.extra.get(ATTEMPT) is not None:
-        rows.append(("attempt", literal_line(str(e.extra[ATTEMPT]), 40), ""))
-    if e.type == TOOL_RESULT and (answer := marked_answer(e)) is not None:
-        rows.append(("answered", ANSWER_WORDS[answer], ANSWER_STYLES[answer]))
+    rows += own  # its type's own (a collected run's source, an interrupted call's start...)
     if e.deadline is not None:
         rows.append(("deadline", clock_time(e.deadline), ""))
     if e.output is not None:

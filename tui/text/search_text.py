@@ -8,10 +8,10 @@ from rich.text import Text
 
 from agentor.engine.store.matching import Hit
 from agentor.literal import literal_line
+from tui.text.event_views import type_label
 from tui.text.formatting import short_id
 from tui.text.run_line import fit
 from tui.text.styles import MATCH_STYLE
-from tui.text.timeline_line import type_label
 
 FIELD_WIDTH = 24  # "messages[1].content", "args.city": longer ones are cut
 

@@ -6,8 +6,7 @@ import os
 
 from rich.cells import cell_len
 
-from agentor.sources.directory import DirectorySource
-from agentor.sources.source import RunSource
+from agentor.sources.source import LocalSource, RunSource
 
 
 def short_path(path: str | os.PathLike[str], limit: int = 40) -> str:
@@ -30,4 +29,4 @@ def short_path(path: str | os.PathLike[str], limit: int = 40) -> str:
 
 def source_title(source: RunSource) -> str:
     """How a title names a source: a directory by its short path, a database as it says."""
-    return short_path(source.label) if isinstance(source, DirectorySource) else source.label
+    return short_path(source.label) if isinstance(source, LocalSource) else source.label

@@ -1,24 +1,9 @@
-"""The Rich styles that carry meaning on screen: statuses, event types, conversation roles."""
+"""The Rich styles that carry meaning on screen: statuses, decisions, conversation roles, forks
+(each event type's colour is in its view: tui.text.event_views)."""
 
 from __future__ import annotations
 
 from agentor.engine.approval.pending import APPROVED, REJECTED
-from agentor.engine.events import (
-    APPROVAL,
-    APPROVAL_REQUEST,
-    CLAIM,
-    FORK,
-    GENERATION,
-    INVALID_OUTPUT,
-    MESSAGE,
-    RELEASE,
-    RUN_END,
-    RUN_START,
-    TOOL_CALL,
-    TOOL_DISABLED,
-    TOOL_RESULT,
-    TOOL_START,
-)
 from agentor.engine.statuses import (
     AWAITING_APPROVAL,
     COMPLETED,
@@ -49,23 +34,6 @@ STATUS_STYLES = {
     UNREADABLE: "red",
     COMPLETED: "dim",
 }
-TYPE_STYLES = {
-    RUN_START: "bold green",
-    GENERATION: "blue",
-    TOOL_CALL: "yellow",
-    TOOL_RESULT: "green",
-    TOOL_START: "yellow",
-    MESSAGE: "default",
-    RUN_END: "bold",
-    FORK: "magenta",
-    APPROVAL_REQUEST: AWAITING_STYLE,
-    APPROVAL: "#ff87d7",
-    INVALID_OUTPUT: "bold red",
-    TOOL_DISABLED: "bright_yellow",
-    # A worker of a fleet took the run (cyan: it is alive there), or let it go unfinished.
-    CLAIM: "cyan",
-    RELEASE: "dim cyan",
-}
 # A generation answered by a fallback model (the primary failed).
 FALLBACK_STYLE = "bright_yellow"
 # How a replay's tool result was answered (agentor.engine.fork.recording.answered): served from
@@ -87,6 +55,6 @@ ROLE_STYLES = {
 ERROR_STYLE = "red"
 # A fork's mark (the run list, the fork tree, the detail pane) and its colour (a fork event's).
 FORK_MARK = "⑂"
-FORK_STYLE = TYPE_STYLES[FORK]
+FORK_STYLE = "magenta"
 
 MATCH_STYLE = "black on yellow"  # a search's matches (the timeline's, every run's)

@@ -1,5 +1,7 @@
 """What one timeline row says about an event: `get_weather(city="London")`, the result or the
-error, a generation's tool requests or text with its tokens, the end status.
+error, a generation's tool requests or text with its tokens, the end status. One function a type
+of event, each given the row's `Text` to write into and what the row knows besides the event
+(`Row`); tui.text.event_views says which is whose.
 
 Every `Text` here is assembled from plain strings passed through `literal_line`, never from
 markup, so nothing in a log can style or control the terminal.
@@ -8,31 +10,15 @@ markup, so nothing in a log can style or control the terminal.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
 
 from agentor.engine.approval.pending import APPROVED, Decision
-from agentor.engine.events import (
-    APPROVAL,
-    APPROVAL_REQUEST,
-    CLAIM,
-    FORK,
-    GENERATION,
-    INVALID_OUTPUT,
-    MESSAGE,
-    RELEASE,
-    RUN_END,
-    RUN_START,
-    TOOL_CALL,
-    TOOL_DISABLED,
-    TOOL_RESULT,
-    TOOL_START,
-    Event,
-)
+from agentor.engine.events import Event
 from agentor.engine.fork.recording import DRIFT, SERVED, marked_answer
 from agentor.engine.history import call_parts, first_user_text
-from agentor.engine.log.format import BadLine
 from agentor.engine.mcp_record import record_notes
 from agentor.engine.statuses import FAILED
 from agentor.fleet.claims import marker_words
@@ -51,15 +37,22 @@ from tui.text.styles import (
 )
 
 LINE_LIMIT = 160
-# How the timeline's type column (11 cells) writes a type whose name does not fit it.
-TYPE_LABELS = {APPROVAL_REQUEST: "approval?", INVALID_OUTPUT: "invalid", TOOL_DISABLED: "withdrawn"}
 # A decision's mark: approved, or any other (a rejection).
 DECISION_MARKS = {APPROVED: "✓"}
 REJECTED_MARK = "✗"
 
 
-def type_label(kind: str) -> str:
-    return TYPE_LABELS.get(kind) or literal_line(kind, 20)
+@dataclass(frozen=True)
+class Row:
+    """What a timeline row knows besides its event: `segment` numbers the run_start rows;
+    `request` is the `approval_request` an `approval` decides (its edit is shown as a diff);
+    `cost`, what a generation cost ("$0.0021", "–" unknown); `fork`, the `fork` event just
+    before a run_start (the start of a fork's own first segment)."""
+
+    segment: int = 1
+    request: Event | None = None
+    cost: str = ""
+    fork: Event | None = None
 
 
 def decision_mark(decided: Decision) -> tuple[str, str]:
@@ -121,8 +114,9 @@ def _tokens(e: Event) -> str:
     return f"{token_count(e.usage.input_tokens)}→{token_count(e.usage.output_tokens)} tok"
 
 
-def _generation(out: Text, e: Event, cost: str) -> None:
+def generation_row(out: Text, e: Event, row: Row) -> None:
     """A generation: the calls it asks for, or its text; its tokens and what it cost."""
+    cost = row.cost
     if e.calls:
         names = [call_line(n, a) for _, n, a in (call_parts(c) for c in e.calls)]
         out.append("→ " + ", ".join(names))
@@ -134,7 +128,7 @@ def _generation(out: Text, e: Event, cost: str) -> None:
         out.append(f"  {tokens}", "dim")
     if cost:
         out.append(f" · {cost}", "dim")
-    if e.note is not None and e.model:  # a fallback model answered (engine/fallback.py)
+    if e.note is not None and e.model:  # a fallback model answered (agentor.engine.fallback)
         out.append(f" · by {literal_line(e.model, 40)} (fallback)", FALLBACK_STYLE)
 
 
@@ -190,9 +184,10 @@ def approval_line(e: Event, request: Event | None) -> Text:
     return out
 
 
-def _run_start(out: Text, e: Event, segment: int, fork: Event | None = None) -> None:
+def run_start_row(out: Text, e: Event, row: Row) -> None:
     """A segment's start: the agent and model and prompt (a resume: its number; a fork's
-    first segment, `fork`: where it was forked from), and what its MCP servers warn of."""
+    first segment: where it was forked from), and what its MCP servers warn of."""
+    segment, fork = row.segment, row.fork
     if fork is not None and segment > 1:
         out.append(f"{fork_words(fork)} · segment {segment}", f"bold {FORK_STYLE}")
     elif segment > 1:
@@ -208,7 +203,7 @@ def _run_start(out: Text, e: Event, segment: int, fork: Event | None = None) -> 
         out.append(literal_line(prompt, LINE_LIMIT))
 
 
-def _tool_result(out: Text, e: Event) -> None:
+def tool_result_row(out: Text, e: Event, row: Row) -> None:
     """A tool's result or error; answered from a record, or given by a person."""
     out.append(literal_line(e.name or "?", 40))
     _via(out, e)
@@ -236,65 +231,73 @@ def answer_mark(answer: str | None, drift: bool = False, lead: str = " · ") -> 
     return out
 
 
-def follow_up_line(e: Event) -> Text:
-    """An invalid structured answer (its error, in red) or a tool withdrawn (its name)."""
-    if e.type == INVALID_OUTPUT:
-        error = literal_line(e.error or "invalid answer", LINE_LIMIT)
-        return Text.assemble(("✗ ", ERROR_STYLE), (error, ERROR_STYLE))
-    return Text.assemble(
-        (literal_line(e.name or "?", 40), "bold"),
-        (f" {literal_line(e.note or 'withdrawn', 80)}", FALLBACK_STYLE),
+def invalid_output_row(out: Text, e: Event, row: Row) -> None:
+    """A final answer that is not the structured output asked for: its error, in red."""
+    error = literal_line(e.error or "invalid answer", LINE_LIMIT)
+    out.append_text(Text.assemble(("✗ ", ERROR_STYLE), (error, ERROR_STYLE)))
+
+
+def tool_disabled_row(out: Text, e: Event, row: Row) -> None:
+    """A tool withdrawn after repeated failures: its name, and why."""
+    out.append_text(
+        Text.assemble(
+            (literal_line(e.name or "?", 40), "bold"),
+            (f" {literal_line(e.note or 'withdrawn', 80)}", FALLBACK_STYLE),
+        )
     )
 
 
-def timeline_line(
-    item: Event | BadLine,
-    segment: int = 1,
-    request: Event | None = None,
-    cost: str = "",
-    fork: Event | None = None,
-) -> Text:
-    """What one timeline row says about an event; `segment` numbers the run_start rows;
-    `request` is the `approval_request` an `approval` decides (its edit is shown as a diff);
-    `cost`, what a generation cost ("$0.0021", "–" unknown); `fork`, the `fork` event just
-    before a run_start (the start of a fork's own first segment)."""
-    if isinstance(item, BadLine):
-        return Text(f"unreadable line {item.lineno}: {literal_line(item.reason)}", "dim")
-    e = item
-    out = Text(no_wrap=True, overflow="ellipsis")
-    if e.type == RUN_START:
-        _run_start(out, e, segment, fork)
-    elif e.type == GENERATION:
-        _generation(out, e, cost)
-    elif e.type in (TOOL_CALL, TOOL_START):
-        out.append(call_line(e.name, e.args))
-        _via(out, e)
-        if e.type == TOOL_START:
-            out.append(f" · started in {ran_where(e)}", "dim")
-    elif e.type == TOOL_RESULT:
-        _tool_result(out, e)
-    elif e.type == MESSAGE:
-        out.append(value_line(e.text or ""), "italic")
-    elif e.type == RUN_END:
-        status = e.status or FAILED
-        out.append(literal_line(status, 20), STATUS_STYLES.get(status, "bold"))
-        if e.error:
-            out.append(" · ")
-            out.append(literal_line(e.error, LINE_LIMIT), ERROR_STYLE)
-        elif e.text:
-            out.append(" · ")
-            out.append(value_line(e.text))
-    elif e.type == APPROVAL_REQUEST:
-        out.append_text(request_line(e))
-    elif e.type == APPROVAL:
-        out.append_text(approval_line(e, request))
-    elif e.type == FORK:
-        out.append(f"forked from {literal_line(e.forked_from or '?', 64)}", "magenta")
-    elif e.type in (CLAIM, RELEASE):  # a worker of a fleet took the run, or let it go
-        out.append(marker_words(e), "dim" if e.type == RELEASE else "")
-    elif e.type in (INVALID_OUTPUT, TOOL_DISABLED):
-        out.append_text(follow_up_line(e))
-    else:
-        keys = ", ".join(e.extra) or "no fields"
-        out.append(f"({literal_line(keys, 80)})", "dim")
-    return out
+def call_row(out: Text, e: Event, row: Row) -> None:
+    """A tool call: `get_weather(city="London")`, and the MCP server of its tool."""
+    out.append(call_line(e.name, e.args))
+    _via(out, e)
+
+
+def tool_start_row(out: Text, e: Event, row: Row) -> None:
+    """A call about to run that asks a person after a crash: the call, and where it ran."""
+    call_row(out, e, row)
+    out.append(f" · started in {ran_where(e)}", "dim")
+
+
+def message_row(out: Text, e: Event, row: Row) -> None:
+    out.append(value_line(e.text or ""), "italic")
+
+
+def run_end_row(out: Text, e: Event, row: Row) -> None:
+    """A segment's end: its status, and its error or its answer."""
+    status = e.status or FAILED
+    out.append(literal_line(status, 20), STATUS_STYLES.get(status, "bold"))
+    if e.error:
+        out.append(" · ")
+        out.append(literal_line(e.error, LINE_LIMIT), ERROR_STYLE)
+    elif e.text:
+        out.append(" · ")
+        out.append(value_line(e.text))
+
+
+def approval_request_row(out: Text, e: Event, row: Row) -> None:
+    out.append_text(request_line(e))
+
+
+def approval_row(out: Text, e: Event, row: Row) -> None:
+    out.append_text(approval_line(e, row.request))
+
+
+def fork_row(out: Text, e: Event, row: Row) -> None:
+    out.append(f"forked from {literal_line(e.forked_from or '?', 64)}", FORK_STYLE)
+
+
+def claim_row(out: Text, e: Event, row: Row) -> None:
+    """A worker of a fleet took the run."""
+    out.append(marker_words(e), "")
+
+
+def release_row(out: Text, e: Event, row: Row) -> None:
+    """A worker of a fleet let the run go unfinished."""
+    out.append(marker_words(e), "dim")
+
+
+def fields_row(out: Text, e: Event, row: Row) -> None:
+    """The fields of an event of a type this version does not know."""
+    keys = ", ".join(e.extra) or "no fields"
+    out.append(f"({literal_line(keys, 80)})", "dim")

@@ -25,7 +25,8 @@ from agentor.literal import literal_line
 from agentor.sources.gated import decision_of, request_of
 from agentor.sources.source import RunEvents
 from tui.text.approval_text import approval_sections, request_sections
-from tui.text.detail import DetailText, RunTotals, detail, segment_start
+from tui.text.detail import DetailText, RunTotals, segment_start
+from tui.text.event_views import detail
 
 # While the timeline follows new events, the detail is rebuilt at most this often.
 LIVE_DETAIL_S = 0.1
@@ -35,7 +36,7 @@ Target = tuple[RunEvents | None, str | None, int | None, RunSummary | None, str]
 
 
 class EventDetail(VerticalScroll):
-    """Shows prepared text (see `tui.text.detail.detail`); never parses markup."""
+    """Shows prepared text (see `tui.text.event_views.detail`); never parses markup."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)

@@ -8,10 +8,9 @@ from rich.text import Text
 from agentor.engine.log.format import BadLine
 from agentor.sources.playback import Step
 from agentor.sources.whole_run import WholeRun
+from tui.text.event_views import timeline_line, type_label, type_style
 from tui.text.formatting import offset, span_words
 from tui.text.run_line import fit
-from tui.text.styles import TYPE_STYLES
-from tui.text.timeline_line import timeline_line, type_label
 from tui.widgets.cursor_list import CursorList
 
 GAP_STYLE = "italic #9d65ff"
@@ -67,7 +66,7 @@ class PlaybackList(CursorList):
         start, t = self.start, step.time
         at = offset(t - start) if t is not None and start is not None else ""
         out.append(fit(at, 8, True) + " ")
-        out.append(fit(type_label(item.type), 11), TYPE_STYLES.get(item.type, "dim"))
+        out.append(fit(type_label(item.type), 11), type_style(item.type, "dim"))
         out.append(
             " " + fit(str(item.turn) if item.turn is not None else "", 3, True) + "  ", "dim"
         )

@@ -6,23 +6,29 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
+from typing import ClassVar
 
 from rich.cells import cell_len
 from rich.text import Text
+from textual.binding import BindingType
 from textual.message import Message
 
 from agentor.literal import literal_line
 from agentor.sources.runrow import RunRow
+from tui.keys import RUN_LIST, bindings
 from tui.text.formatting import named_ids, short_id
 from tui.text.run_line import GAP, TITLES, columns_for, fit, run_line, timed
 from tui.widgets.cursor_list import CursorList
 
 COMPARE_MARK = "◆ marked"  # before the prompt of the run `M` marked
+SELECTED_MARK = "✓"  # before the prompt of a run selected (space) for an experiment
 
 
 class RunList(CursorList):
-    """The run rows it is given (already filtered and sorted by the app)."""
+    """The run rows it is given (already filtered and sorted by the app); `space` selects runs
+    (for an experiment, `X`)."""
 
+    BINDINGS: ClassVar[list[BindingType]] = bindings(RUN_LIST)
     has_header = True
 
     @dataclass
@@ -30,6 +36,12 @@ class RunList(CursorList):
         """The cursor is on another run (None: on no run)."""
 
         run_id: str | None
+
+    @dataclass
+    class SelectionChanged(Message):
+        """Runs were selected or let go (`count`: how many are selected now)."""
+
+        count: int
 
     def __init__(self, clock: Callable[[], float] = time.time, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -44,6 +56,9 @@ class RunList(CursorList):
         # A status the app knows better than the file, shown in place of the row's.
         self.statuses: dict[str, str] = {}
         self.pinned: set[str] = set()  # the runs pinned in the store (marked)
+        # The runs selected for an experiment, in the order they were selected (marked; kept
+        # while a filter hides them).
+        self.selected: dict[str, None] = {}
         self._where: dict[str, int] | None = None  # run id -> index, built when asked
         # run id -> its "started" and "took" texts as last drawn (the clock moves them)
         self._timed: dict[str, tuple[str, str]] = {}
@@ -107,6 +122,24 @@ class RunList(CursorList):
         before, self.compare_mark = self.compare_mark, run_id
         self.runs_updated(r for r in (before, run_id) if r is not None)
 
+    def action_toggle_select(self) -> None:
+        """`space`: select the highlighted run, or let it go; the cursor goes on to the next."""
+        row = self.current
+        if row is None:
+            return
+        if row.run_id in self.selected:
+            del self.selected[row.run_id]
+        else:
+            self.selected[row.run_id] = None
+        self.runs_updated([row.run_id])
+        self.move_cursor(self.cursor + 1)
+        self.post_message(self.SelectionChanged(len(self.selected)).set_sender(self))
+
+    def clear_selection(self) -> None:
+        before, self.selected = list(self.selected), {}
+        self.runs_updated(before)
+        self.post_message(self.SelectionChanged(0).set_sender(self))
+
     def shown_status(self, row: RunRow) -> str:
         """The status the row shows: the app's, where it knows better, else the row's own."""
         return self.statuses.get(row.run_id, row.status)
@@ -149,6 +182,8 @@ class RunList(CursorList):
         mark = self.marks.get(run_id)
         if run_id == self.compare_mark:
             mark = COMPARE_MARK + (f" {mark}" if mark else "")
+        if run_id in self.selected:
+            mark = SELECTED_MARK + (f" {mark}" if mark else "")
         status, pinned = self.statuses.get(run_id), run_id in self.pinned
         return run_line(row, now, columns, mark, status, pinned)
 

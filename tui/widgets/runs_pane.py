@@ -16,6 +16,7 @@ from textual.content import Content
 
 from agentor.sources.runrow import RunRow
 from tui.text.costs import list_cost
+from tui.text.experiment_form import selected_words
 from tui.text.run_filter import RunFilter, list_title
 from tui.widgets.filter_bar import FilterBar
 from tui.widgets.run_list import RunList
@@ -88,8 +89,11 @@ class RunsPane(Vertical):
         room = self.outer_size.width - 6 - cell_len(gone) if self.outer_size.width else None
         rows, status_of = run_list.rows, run_list.shown_status
         title = list_title(rows, total, status_of, label=self.label, room=room) + gone
-        # Below the list: the filter, and what the runs it shows cost (their sum).
-        subtitle = " · ".join(filter(None, (self.run_filter.describe(), list_cost(run_list.rows))))
+        # Below the list: the runs selected, the filter, and what the runs shown cost (their
+        # sum).
+        chosen = selected_words(len(run_list.selected))
+        described = (chosen, self.run_filter.describe(), list_cost(run_list.rows))
+        subtitle = " · ".join(filter(None, described))
         if (title, subtitle) != self._titles:  # a new title repaints the whole pane
             self._titles = (title, subtitle)
             self.border_title = Content(title)

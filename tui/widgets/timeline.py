@@ -24,10 +24,10 @@ from tui.keys import bindings
 from tui.keys.model import TIMELINE
 from tui.text.costs import generation_cost
 from tui.text.detail import segment_start
+from tui.text.event_views import timeline_line, type_label, type_style
 from tui.text.formatting import offset, short_id
 from tui.text.run_line import fit
-from tui.text.styles import MATCH_STYLE, TYPE_STYLES
-from tui.text.timeline_line import timeline_line, type_label
+from tui.text.styles import MATCH_STYLE
 from tui.widgets.cursor_list import CursorList
 from tui.widgets.timeline_search import (
     CALLS,
@@ -383,7 +383,7 @@ class Timeline(CursorList):
         out.append(fit(offset(t - start) if t is not None and start is not None else "", 8, True))
         match = bool(self.finder.query) and self.finder.is_match(index)
         out.append("▌" if match else " ", "yellow")
-        out.append(fit(type_label(item.type), 11), TYPE_STYLES.get(item.type, "dim"))
+        out.append(fit(type_label(item.type), 11), type_style(item.type, "dim"))
         out.append(" ")
         turn = str(item.turn) if item.turn is not None else ""
         if self._fit_turn(turn):

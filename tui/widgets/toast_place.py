@@ -15,8 +15,10 @@ from typing import Any
 from textual.css.query import NoMatches
 from textual.screen import ModalScreen, Screen
 from textual.widget import Widget
+from textual.widgets import Tooltip
+
+# Private: Textual exports no name for the widget that holds a screen's toasts.
 from textual.widgets._toast import ToastRack
-from textual.widgets._tooltip import Tooltip
 
 FOLLOWING = "-following-the-dialog"  # the rack is placed again after each layout of the screen
 

@@ -7,7 +7,7 @@ from the events it shows. A gated call leaves three kinds of events in a log:
     approval          {call_id, name, turn, decision, by, note, args?, result?}   a decision
     tool_result       the call's answer: run (approved) or an error (rejected)
 
-A call a crash interrupted while it ran (engine/interrupted.py) is asked about the same way:
+A call a crash interrupted while it ran (agentor.engine.interrupted) is asked about the same way:
 its request carries `reason`, `started_at`, `host` and `pid`; an approval may then give the
 `result` it had instead of running it again.
 

@@ -1,5 +1,5 @@
 """Planning a fork from its parent's lines: what it copies, its `fork` event, and the events its
-own segment opens with. Pure: agentor/forking.py reads the parent and runs the plan.
+own segment opens with. Pure: agentor.forking reads the parent and runs the plan.
 
 Where a fork starts (`at`, a line of the parent's log as the TUI numbers it, from 1):
 

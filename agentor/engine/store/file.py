@@ -1,6 +1,8 @@
 """Where runs are saved: `FileStore`, one append-only JSONL file per run.
 
-The protocols it implements are in `store.api`; run ids and log names in `store.run_ids`.
+The protocols it implements are in `store.api` (a `Store`, and the capabilities `BatchStore`,
+`LockingStore`, `DeletingStore`, `PinningStore`, `ExperimentStore`, `LineKeepingStore`,
+`LookupStore`, `DirectoryStore`); run ids and log names in `store.run_ids`.
 """
 
 from __future__ import annotations
@@ -223,6 +225,10 @@ class FileStore:
                 self._encoders[run_id] = encoder
         return events, bad
 
+    def has_run(self, run_id: str) -> bool:
+        """Whether the run's log is there (`LookupStore`: no listing of the directory)."""
+        return self.path(run_id).exists()
+
     def list_runs(self) -> list[str]:
         runs = []
         # A descriptor of its own: scandir reads from the descriptor's offset.
@@ -305,6 +311,20 @@ class FileStore:
 
     # -- deleting and pinning ------------------------------------------------------------------
 
+    @contextlib.contextmanager
+    def _regular_log(self, dir_fd: int, path: Path, run_id: str) -> Iterator[int]:
+        """The run's log (`path`) open to read, checked to be a regular file (no directory, no
+        symlink named like a run); RunNotFoundError when there is none. Closed after."""
+        try:
+            fd = open_to_read(dir_fd, path)
+        except FileNotFoundError:
+            raise RunNotFoundError(run_id, self) from None
+        try:
+            require_regular(fd, path)
+            yield fd
+        finally:
+            os.close(fd)
+
     def delete(self, run_id: str, check: Callable[[list[Event]], None] | None = None) -> int:
         """Remove the run's log, its `.torn` leftovers and its pin; return the bytes freed.
 
@@ -316,18 +336,11 @@ class FileStore:
             if run_id in self._held:
                 raise RunLockedError(run_id, os.getpid())
         with self._in_directory() as dir_fd:
-            try:
-                fd = open_to_read(dir_fd, path)
-            except FileNotFoundError:
-                raise RunNotFoundError(run_id, self) from None
-            try:
-                require_regular(fd, path)
+            with self._regular_log(dir_fd, path, run_id) as fd:
                 _flock_patiently(fd, run_id)  # a shared-lock reader probe is ridden over
                 if check is not None:
                     check(self.load_with_errors(run_id)[0])
                 freed = remove_log(fd, dir_fd, path)
-            finally:
-                os.close(fd)
             remove_pin(dir_fd, run_id)
         with self._mutex:
             self._forget(run_id)
@@ -338,14 +351,8 @@ class FileStore:
         symlink named like a run): a pin names a run, as a read would find it."""
         path = self.path(run_id)
         with self._in_directory() as dir_fd:
-            try:
-                fd = open_to_read(dir_fd, path)
-            except FileNotFoundError:
-                raise RunNotFoundError(run_id, self) from None
-            try:
-                require_regular(fd, path)
-            finally:
-                os.close(fd)
+            with self._regular_log(dir_fd, path, run_id):
+                pass  # there, and a log
             return add_pin(dir_fd, run_id)
 
     def unpin(self, run_id: str) -> bool:

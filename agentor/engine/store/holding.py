@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Iterator
 
 from agentor.engine.events import Event
 from agentor.engine.log.format import BadLine, skipped_lines
-from agentor.engine.store.api import LockingStore, Store
+from agentor.engine.store.api import LineKeepingStore, LockingStore, Store
 from agentor.errors import RunLockedError, RunNotFoundError, UnreadableRunError
 
 # How long a decision waits for a run held by someone else before it is refused: long enough
@@ -94,19 +94,15 @@ def holding_briefly(store: Store, run_id: str, patience: float | None = None) ->
 def load_lines(store: Store, run_id: str) -> list[Event | BadLine]:
     """A run's lines in order, unreadable ones as `BadLine`s (line N is item N - 1: the
     numbering the TUI shows). A store that keeps no unreadable lines gives its events."""
-    load_with_errors = getattr(store, "load_with_errors", None)  # FileStore
-    if callable(load_with_errors):
-        try:
-            events, bad = load_with_errors(run_id)
-        except RunNotFoundError:
-            raise
-        except KeyError:
-            raise RunNotFoundError(run_id, store) from None
-        return _merged(events, bad)
-    read_events = getattr(store, "read_events", None)  # PostgresStore
-    if callable(read_events):
-        return [item for _, item in read_events(run_id).entries]
-    return list(load_run(store, run_id))
+    if not isinstance(store, LineKeepingStore):
+        return list(load_run(store, run_id))
+    try:
+        events, bad = store.load_with_errors(run_id)
+    except RunNotFoundError:
+        raise
+    except KeyError:
+        raise RunNotFoundError(run_id, store) from None
+    return _merged(events, bad)
 
 
 def _merged(events: list[Event], bad: list[BadLine]) -> list[Event | BadLine]:

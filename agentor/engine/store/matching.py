@@ -1,16 +1,16 @@
 """What a search matches in a run's events: a query made a `Matcher`, a log line made a `Hit`.
 
 Shared by the search over files (`agentor.ops.search`, which says what matches and why) and
-the database's own (`PostgresStore.search`, store/pg/upkeep.py), so both find the same hits.
+the database's own (`PostgresStore.search`, agentor.engine.store.pg.upkeep), so both find the same
+hits.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import orjson
 
@@ -30,13 +30,6 @@ class Hit:
     snippet: str  # one line around the match, control characters visible
     start: int  # the match is snippet[start:end]
     end: int
-
-
-@runtime_checkable
-class SearchingStore(Protocol):
-    """A store that searches its own events (a database does it where the data is)."""
-
-    def search(self, query: str, *, regex: bool, ignore_case: bool) -> Iterator[Hit]: ...
 
 
 @dataclass(frozen=True)

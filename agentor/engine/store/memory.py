@@ -51,6 +51,11 @@ class MemoryStore:
                 raise RunNotFoundError(run_id, self)
             return list(self._runs[run_id])
 
+    def has_run(self, run_id: str) -> bool:
+        validate_run_id(run_id)
+        with self._mutex:
+            return run_id in self._runs
+
     def list_runs(self) -> list[str]:
         with self._mutex:
             return sorted(self._runs)  # in the order every store lists them

@@ -4,7 +4,8 @@ Each append and each take of a run is followed by a `NOTIFY` with `run_id:seq` a
 else (a payload is limited to 8000 bytes, and data belongs in the tables), and a release
 does one: the reader fetches what is new itself (`PostgresStore.read_events` from its last
 seq, `list_summaries` for the row). The writer notifies in a statement of its own once its
-write has committed (store.py says why); a notification is delivered to every session
+write has committed (agentor.engine.store.pg.store says why); a notification is delivered to every
+session
 listening when that statement commits. So one is lost when the writer dies (or its
 connection drops) between its commit and its notification, and for a session that is not
 listening then: before it listened, or while its connection was down. So the feed also

@@ -1,6 +1,7 @@
 """What a run list, a live view and a worker fleet read from a PostgresStore.
 
-A mixin of `PostgresStore` (store.py), kept apart so that each module reads in one sitting: it
+A mixin of `PostgresStore` (agentor.engine.store.pg.store), kept apart so that each module reads in
+one sitting: it
 uses the store's queries (`_q`), its pool (`_read`) and its DSN. The TUI's Postgres source and
 `agentor worker` are built on these methods:
 
@@ -123,7 +124,8 @@ class RunListings:
         )
 
     def changes(self, *, poll_interval: float = POLL_INTERVAL) -> ChangeFeed:
-        """A feed of the runs that change (its own connection, LISTENing): see feed.py."""
+        """A feed of the runs that change (its own connection, LISTENing): see
+        agentor.engine.store.pg.feed."""
         q = self._q
         return ChangeFeed(
             lambda: connect(self._dsn, f"feed {self.schema}"),

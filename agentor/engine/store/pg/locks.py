@@ -11,7 +11,8 @@ The lock key is two int4s: the schema's oid (so schemas in one database never co
 run's `lock_key` (its row's identity). One session holds every run the store holds; appends
 go through other connections, so they prove the hold instead: `take` gives each hold a new
 token, and the append function refuses a writer whose token is no longer the run's, or whose
-run nobody holds (schema.py). That is the fence: a writer that lost the run cannot append.
+run nobody holds (agentor.engine.store.pg.schema). That is the fence: a writer that lost the run
+cannot append.
 
 PgBouncer: the lock session must be a real session. Behind transaction pooling, a session
 lock is taken on whichever server connection served that transaction and stays there after the
@@ -162,7 +163,8 @@ class Holds:
 def announce(conn: psycopg.Connection[Any], sql: str, params: tuple[Any, ...]) -> None:
     """Notify listeners of a change already committed, in a transaction of its own (`conn` is in
     autocommit). A notification the server refuses (its queue full) is only logged: the change
-    is saved, and the feed's polling reports it all the same (feed.py). A lost connection is
+    is saved, and the feed's polling reports it all the same (agentor.engine.store.pg.feed). A lost
+    connection is
     raised: what it means (a lock session gone, an append to confirm) is the caller's."""
     try:
         conn.execute(sql, params)
@@ -182,7 +184,8 @@ def write_and_announce(
     """Run `sql` (one statement that writes and commits: `conn` is in autocommit) and then
     `notify` in a transaction of its own, in one round trip: both are sent in pipeline mode with
     a Sync between them, so the write commits on its own (its commit waits for no notification
-    lock, schema.py version 3) and the notification follows it. `notify` reads what it announces
+    lock, agentor.engine.store.pg.schema version 3) and the notification follows it. `notify` reads
+    what it announces
     from the table (the run's last seq), so it is right whatever the write did. Returns the
     write's first column. The write's error is raised; the notification's only logged (the
     change is saved, and the feed's polling reports it all the same), unless the connection

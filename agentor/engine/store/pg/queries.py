@@ -87,7 +87,8 @@ class Queries:
             f"SELECT taken, key, token, pid, host FROM {s}.take("
             f"%s::text, {space}, %s::int, %s::text, '{channel}')"
         )
-        # A release writes nothing: its notification costs no WAL flush (schema.py, version 3).
+        # A release writes nothing: its notification costs no WAL flush
+        # (agentor.engine.store.pg.schema, version 3).
         self.release = (
             f"SELECT pg_advisory_unlock({space}, %s::int), pg_notify('{channel}', "
             f"%s::text || ':' || (SELECT last_seq FROM {s}.runs WHERE run_id = %s::text))"

@@ -68,7 +68,8 @@ def fold_pending(pending: list[str], events: Iterable[Event]) -> list[str]:
     return pending
 
 
-# The SQL type of each summary column, for the append function's parameters (queries.py).
+# The SQL type of each summary column, for the append function's parameters
+# (agentor.engine.store.pg.queries).
 COLUMN_TYPES = {
     **dict.fromkeys(SUMMARY_COLUMNS, "bigint"),
     **dict.fromkeys(("status", "agent", "model", "first_prompt", "final_output", "error"), "text"),

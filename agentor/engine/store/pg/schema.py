@@ -24,7 +24,7 @@ The tables (version 1 unless said):
   (agentor.experiments), each record a JSON object, in the order written.
 - `append(...)` and `take(...)`: the two writes that must check and change several rows in one
   transaction (agentor.engine.store.pg.store and .locks say what they guarantee). Since version 3
-  neither notifies: the caller does, after the commit (feed.py).
+  neither notifies: the caller does, after the commit (agentor.engine.store.pg.feed).
 """
 
 from __future__ import annotations
@@ -210,7 +210,8 @@ CREATE TABLE @s@.pins (
 """
 
 # Version 3: `append` and `take` no longer notify: the caller does, in a statement of its own
-# after the commit (store.py). PostgreSQL serializes the commits of notifying transactions (a
+# after the commit (agentor.engine.store.pg.store). PostgreSQL serializes the commits of notifying
+# transactions (a
 # database-wide lock held through the commit's WAL flush), so appends that notified in their
 # transaction lost group commit; a notifying transaction that writes nothing flushes nothing.
 # The signatures stay (`p_channel` is unused now), so that processes of version 2 still

@@ -1,19 +1,23 @@
 """PostgresStore: runs in a PostgreSQL schema, shared by processes on many machines.
 
 The whole store interface (`append`, `append_many`, `load`, `list_runs`, the locking protocol)
-plus what a run list, a live view and a worker fleet read: `list_summaries`, `held_runs`,
-`changes`, `read_events`, `claimable` (listings.py); and what operating it needs: `delete`,
-`pin`, `unpin`, `pinned`, `search` (upkeep.py).
+and the capabilities of `agentor.engine.store.api` it declares (`load_with_errors`, `has_run`,
+`events_of_type` here); what a run list, a live view and a worker fleet read: `list_summaries`,
+`held_runs`, `changes`, `read_events`, `claimable` (agentor.engine.store.pg.listings); and what
+operating it needs:
+`delete`, `pin`, `unpin`, `pinned`, `search` (agentor.engine.store.pg.upkeep).
 
 Cost model. An append is one statement in autocommit, so one commit: the append function
-(schema.py) checks the writer's hold, inserts the event rows and updates the run's summary
+(agentor.engine.store.pg.schema) checks the writer's hold, inserts the event rows and updates the
+run's summary
 row, in one transaction. A second statement, in a transaction of its own, notifies listeners,
 sent in the same round trip (pipeline mode, a Sync between the two: `locks.write_and_announce`):
 PostgreSQL serializes the commits of notifying transactions (a database-wide lock held through
 the commit's WAL flush), so appends that notified in their own transaction could not commit
 together (group commit); a transaction that only notifies writes nothing and flushes nothing.
 A notification lost between the two (the process dies, the connection drops) is caught up by
-the change feed's polling (feed.py). What it needs from the run (its last seq, the encoder's
+the change feed's polling (agentor.engine.store.pg.feed). What it needs from the run (its last seq,
+the encoder's
 last request, the summary to fold into) is cached per run after one read, and the function
 refuses a stale cache (another writer appended since): the cache is read again and the append
 retried. A listing is one query over `runs` (and one scan of `pg_locks` for liveness). A load is
@@ -68,7 +72,7 @@ from agentor.errors import (
 
 log = logging.getLogger("agentor")
 
-LOST, LOCKED = "AG001", "AG002"  # the append function's refusals (schema.py)
+LOST, LOCKED = "AG001", "AG002"  # the append function's refusals (agentor.engine.store.pg.schema)
 _ATTEMPTS = 3  # appends tried with a fresh view of the run (stale cache, a dropped connection)
 _CACHED_FREE_RUNS = 256  # states kept for runs appended to without holding them
 
@@ -299,6 +303,17 @@ class PostgresStore(RunListings, RunUpkeep):
             if isinstance(item, BadLine):
                 log.warning("run %s: skipped event %d: %s", run_id, seq, item.reason)
         return chunk.events
+
+    def load_with_errors(self, run_id: str) -> tuple[list[Event], list[BadLine]]:
+        """Every event of the run, and the stored lines that are not events (numbered by their
+        place among the run's lines, as a FileStore's are: `LineKeepingStore`)."""
+        chunk = self.read_events(run_id)
+        return chunk.events, [item for _, item in chunk.entries if isinstance(item, BadLine)]
+
+    def has_run(self, run_id: str) -> bool:
+        """Whether the store holds the run (one indexed read of the runs table)."""
+        validate_run_id(run_id)
+        return self._exists(run_id)
 
     def read_events(
         self, run_id: str, after_seq: int = 0, decoder: LogDecoder | None = None

@@ -1,7 +1,8 @@
 """What operating a PostgresStore for months needs: deleting runs, pins, and search, in the
 database (agentor.ops: retention, pins, search).
 
-A mixin of `PostgresStore` (store.py), kept apart so that each module reads in one sitting: it
+A mixin of `PostgresStore` (agentor.engine.store.pg.store), kept apart so that each module reads in
+one sitting: it
 uses the store's pool (`_read`), its DSN, its lock (`lock`) and its reader (`read_events`).
 
 - `delete(run_id, check)` (`DeletingStore`): under the run's hold (a run another session holds

@@ -20,14 +20,12 @@ poll only ever appends and `reset_happened` stays False.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from agentor.errors import PostgresStoreError
-from agentor.sources import logscan
 from agentor.sources.linelog import LineLog
 from agentor.sources.logfile import CHUNK
-from agentor.sources.source import Scan
 
 if TYPE_CHECKING:
     from agentor.engine.store.postgres import PostgresStore
@@ -73,8 +71,8 @@ class StoredLog(LineLog):
     def _read(self, offset: int, size: int) -> bytes:
         return bytes(self._bytes[offset : offset + size])
 
-    def _chunks(self, start: int, end: int) -> Iterator[tuple[int, bytes]]:
-        """(offset, bytes) of the whole lines in [start, end), about CHUNK bytes at a time."""
+    def _scan_chunks(self, start: int, end: int) -> Iterator[tuple[int, bytes]]:
+        # From the bytes in memory: `poll` only appends to them.
         data = self._bytes
         pos = start
         while pos < end:
@@ -86,18 +84,3 @@ class StoredLog(LineLog):
                 stop = cut + 1
             yield pos, bytes(data[pos:stop])
             pos = stop
-
-    def search(
-        self,
-        query: str,
-        start: int,
-        end: int,
-        first_line: int,
-        cancelled: Callable[[], bool] = lambda: False,
-    ) -> Scan | None:
-        return logscan.search_chunks(self._chunks(start, end), query, start, first_line, cancelled)
-
-    def marks(
-        self, start: int, end: int, first_line: int, cancelled: Callable[[], bool] = lambda: False
-    ) -> Scan | None:
-        return logscan.marks_chunks(self._chunks(start, end), start, first_line, cancelled)

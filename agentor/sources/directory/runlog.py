@@ -23,13 +23,12 @@ repair (which truncates them) before its next append.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 
-from agentor.sources import logscan
 from agentor.sources.linelog import LineLog
 from agentor.sources.logfile import _Unreadable, open_readonly, pread, whole_lines
-from agentor.sources.source import Scan
+from agentor.sources.logscan import file_chunks
 
 
 class RunLog(LineLog):
@@ -43,20 +42,8 @@ class RunLog(LineLog):
         self._inode = 0
         self._open()
 
-    def search(
-        self,
-        query: str,
-        start: int,
-        end: int,
-        first_line: int,
-        cancelled: Callable[[], bool] = lambda: False,
-    ) -> Scan | None:
-        return logscan.search(self.path, query, start, end, first_line, cancelled)
-
-    def marks(
-        self, start: int, end: int, first_line: int, cancelled: Callable[[], bool] = lambda: False
-    ) -> Scan | None:
-        return logscan.marks(self.path, start, end, first_line, cancelled)
+    def _scan_chunks(self, start: int, end: int) -> Iterator[tuple[int, bytes]]:
+        return file_chunks(self.path, start, end)  # a descriptor of the scan's own
 
     def close(self) -> None:
         if self._fd >= 0:

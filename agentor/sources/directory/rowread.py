@@ -15,6 +15,8 @@ from agentor.engine.log.format import BadLine
 from agentor.engine.statuses import INCOMPLETE, RUNNING, UNREADABLE, live_status
 from agentor.engine.store.run_ids import RUN_ID_RULE, SUFFIX
 from agentor.ops.pricing import RunCost
+from agentor.sources.directory.linefold import fold_lines
+from agentor.sources.directory.quickread import quick_read
 from agentor.sources.lineage import note_fork
 from agentor.sources.logfile import (
     _Unreadable,
@@ -23,7 +25,6 @@ from agentor.sources.logfile import (
     os_reason,
     whole_lines,
 )
-from agentor.sources.quickread import quick_read
 from agentor.sources.rowcost import price
 from agentor.sources.runrow import RunRow, note_holder
 
@@ -31,7 +32,7 @@ from agentor.sources.runrow import RunRow, note_holder
 @dataclass(slots=True, eq=False)
 class LogTail:
     """Where reading a run's log goes on: its file, the size, inode, device and mtime last seen
-    (`agentor.sources.runindex` keys its rows by them), the end of the
+    (`agentor.sources.directory.runindex` keys its rows by them), the end of the
     last whole line read, the line number there, and the first bad line met (for the row's
     `error`). The directory source keeps one beside each row."""
 
@@ -119,35 +120,53 @@ class RowReader:
         return tail.lineno - before
 
     def _consume(self, row: RunRow, tail: LogTail, fd: int, start: int, end: int) -> None:
-        """Decode and fold the whole lines in [start, end); the offset moves past them."""
+        """Decode and fold the whole lines in [start, end); the offset moves past them. A row
+        not priced folds most lines without an event (`linefold`), the same summary."""
         assert row.summary is not None
         for pos, body in whole_lines(fd, start, end, self._count):
-            events = []
+            if row.cost is None:
+                lines = body[:-1].split(b"\n")
+                items, row.asks_approval = fold_lines(
+                    row.summary, lines, pos, tail.lineno, row.asks_approval
+                )
+                tail.lineno += len(lines)
+                events = self._take(row, tail, items)
+                self.lines_decoded += len(lines) - len(items) + len(events)
+                note_fork(row, events)
+                tail.offset = pos + len(body)
+                continue
+            items = []
             for line in body[:-1].split(b"\n"):
                 line += b"\n"
                 tail.lineno += 1
-                item = decode_for_summary(line, pos, tail.lineno - 1)
+                items.append(decode_for_summary(line, pos, tail.lineno - 1))
                 pos += len(line)
-                if isinstance(item, BadLine):
-                    row.summary.bad_lines += 1
-                    tail.first_bad = tail.first_bad or item
-                else:
-                    events.append(item)
+            events = self._take(row, tail, items)
             self.lines_decoded += len(events)
             fold(row.summary, events)
             note_fork(row, events)
             note_asking(row, events)
-            if row.cost is not None:
-                row.cost, tail.model = price(row.cost, events, tail.model)
+            row.cost, tail.model = price(row.cost, events, tail.model)
             tail.offset = pos
+
+    @staticmethod
+    def _take(row: RunRow, tail: LogTail, items: list[Event | BadLine]) -> list[Event]:
+        """The events among decoded lines; the bad ones counted (the first kept)."""
+        events = [x for x in items if isinstance(x, Event)]
+        if len(events) < len(items):
+            assert row.summary is not None
+            bad = [x for x in items if isinstance(x, BadLine)]
+            row.summary.bad_lines += len(bad)
+            tail.first_bad = tail.first_bad or bad[0]
+        return events
 
     def _count(self, size: int) -> None:
         self.bytes_read += size
 
     def _quick(self, row: RunRow, tail: LogTail, fd: int, size: int) -> bool:
         """A summary from the first line and the last lines back to a segment boundary
-        (`agentor.sources.quickread`). Returns whether that decoded every line of the file (then the
-        summary is complete)."""
+        (`quickread`). Returns whether that decoded every line of the file (then the summary is
+        complete)."""
         assert row.summary is not None
         read = quick_read(fd, size)
         self.bytes_read += read.bytes_read

@@ -1,7 +1,7 @@
-"""`FeedReading`: how `PostgresSource` (`agentor.sources.pgsource`) reads the store's change feed in
-its watch's thread: open it, wait for what it reports (a short while at a time), read those
-runs' rows, and notice a lost connection and its return. A part of the source, kept apart so
-that its module holds the rows."""
+"""`FeedReading`: how `PostgresSource` (`agentor.sources.postgres.source`) reads the store's
+change feed in its watch's thread: open it, wait for what it reports (a short while at a time),
+read those runs' rows, and notice a lost connection and its return. A part of the source, kept
+apart so that its module holds the rows."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from agentor.sources.source import Changes
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from agentor.sources.pgtelling import TellingStore
+    from agentor.sources.postgres.telling import TellingStore
 
 WAIT_S = 0.25  # the longest the watch's thread waits on the feed before it looks around again
 

@@ -8,7 +8,6 @@ to until a batch reports it; `None` says so, first, in the stream of batches.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import itertools
 import os
@@ -38,6 +37,8 @@ async def changed_paths(directory: Path) -> AsyncGenerator[list[Path] | None, No
     """`None` once the watch is set up (proved by a probe file; at once in a directory we may
     not write to), then each batch of paths that changed, until the directory is gone.
     OSError or RuntimeError when watching fails."""
+    import asyncio  # here: a listing that watches nothing does not load it
+
     from watchfiles import awatch
 
     # Hidden, and not a run log's name: every reader of the directory passes it by.
@@ -75,6 +76,8 @@ async def changed_paths(directory: Path) -> AsyncGenerator[list[Path] | None, No
 
 async def _write_probe(fd: int) -> None:
     """Write a byte every PROBE_EVERY_S until cancelled (the watcher saw it); then close."""
+    import asyncio
+
     try:
         while True:
             os.write(fd, b".")

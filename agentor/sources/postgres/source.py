@@ -1,7 +1,7 @@
 """`PostgresSource`: the runs of one schema of a PostgreSQL database (a `PostgresStore`), as a
 `RunSource` (`agentor.sources.source`).
 
-Everything it shows is the store's, one query each (agentor/engine/store/pg/listings.py):
+Everything it shows is the store's, one query each (agentor.engine.store.pg.listings):
 
 - Rows: the runs table holds each run's summary as the engine folds it, kept current by every
   append in the same transaction, and whether a session holds the run now. `scan()` lists
@@ -45,10 +45,10 @@ from agentor.engine.store.run_ids import RUN_ID_RE
 from agentor.errors import PostgresStoreError, StoreUnavailableError
 from agentor.sources.lineage import note_fork
 from agentor.sources.logfile import gc_paused
-from agentor.sources.pgcost import run_costs
-from agentor.sources.pgfeed import FeedReading
-from agentor.sources.pglog import StoredLog
-from agentor.sources.pgtelling import TellingStore
+from agentor.sources.postgres.cost import run_costs
+from agentor.sources.postgres.feed import FeedReading
+from agentor.sources.postgres.runlog import StoredLog
+from agentor.sources.postgres.telling import TellingStore
 from agentor.sources.rowcost import needs_pricing
 from agentor.sources.runrow import RunRow, may_be_live, newest_first, note_holder
 from agentor.sources.source import Changes
@@ -162,7 +162,7 @@ class PostgresSource(FeedReading):
     def fill(self, max_rows: int | None = None, *, priced: bool = True) -> list[str]:
         """Read the whole summaries of up to `max_rows` rows listed briefly (one query), in the
         order they were listed (newest first), and (`priced`) their cost
-        (`agentor.sources.pgcost`); or price up to `max_rows` rows whose runs gained events
+        (`agentor.sources.postgres.cost`); or price up to `max_rows` rows whose runs gained events
         since they were priced."""
         with self._lock:
             sketched = list(itertools.islice(self._sketches, max_rows))
@@ -269,7 +269,8 @@ class PostgresSource(FeedReading):
             threading.Thread(target=self._close_feed, args=(feed,), daemon=True).start()
 
     def resume_store(self, held: Callable[[str], None]) -> PostgresStore:
-        """The source's own store (see `sources.pgtelling`), calling `held` too from now on."""
+        """The source's own store (`agentor.sources.postgres.telling`), calling `held` too from
+        now on."""
         self.store.held_hooks.append(held)
         return self.store
 

@@ -9,12 +9,14 @@ What keeps it fast is FileStore's alone, so it stays here:
   64 KiB.
 - The run index (`runindex`): scan() takes the row of every file that has not changed since
   it was saved (same device, inode, size, mtime) from the index, and reads the others;
-  save_index() writes it (the app does so from a worker, a while after changes).
+  save_index() writes it (the app does so from a worker, a while after changes). A reader that
+  only prints rows sets `leave_aside`: scan() then builds no row of the index's but those whose
+  listing reads more (`runindex.take_aside`), and table() gives every row as columns.
 - Tailing: beside each row a `LogTail` remembers how far its file was read: refresh() reads
   only the new bytes (a partial last line waits for its newline; a shrunk or replaced file is
   read again from the start; a deleted one leaves).
 - Liveness is the store's lock (`LockingStore.is_locked`, a probe of the file's flock).
-- Watching is watchfiles (`dirwatch`); one run's events are a `RunLog` (a newline index).
+- Watching is watchfiles (`watch`); one run's events are a `RunLog` (a newline index).
 
 Row ids are run ids; another `*.jsonl` name is listed as unreadable under its whole file name
 ("not a valid run id: ...", `row_id_of`). Extras: .directory, .store (a FileStore on the
@@ -25,7 +27,6 @@ reading cost, for tests and benches). Thread-safe (one lock): fill() may run in 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import threading
@@ -36,16 +37,24 @@ from pathlib import Path
 from agentor.engine.statuses import RUNNING
 from agentor.engine.store.file import FileStore
 from agentor.engine.store.run_ids import RUN_ID_RE
-from agentor.sources.dirtelling import TellingFileStore
-from agentor.sources.dirwatch import changed_paths, identity
+from agentor.sources.directory.columns import _ShapeError
+from agentor.sources.directory.lognames import file_name, log_entries, row_id_of
+from agentor.sources.directory.quickread import TAIL_BYTES
+from agentor.sources.directory.rowread import TAIL_FIELDS, LogTail, RowReader, bad_name, settle
+from agentor.sources.directory.runindex import (
+    Aside,
+    RunIndex,
+    listing_order,
+    take_aside,
+    take_fresh,
+)
+from agentor.sources.directory.runlog import RunLog
+from agentor.sources.directory.telling import TellingFileStore
+from agentor.sources.directory.watch import changed_paths, identity
 from agentor.sources.logfile import gc_paused, os_reason, promote_young
-from agentor.sources.lognames import file_name, log_entries, row_id_of
-from agentor.sources.quickread import TAIL_BYTES
 from agentor.sources.rowcost import needs_pricing
-from agentor.sources.rowread import TAIL_FIELDS, LogTail, RowReader, bad_name, settle
-from agentor.sources.runindex import RunIndex, take_fresh
-from agentor.sources.runlog import RunLog
 from agentor.sources.runrow import ROW_FIELDS, RunRow, may_be_live, newest_first
+from agentor.sources.runtable import RunTable
 from agentor.sources.source import Changes
 
 SCAN_WHOLE_FILES = 300  # up to this many files, scan() reads each one under 64 KiB whole
@@ -58,6 +67,11 @@ def _store_of(directory: Path) -> FileStore | None:
         return FileStore(directory) if directory.is_dir() else None
     except OSError:  # it cannot be opened (permissions), or went meanwhile
         return None
+
+
+def _nobody(run_ids: list[str]) -> set[str]:
+    """Who holds these runs when the directory has no store: no one."""
+    return set()
 
 
 class DirectorySource:
@@ -85,6 +99,10 @@ class DirectorySource:
         # A reader that wants every row complete (`listing.list_rows`) has scan() read each
         # file the index does not hold whole, instead of a sketch then a fill (two reads).
         self.whole_at_scan = False
+        # A reader that only prints the rows (`listing.list_table`) has scan() leave the index's
+        # rows that need no more than it holds as its columns (`aside`), not in rows().
+        self.leave_aside = False
+        self.aside: Aside | None = None
         self._untold: set[str] = set()  # rows a fill read further than a refresh told
 
     # -- RunSource -----------------------------------------------------------------------------
@@ -104,6 +122,7 @@ class DirectorySource:
             self._tails.clear()
             self._untold.clear()
             self._sorted = None
+            self.aside = None
             entries = self._list_dir()
             if entries is None:
                 return
@@ -116,11 +135,22 @@ class DirectorySource:
             promote_young()  # the rows live as long as the source
 
     def _from_index(self, entries: list[tuple[str, str]]) -> list[tuple[str, str]]:
-        """Take the index's rows of files unchanged since (`take_fresh`); the rest to read."""
+        """Take the index's rows of files unchanged since (`take_fresh`, or `take_aside`); the
+        rest to read."""
         known = self.index.load()
-        rest = take_fresh(known, entries, self._rows, self._tails)
-        self.from_index = len(self._rows)
-        self.index_stale = bool(rest) or len(known.rows) != len(self._rows)  # read, gone since
+        self.aside = None
+        try:
+            if self.leave_aside:
+                holders = self.store.locked_among if self.store else _nobody
+                self.aside, rest = take_aside(known, entries, self._rows, self._tails, holders)
+            else:
+                rest = take_fresh(known, entries, self._rows, self._tails)
+        except _ShapeError as exc:  # damaged columns: as if there were no index
+            self.index.problem, rest = f"{self.index.path}: {exc}", entries
+            self._rows.clear()
+            self._tails.clear()
+        self.from_index = len(self._rows) + (self.aside.count if self.aside else 0)
+        self.index_stale = bool(rest) or known.count != self.from_index  # read, gone since
         live = [row for row in self._rows.values() if may_be_live(row)]  # asked, never stored
         held = self.store.locked_among(r.run_id for r in live) if self.store else set()
         for row in live:
@@ -132,9 +162,13 @@ class DirectorySource:
         thread); OSError if it cannot be written anywhere."""
         with self._lock, gc_paused():  # 100,000 new pairs would wake the collector
             # Saved newest first (`rows()`, sorted once): listed again, they come in order.
-            pairs = [(r, self._tails[r.run_id]) for r in self.rows()]
+            aside = self.aside if self.aside is not None and self.aside.count else None
+            rows = list(self._rows.values()) if aside else self.rows()
+            pairs = [(r, self._tails[r.run_id]) for r in rows]
             self.index_stale = False  # a change from now on is saved next time
         try:
+            if aside:  # with the rows left as columns (a listing: no other thread)
+                return self.index.save_aside(aside, pairs)
             return self.index.save(pairs, self._lock, lambda r: self._rows.get(r.run_id) is r)
         except OSError:
             self.index_stale = True
@@ -215,6 +249,16 @@ class DirectorySource:
                 self._sorted = newest_first(list(self._rows.values()))
             return self._sorted
 
+    def table(self) -> RunTable:
+        """Every row, as a table in the run list's order (`runtable`): the rows left aside
+        (`leave_aside`) from their columns, no object built, and those of rows()."""
+        with self._lock:
+            if self.aside is None or not self.aside.count:
+                return RunTable.of_rows(self.rows())
+            rows = list(self._rows.values())
+            order = listing_order(self.aside, rows)
+            return self.aside.table().joined(RunTable.of_rows(rows)).arranged(order)
+
     def get(self, run_id: str) -> RunRow | None:
         with self._lock:
             return self._rows.get(run_id)
@@ -233,6 +277,8 @@ class DirectorySource:
         """Nothing to let go of: files are opened only while they are read."""
 
     async def watch(self) -> AsyncGenerator[Changes, None]:
+        import asyncio  # here: a listing that watches nothing does not load it
+
         async with contextlib.aclosing(changed_paths(self.directory)) as batches:
             async for paths in batches:
                 if paths is None:  # the watch is set up: what changed since the scan

@@ -1,5 +1,5 @@
 """Dataclass objects as columns of plain JSON values, and back: how the run index
-(`agentor.sources.runindex`) stores rows without naming one of their fields.
+(`agentor.sources.directory.runindex`) stores rows without naming one of their fields.
 
 A class's *shape* lists its fields in order, each with the JSON types its hint allows
 (`int`, `float`, `str`, `bool`, `None`, `list`, `dict`; `bytes` kept as a latin-1 string and
@@ -12,6 +12,11 @@ Reading columns back checks that every value has a type the field allows (one `s
 column))` per column, in C), and builds objects with their fields in order, positionally
 (`map(cls, *columns)`): 100,000 rows in a few hundred milliseconds. A shape that differs from
 the one stored (a field added, renamed, retyped, reordered) is not read at all: `_ShapeError`.
+
+Columns may be any mapping (`sub_columns` views one under a prefix; a lazily read index decodes
+a column when first asked), and are read without building objects too: `values` (one field of
+every object, checked), `taken` (the columns of some objects, in a new order), `as_lists` (every
+column a list, as `to_columns` gives them).
 """
 
 from __future__ import annotations
@@ -20,8 +25,10 @@ import dataclasses
 import functools
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
+from itertools import accumulate, compress, repeat
+from operator import attrgetter, is_not
 from typing import Any
 
 _LEAVES: dict[Any, tuple[str, tuple[type, ...]]] = {
@@ -126,10 +133,10 @@ def to_columns(cls: type, objs: list[Any], skip: tuple[str, ...] = ()) -> dict[s
     for f in _fields(cls):
         if f.name in skip:
             continue
-        values = [getattr(o, f.name) for o in objs]
+        values = list(map(attrgetter(f.name), objs))  # in C: 100,000 rows, 60 fields
         if f.nested is not None:
-            cols[f.name] = [v is not None for v in values]
-            present = [v for v in values if v is not None]
+            cols[f.name] = held = list(map(is_not, values, repeat(None)))
+            present = list(compress(values, held))
             for key, col in to_columns(f.nested, present).items():
                 cols[f"{f.name}.{key}"] = col
         elif f.text is not None:
@@ -141,7 +148,7 @@ def to_columns(cls: type, objs: list[Any], skip: tuple[str, ...] = ()) -> dict[s
 
 
 def from_columns(
-    cls: type, cols: dict[str, Any], count: int, given: dict[str, list[Any]] | None = None
+    cls: type, cols: Mapping[str, Any], count: int, given: dict[str, list[Any]] | None = None
 ) -> list[Any]:
     """`count` objects from their columns (lists, or `Repeated`; `given`: the columns of
     skipped fields, as built).
@@ -154,7 +161,9 @@ def from_columns(
         raise _ShapeError(f"{cls.__name__}: {exc}") from None
 
 
-def _objects(cls: type, cols: dict[str, Any], count: int, given: dict[str, list[Any]]) -> list[Any]:
+def _objects(
+    cls: type, cols: Mapping[str, Any], count: int, given: dict[str, list[Any]]
+) -> list[Any]:
     args = []
     for f in _fields(cls):
         if f.name in given:
@@ -176,11 +185,11 @@ def _objects(cls: type, cols: dict[str, Any], count: int, given: dict[str, list[
     return list(map(cls, *args)) if args else [cls() for _ in range(count)]
 
 
-def _nested(f: _Field, cols: dict[str, Any], present: list[Any]) -> list[Any]:
+def _nested(f: _Field, cols: Mapping[str, Any], present: list[Any]) -> list[Any]:
     """The objects of a field holding a dataclass (`present`: which rows hold one)."""
     assert f.nested is not None
     prefix = f.name + "."
-    sub = {k[len(prefix) :]: v for k, v in cols.items() if k.startswith(prefix)}
+    sub = sub_columns(cols, prefix)
     held = sum(present)
     objs = from_columns(f.nested, sub, held)
     if held == len(present):
@@ -189,10 +198,120 @@ def _nested(f: _Field, cols: dict[str, Any], present: list[Any]) -> list[Any]:
     return [next(it) if p else None for p in present]
 
 
-def _column(cols: dict[str, Any], name: str, count: int) -> list[Any]:
+class _Sub(Mapping[str, Any]):
+    """The columns whose names start with a prefix, by their names without it; a column is
+    taken from the whole only when asked (a lazily read index decodes it then)."""
+
+    def __init__(self, cols: Mapping[str, Any], prefix: str) -> None:
+        self._cols, self._prefix = cols, prefix
+        self._names = [k[len(prefix) :] for k in cols if k.startswith(prefix)]
+
+    def __getitem__(self, name: str) -> Any:
+        return self._cols[self._prefix + name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
+def sub_columns(cols: Mapping[str, Any], prefix: str) -> Mapping[str, Any]:
+    """The columns under `prefix` (`summary.` of a row's), by their names without it."""
+    return _Sub(cols, prefix)
+
+
+def _column(cols: Mapping[str, Any], name: str, count: int) -> list[Any]:
     col = cols.get(name)
     if isinstance(col, Repeated):
         return col.sized(count)
     if not isinstance(col, list) or len(col) != count:
         raise _ShapeError(f"column {name!r} is missing or of another length")
     return col
+
+
+def taken(
+    cls: type, cols: Mapping[str, Any], count: int, at: list[int], skip: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """The columns of the `count` objects of `cls` cut to the objects at positions `at`, in that
+    order (a mask's positions, a new order): `from_columns(cls, result, len(at))` builds those
+    objects alone (`skip`: fields not stored). A column over the objects that hold a nested one
+    is cut to the nested objects of the rows taken; a `Repeated` column stays one, a `Column`
+    keeps its types. _ShapeError when a column is missing or of another length."""
+    out: dict[str, Any] = {}
+    for f in _fields(cls):
+        if f.name in skip:
+            continue
+        col = cols.get(f.name)
+        present: list[Any] | None
+        if isinstance(col, Repeated):
+            out[f.name] = col
+            present = None if f.nested is None else col.sized(count)
+        else:
+            full = _column(cols, f.name, count)
+            out[f.name] = _cut(full, at)
+            present = full
+        if f.nested is None or present is None:
+            continue
+        prefix = f.name + "."
+        sub = sub_columns(cols, prefix)
+        held = sum(present)
+        if held == count:  # every row holds one: the same positions
+            sub_at = at
+        else:  # each row's place among the rows that hold one
+            place = list(accumulate(present, initial=-1))[1:]
+            sub_at = list(compress(map(place.__getitem__, at), map(present.__getitem__, at)))
+        for key, value in taken(f.nested, sub, held, sub_at).items():
+            out[prefix + key] = value
+    return out
+
+
+def _cut(col: list[Any], at: list[int]) -> list[Any]:
+    values = list(map(col.__getitem__, at))
+    return Column(values, col.types) if isinstance(col, Column) else values
+
+
+def values(cls: type, cols: Mapping[str, Any], count: int, path: str) -> list[Any]:
+    """The values of one field of the `count` objects of `cls`, by its path
+    (`summary.usage.total_tokens`), None where an object on the way is absent; checked as
+    `from_columns` checks them (a field holding an object: whether each holds one). A field kept
+    as text is not read here. _ShapeError when a column is missing, of another length or holds
+    a value of a wrong type."""
+    name, _, rest = path.partition(".")
+    f = next((f for f in _fields(cls) if f.name == name), None)
+    if f is None or f.text is not None or (rest and f.nested is None):
+        raise _ShapeError(f"{cls.__name__} has no plain field {path!r}")
+    col = _column(cols, name, count)
+    kinds = col.types if isinstance(col, Column) else set(map(type, col))
+    if not kinds <= f.allowed:
+        raise _ShapeError(f"{cls.__name__}.{name}: a value of a wrong type")
+    if f.nested is None or not rest:
+        return col
+    prefix = name + "."
+    sub = sub_columns(cols, prefix)
+    held = sum(col)
+    inner = values(f.nested, sub, held, rest)
+    if held == count:
+        return inner
+    it = iter(inner)
+    return [next(it) if p else None for p in col]
+
+
+def as_lists(
+    cls: type, cols: Mapping[str, Any], count: int, skip: tuple[str, ...] = ()
+) -> dict[str, list[Any]]:
+    """The columns of `count` objects as `to_columns` gives them: a `Repeated` one made a list of
+    its length, a `Column` a plain list (`skip`: fields not stored). _ShapeError when a column
+    is missing or of another length."""
+    out: dict[str, list[Any]] = {}
+    for f in _fields(cls):
+        if f.name in skip:
+            continue
+        col = list(_column(cols, f.name, count))
+        out[f.name] = col
+        if f.nested is not None:
+            prefix = f.name + "."
+            sub = sub_columns(cols, prefix)
+            for key, value in as_lists(f.nested, sub, sum(col)).items():
+                out[prefix + key] = value
+    return out

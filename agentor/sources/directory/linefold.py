@@ -1,0 +1,338 @@
+"""A run's summary folded straight from its log's lines (`fold_lines`): what `rowread` does
+with each line read whole (`logfile.decode_for_summary`, then `history.fold`,
+`lineage.note_fork`, `rowread.note_asking`), without an `Event` for most of them.
+
+Most lines of a log are tool calls and results, of which a summary reads the type and the time
+alone, and generations, of which it reads a few numbers more. A chunk's lines are parsed by
+orjson (in one `map` while none fails). A run's start and end, a fork, and any line orjson
+refuses or that is no object with a string type go the engine's way, each in its place in the
+order. The lines between two such (most of a log) are folded here, at once, when every value a
+summary reads of them is what the engine writes (a time: a float, not 0, within 64 bits; a turn:
+an integer; a usage: an object of integers; a model: a string): their times in one pass, the
+largest of them in C, their calls counted per turn, their tokens added. Else those lines are
+folded here one by one (`_fold_each`: numbers and zero times as `or` and `Event.from_dict` take
+them), any odd line the engine's way. The summary is the same, field for field (tests fold every
+kind of line both ways).
+
+Not for a row being priced (`rowcost` reads every generation's model and usage): `rowread` folds
+those lines the engine's way.
+
+Cost model: a few C passes over a chunk's lines and a few steps a generation, ~0.5 µs a line
+beyond orjson's parse (the engine's way: ~6 µs).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from agentor.engine.events import (
+    APPROVAL_REQUEST,
+    CLAIM,
+    FORK,
+    GENERATION,
+    RELEASE,
+    RUN_END,
+    RUN_START,
+    TOOL_CALL,
+    Event,
+    Usage,
+    is_list_of_dicts,
+)
+from agentor.engine.history import (
+    RunSummary,
+    _new_segment,
+    _segment_time,
+    first_user_text,
+    fold,
+)
+from agentor.engine.log.format import BadLine
+from agentor.engine.statuses import COMPLETED, FAILED, INCOMPLETE
+from agentor.sources.logfile import decode_for_summary, summary_item
+
+_BIG = float(2**63)  # a number from here on: `decode_for_summary` parses its line again
+_SLOW = frozenset({RUN_START, RUN_END, FORK})  # read more of: the engine's way
+_BOOKKEEPING = frozenset({CLAIM, RELEASE, FORK})  # `history._BOOKKEEPING`: no work on the run
+_NONE = type(None)
+_TAKEN = object()  # a line orjson refused: the engine's way
+
+
+def fold_lines(
+    s: RunSummary, lines: list[bytes], pos: int, lineno: int, asks: bool | None
+) -> tuple[list[Event | BadLine], bool | None]:
+    """Fold `lines` (each without its newline; the first at byte `pos`, line `lineno` of the
+    log, counted from 0) into `s`. `asks`: `RunRow.asks_approval` before them. Returns the lines
+    decoded the engine's way, in order (events, for the lineage; bad lines), and
+    `asks_approval` after them; every other line was an event folded here."""
+    try:
+        parsed = list(map(orjson.loads, lines))
+    except orjson.JSONDecodeError:
+        parsed = list(map(_loads_or_taken, lines))
+    left: list[Event | BadLine] = []
+    place = [0, pos]  # a line read so far, and its offset: `_engine_way` counts on from there
+    # The summary's state, in locals while lines are folded here: read from `s` before the
+    # first of them, written back before a line goes the engine's way, and at the end.
+    held = False
+    events = 0
+    last = start = seg_last = model = turn_of = None
+    open_ = False
+    turns = before = latest = 0
+    tokens_in = tokens_out = tokens_total = 0
+    used = False  # a usage folded here since `s.usage` was written
+    for i, data in enumerate(parsed):
+        kind = data.get("type") if type(data) is dict else None
+        if type(kind) is str and kind not in _SLOW:
+            if not held:
+                held, events, used = True, 0, False
+                last, open_ = s.last_event_at, s.segment_open
+                start, seg_last = s.segment_started_at, s.segment_last_at
+                turns, model = s.turns, s.model
+                before, latest, turn_of = s.calls_before, s.calls_latest, s.calls_turn
+                tokens_in = tokens_out = tokens_total = 0
+            ts = data.get("ts")
+            ended = data.get("ended_at")
+            started = data.get("started_at")
+            # What the engine writes: a `ts` (with a start and an end, or not), or a start and
+            # an end (floats, not 0, within 64 bits: what `or` picks, nothing parsed again).
+            if (
+                type(ts) is float
+                and ts
+                and -_BIG < ts < _BIG
+                and (ended is None or (type(ended) is float and -_BIG < ended < _BIG))
+                and (started is None or (type(started) is float and -_BIG < started < _BIG))
+            ):
+                t = ts
+            elif (
+                ts is None
+                and type(ended) is float
+                and type(started) is float
+                and ended
+                and -_BIG < ended < _BIG
+                and -_BIG < started < _BIG
+            ):
+                t = ended
+            else:
+                t = _time(ts, ended, started)
+            if t is not _TAKEN:
+                if kind != GENERATION:
+                    events += 1
+                    if t is not None:
+                        if last is None or t > last:
+                            last = t
+                        if open_ and kind not in _BOOKKEEPING:
+                            if start is None:
+                                start = t
+                            if seg_last is None or t > seg_last:
+                                seg_last = t
+                    if kind == TOOL_CALL:
+                        latest += 1
+                    elif kind == APPROVAL_REQUEST:
+                        asks = True
+                    continue
+                got = _generation_of(data)
+                if got is not None:
+                    turn, named, tokens = got
+                    events += 1
+                    if t is not None:
+                        if last is None or t > last:
+                            last = t
+                        if open_:
+                            if start is None:
+                                start = t
+                            if seg_last is None or t > seg_last:
+                                seg_last = t
+                    if turn is not None and turn > turns:
+                        turns = turn
+                    model = model or named
+                    if turn is None or turn != turn_of:
+                        before += latest  # a new turn; else it asks a rewound one again
+                    turn_of, latest = turn, 0
+                    if tokens is not None:
+                        tokens_in += tokens[0]
+                        tokens_out += tokens[1]
+                        tokens_total += tokens[2]
+                        used = True
+                    asks = False
+                    continue
+        if held:  # written back: the line goes the engine's way
+            held = False
+            s.events += events
+            s.last_event_at, s.segment_started_at, s.segment_last_at = last, start, seg_last
+            s.turns, s.model, s.calls_turn = turns, model, turn_of
+            s.calls_before, s.calls_latest, s.tool_calls = before, latest, before + latest
+            if used:
+                s.usage = s.usage + Usage(tokens_in, tokens_out, tokens_total)
+        asks = _engine_way(s, lines, parsed, i, place, lineno, left, asks)
+    if held:
+        s.events += events
+        s.last_event_at, s.segment_started_at, s.segment_last_at = last, start, seg_last
+        s.turns, s.model, s.calls_turn = turns, model, turn_of
+        s.calls_before, s.calls_latest, s.tool_calls = before, latest, before + latest
+        if used:
+            s.usage = s.usage + Usage(tokens_in, tokens_out, tokens_total)
+    return left, asks
+
+
+def _loads_or_taken(line: bytes) -> Any:
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return _TAKEN  # the engine's way: `json` may read it (NaN), else a bad line
+
+
+def _engine_way(
+    s: RunSummary,
+    lines: list[bytes],
+    parsed: list[Any],
+    i: int,
+    place: list[int],
+    lineno: int,
+    left: list[Event | BadLine],
+    asks: bool | None,
+) -> bool | None:
+    """Line `i` decoded (`decode_for_summary`) and folded into `s` as `rowread` folds it, in
+    its place; returns `asks_approval` after it."""
+    data = parsed[i]
+    if _fold_start_or_end(s, data):  # as the engine folds it, needed no more
+        return asks
+    done, offset = place
+    offset += sum(map(len, lines[done:i])) + i - done
+    place[:] = [i, offset]
+    raw = lines[i] + b"\n"
+    item = (
+        decode_for_summary(raw, offset, lineno + i)
+        if data is _TAKEN
+        else summary_item(data, raw, offset, lineno + i)
+    )
+    left.append(item)
+    if isinstance(item, Event):
+        fold(s, [item])
+        if item.type == GENERATION:
+            return False
+        if item.type == APPROVAL_REQUEST:
+            return True
+    return asks
+
+
+def _fold_start_or_end(s: RunSummary, data: Any) -> bool:
+    """Fold a run's start or end as `history.fold` folds the event `decode_for_summary` makes of
+    it (its fields as `Event.from_dict` keeps them: a string, a number that is no bool, a list
+    of objects; else none), when nothing else reads it: no parent named (the lineage reads a
+    start that names one), no number orjson may have made a float of (`_kept_as_read`: else
+    parsed again). False, nothing folded, otherwise: the engine's way."""
+    if type(data) is not dict:
+        return False
+    kind = data.get("type")
+    if kind not in (RUN_START, RUN_END) or data.get("forked_from") is not None:
+        return False
+    if not _kept_as_read(data):
+        return False
+    get = data.get
+    ts, ended, started = get("ts"), get("ended_at"), get("started_at")
+    if type(ts) is not float and type(ts) is not int:
+        ts = None
+    if type(ended) is not float and type(ended) is not int:
+        ended = None
+    if type(started) is not float and type(started) is not int:
+        started = None
+    # `history.fold`, of this one event:
+    s.events += 1
+    t = ts or ended or started  # `event_time`
+    if t is not None:
+        s.last_event_at = t if s.last_event_at is None else max(s.last_event_at, t)
+    if kind == RUN_START:
+        _new_segment(s, started or t)
+    _segment_time(s, t)
+    if kind == RUN_START:
+        messages = get("messages")
+        s.segments += 1
+        s.status = INCOMPLETE
+        s.ended_at = None
+        s.error = None
+        s.agent = s.agent or _text(get("agent"))
+        s.model = s.model or _text(get("model"))
+        if s.started_at is None:
+            s.started_at = started or ts
+        if s.first_prompt is None:
+            s.first_prompt = first_user_text(messages if is_list_of_dicts(messages) else None)
+    else:
+        status = _text(get("status"))
+        s.segment_open = False
+        s.status = status or FAILED
+        s.ended_at = ended or ts
+        s.error = _text(get("error"))
+        if status == COMPLETED:
+            s.final_output = _text(get("text"))
+    s.tool_calls = s.calls_before + s.calls_latest
+    return True
+
+
+def _kept_as_read(data: dict[str, Any]) -> bool:
+    """`not logfile._lost_an_integer(data)` for what orjson parsed (no NaN, no infinity): no
+    float past 64 bits among the numbers a summary keeps, nor in a usage."""
+    for key in _NUMBERS_KEPT:
+        v = data.get(key)
+        if type(v) is float and not -_BIG < v < _BIG:
+            return False
+    usage = data.get("usage")
+    return type(usage) is not dict or all(map(_no_big_float, usage.values()))
+
+
+_NUMBERS_KEPT = ("turn", "started_at", "ended_at", "ts", "at")  # `logfile._NUMBERS_KEPT`
+
+
+def _text(v: Any) -> str | None:
+    return v if type(v) is str else None
+
+
+_USAGE = ("input_tokens", "output_tokens", "total_tokens")
+
+
+def _generation_of(data: dict[str, Any]) -> tuple[int | None, str | None, Any] | None:
+    """(turn, model, tokens or None) of a generation, as `Event.from_dict` keeps them of
+    `decode_for_summary`'s fields, when they are what the engine writes: a turn an integer, a
+    model a string, a usage an object of integer tokens (and no float past 64 bits there, nor in
+    `at`: `_lost_an_integer` would have the line parsed again). None otherwise."""
+    turn, model, usage = data.get("turn"), data.get("model"), data.get("usage")
+    if turn is not None and type(turn) is not int:
+        return None
+    if model is not None and type(model) is not str:
+        return None
+    if type(data.get("at")) is float:
+        return None
+    if usage is None:
+        return turn, model, None
+    if type(usage) is not dict:
+        return None
+    a, b, c = usage.get("input_tokens"), usage.get("output_tokens"), usage.get("total_tokens")
+    if type(a) is int and type(b) is int and type(c) is int and len(usage) == 3:
+        return turn, model, (a, b, c)  # what the engine writes: no other value in it
+    if not (_plain(a) and _plain(b) and _plain(c)) or not all(map(_no_big_float, usage.values())):
+        return None
+    return turn, model, (a or 0, b or 0, c or 0)
+
+
+def _plain(v: Any) -> bool:
+    """A token count `Usage.from_value` keeps as it is: an integer (not a bool), or none (0)."""
+    return v is None or type(v) is int
+
+
+def _no_big_float(v: Any) -> bool:
+    return type(v) is not float or -_BIG < v < _BIG
+
+
+def _time(ts: Any, ended: Any, started: Any) -> Any:
+    """`event_time` of the event `decode_for_summary` makes of a line of these times: its `ts`,
+    else `ended_at`, else `started_at`, as `or` picks among them (each a number, not a bool, or
+    None); `_TAKEN` when one of them is past 64 bits (`decode_for_summary` parses such a line
+    again)."""
+    times: list[Any] = []
+    for v in (ts, ended, started):
+        if type(v) is not float and type(v) is not int:
+            times.append(None)
+        elif -_BIG < v < _BIG:
+            times.append(v)
+        else:
+            return _TAKEN
+    return times[0] or times[1] or times[2]

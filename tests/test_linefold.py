@@ -1,0 +1,256 @@
+"""A row read whole and not priced (what `agentor ls` reads) folds most lines without an event
+(`agentor.sources.directory.linefold`); a row being priced folds every line the engine's way
+(`decode_for_summary`, then `history.fold`, the lineage, whether it asks for approval). Both give
+the same row, field for field, for every kind of line the engine writes and every odd value a
+log may hold (a time past 64 bits, NaN, a bool where a number goes, a bad line), in any order,
+however the file is cut into chunks."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from agentor.sources import logfile
+from agentor.sources.directory.rowread import TAIL_FIELDS, LogTail, RowReader
+from agentor.sources.runrow import ROW_FIELDS, RunRow
+from tests.test_runs_index import FIXTURES, TRICKY_LINES, TRICKY_RAW, engine_runs
+
+T = 1796039000.25
+
+
+def line(**fields: Any) -> bytes:
+    return (json.dumps(fields) + "\n").encode()
+
+
+# What the engine writes, and upstream Agentor 0.1.x, of each kind of line.
+PLAIN = [
+    line(
+        type="run_start",
+        agent="A",
+        model="m",
+        started_at=T,
+        ts=T,
+        messages=[{"role": "user", "content": "Weather?"}],
+    ),
+    line(
+        type="generation",
+        model="m",
+        turn=1,
+        usage={"input_tokens": 80, "output_tokens": 18, "total_tokens": 98},
+        started_at=T + 1,
+        ended_at=T + 2,
+        calls=[{"id": "c1"}],
+    ),
+    line(type="generation", turn=2, usage={"input_tokens": 5}, ts=T + 3),
+    line(type="generation", turn=2, ended_at=T + 3.5),  # a rewound turn asked again
+    line(
+        type="tool_call",
+        turn=1,
+        name="get_weather",
+        call_id="c1",
+        args={"city": "Oslo"},
+        ts=T + 2.5,
+    ),
+    line(
+        type="tool_result",
+        turn=1,
+        name="get_weather",
+        call_id="c1",
+        result="sunny " * 40,
+        ts=T + 2.75,
+    ),
+    line(type="approval_request", call_id="c1", name="pay", ts=T + 4),
+    line(type="approval", call_id="c1", decision="approved", by="me", ts=T + 5),
+    line(type="tool_start", call_id="c1", name="pay", ts=T + 5.5),
+    line(type="claim", by="w1", ts=T + 100),
+    line(type="release", by="w1", ts=T + 101),
+    line(type="message", text="note", ts=T + 6),
+    line(type="run_end", status="completed", text="done", ended_at=T + 7, ts=T + 7),
+    line(type="run_end", status="failed", error="boom", ended_at=T + 8),
+    line(type="run_end", status="awaiting_approval", ts=T + 9),
+    line(type="fork", forked_from="f" * 32, at=3, edit="result edited", ts=T + 50),
+    line(type="run_start", agent="B", forked_from="e" * 32, started_at=T + 60),
+]
+
+DEEP = b"[" * 1000 + b"]" * 1000
+BIG, HUGE = 2**63, 2**64 + 5  # past 64 bits (signed); past what orjson reads as an integer
+ODD = [
+    # Times: zero (falls through to the next), a bool, a string, an int, past 64 bits, huge.
+    *(
+        line(type=kind, **times)
+        for kind in ("tool_call", "tool_result", "generation", "claim")
+        for times in (
+            {"ts": 0, "ended_at": T},
+            {"ts": 0.0},
+            {"ts": -0.0, "started_at": 0},
+            {"ts": True, "ended_at": T},
+            {"ts": "T", "started_at": T},
+            {"ts": 5},
+            {"ts": BIG},
+            {"ts": -BIG},
+            {"ts": HUGE},
+            {"ended_at": HUGE, "ts": T},
+            {"started_at": float(BIG)},
+            {"ts": 1e300},
+            {},
+            {"ts": None, "ended_at": 1},
+        )
+    ),
+    # Generations: a turn that is no integer, a usage that is no object of integers, a model
+    # that is no string, a value `_lost_an_integer` reads.
+    line(type="generation", turn=3.0, ts=T),
+    line(type="generation", turn=True, ts=T),
+    line(type="generation", turn=BIG, ts=T),
+    line(type="generation", turn=HUGE, ts=T),
+    line(type="generation", turn=None, ts=T),
+    line(type="generation", turn="4", ts=T),
+    line(type="generation", model="", turn=1, ended_at=T),
+    line(type="generation", turn=1, usage=None),
+    line(type="generation", turn=1, usage=[1]),
+    line(type="generation", turn=1, usage={"input_tokens": True, "total_tokens": 1.5}),
+    line(type="generation", turn=1, usage={"input_tokens": HUGE, "total_tokens": BIG}),
+    line(
+        type="generation",
+        turn=1,
+        usage={"input_tokens": 1, "output_tokens": 2, "total_tokens": 3, "cost": 1e30},
+    ),
+    line(type="generation", turn=1, usage={"input_tokens": 1, "cost": 0.25, "n": None}),
+    line(type="generation", turn=1, usage={}),
+    line(type="generation", model=5, turn=1),
+    line(type="generation", model=None, turn=1),
+    line(type="generation", at=1e30, turn=1),
+    line(type="generation", at=2, turn=9, model="n"),
+    # A run's start and end: fields of other types, numbers past 64 bits, no text.
+    line(type="run_start", agent=["A"], model=None, started_at=T, messages=["hi", {}]),
+    line(type="run_start", started_at=HUGE, messages=[{"role": "user", "content": "q"}]),
+    line(type="run_end", status="completed", ended_at=T),
+    line(type="run_start", agent="A", ts=T, messages=[{"role": "user", "content": ["p"]}]),
+    line(type="run_start", forked_from=5, started_at=T, turn=float(BIG)),
+    line(type="run_end", status="completed", ended_at=HUGE),
+    line(type="run_end", status="completed", ts=T, turn=float(HUGE)),
+    line(type="run_end", status=None, error=7, text=["t"], ended_at=0, ts=T),
+    line(type="run_end", status="failed", usage={"total_tokens": float(HUGE)}, ts=T),
+    # Types: none, not a string, unknown; keys twice (the last one counts).
+    line(ts=T),
+    line(type=None, ts=T),
+    line(type="something_new", ts=T + 1),
+    b'{"type": "tool_call", "ts": 1.5, "ts": 2.5}\n',
+    b'{"type": "generation", "turn": 1, "turn": 7, "usage": {"input_tokens": 1}}\n',
+    b'{"type": "tool_call", "type": "generation", "turn": 2}\n',
+    b"\n",
+    b"   \n",
+    # What orjson reads and `json` does not (nested past its recursion limit): a line the
+    # engine's way parses again (a number past 64 bits) becomes a bad line there.
+    *(
+        b'{"type": "%s", "ts": 1.5, %s, "deep": %s}\n' % (kind, odd, DEEP)
+        for kind in (b"tool_call", b"generation")
+        for odd in (
+            b'"ended_at": 1e300',
+            b'"at": 1e300',
+            b'"usage": {"input_tokens": 1, "cost": 1e300}',
+        )
+    ),
+    *(json.dumps(e).encode() + b"\n" for e in TRICKY_LINES),
+    *TRICKY_RAW,
+]
+
+
+def read(path: Path, priced: bool) -> tuple[RunRow, LogTail, int]:
+    reader = RowReader(lambda _: False, lambda: 0.0)
+    row, tail = RunRow(path.stem), LogTail(str(path))
+    reader.load(row, tail, None, priced=priced)
+    return row, tail, reader.lines_decoded
+
+
+def assert_same_both_ways(path: Path) -> RunRow:
+    fast, fast_tail, fast_n = read(path, priced=False)
+    slow, slow_tail, slow_n = read(path, priced=True)  # every line the engine's way
+    assert fast.summary == slow.summary, path.read_bytes()[:2000]
+    for name in ROW_FIELDS:
+        if name != "cost":
+            assert getattr(fast, name) == getattr(slow, name), name
+    for name in TAIL_FIELDS:
+        if name != "model":  # the model pricing goes on with
+            assert getattr(fast_tail, name) == getattr(slow_tail, name), name
+    assert fast_n == slow_n
+    return fast
+
+
+def test_each_kind_of_line_alone_and_after_a_run_start(tmp_path: Path) -> None:
+    orjson.loads(DEEP)  # the premise of the deep lines above
+    with pytest.raises(RecursionError):
+        json.loads(DEEP)
+    for i, raw in enumerate([*PLAIN, *ODD]):
+        for before in ([], [PLAIN[0]], [PLAIN[0], PLAIN[1], PLAIN[4]]):
+            path = tmp_path / f"{i:032x}.jsonl"
+            path.write_bytes(b"".join([*before, raw, *before[1:]]))
+            assert_same_both_ways(path)
+
+
+@pytest.mark.parametrize("chunk", [logfile.CHUNK, 700, 64])
+def test_any_mix_of_lines_in_any_order_cut_into_chunks_anywhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    monkeypatch.setattr(logfile, "CHUNK", chunk)  # many reads a file: the state carries over
+    rng = random.Random(chunk)
+    pool = PLAIN * 4 + ODD
+    asked = {True: 0, False: 0}
+    for n in range(150):
+        lines = [rng.choice(pool) for _ in range(rng.randrange(1, 60))]
+        path = tmp_path / f"{n:032x}.jsonl"
+        path.write_bytes(b"".join(lines) + (b'{"type": "tool_call"' if n % 7 == 0 else b""))
+        row = assert_same_both_ways(path)
+        assert row.summary is not None
+        asked[bool(row.asks_approval)] += 1
+    assert asked[True] and asked[False]  # both ways of ending a turn were met
+
+
+def test_real_runs_and_upstream_logs(tmp_path: Path) -> None:
+    asyncio.run(engine_runs(tmp_path))
+    paths = [*tmp_path.glob("*.jsonl"), *FIXTURES.glob("*.jsonl")]
+    assert len(paths) > 10
+    for path in paths:
+        row = assert_same_both_ways(path)
+        assert row.summary is not None and row.summary.events > 0
+
+
+def test_a_long_run_folds_its_thousands_of_lines_the_same(tmp_path: Path) -> None:
+    path = tmp_path / ("a" * 32 + ".jsonl")
+    turns = []
+    for turn in range(1, 3000):
+        turns += [
+            line(
+                type="generation",
+                model="m",
+                turn=turn,
+                usage={"input_tokens": turn, "output_tokens": 1, "total_tokens": turn + 1},
+                started_at=T + turn,
+                ended_at=T + turn + 0.5,
+            ),
+            line(type="tool_call", turn=turn, name="t", call_id=f"c{turn}", ts=T + turn + 0.6),
+            line(
+                type="tool_result",
+                turn=turn,
+                call_id=f"c{turn}",
+                result="x" * 300,
+                ts=T + turn + 0.7,
+            ),
+        ]
+    path.write_bytes(b"".join([PLAIN[0], *turns, PLAIN[12]]))
+    row = assert_same_both_ways(path)
+    assert row.summary is not None and row.summary.turns == 2999
+    assert row.summary.tool_calls == 2999 and row.summary.usage.total_tokens == sum(
+        t + 1 for t in range(1, 3000)
+    )
+
+
+def test_the_numbers_checked_are_those_decode_for_summary_checks() -> None:
+    from agentor.sources.directory import linefold
+
+    assert linefold._NUMBERS_KEPT == logfile._NUMBERS_KEPT
