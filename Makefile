@@ -76,7 +76,7 @@ lint: $(STAMP)
 
 # Each bench prints a table and, last, `NAME ratio=X goal=Y ours=... baseline=...`
 # (bench/README.md). `bench-quick` runs them on tiny inputs: it checks they run, not figures.
-BENCHES := append loop_overhead log_size index tail_latency big_run startup pg_append search fleet pg_list pg_tail compare_view pg_search long_run collect
+BENCHES := append loop_overhead log_size index tail_latency big_run startup pg_append search fleet pg_list pg_tail compare_view pg_search long_run collect experiment
 
 bench: $(STAMP)
 	@for b in $(BENCHES); do echo "== $$b"; $(BIN)/python bench/$$b.py || exit 1; echo; done

@@ -22,6 +22,7 @@ from agentor.engine.inputs import (
     store_from,
     tools_and_servers,
 )
+from agentor.engine.log.format import BadLine
 from agentor.engine.loop import Listener
 from agentor.engine.mcp import ToolServer
 from agentor.engine.models import Model
@@ -299,6 +300,7 @@ class Agentor:
         model_settings: ModelSettings | dict[str, Any] | None = None,
         experiment: str | None = None,
         listener: Listener | None = None,
+        lines: Sequence[Event | BadLine] | None = None,
     ) -> RunResult:
         """Ask `model` (default: this agent's) the recorded conversation of `run_id` again,
         from its prompt, in a fork (`fork_id`, default a fresh id), its tool calls answered
@@ -312,7 +314,9 @@ class Agentor:
         (`"run"`). `instructions` replace the recorded prompt's system message;
         `model_settings` (temperature, max_tokens, ...) are set over the model's for this
         replay; `experiment` names the experiment the replay is a candidate of (recorded on
-        its `fork` event). A bad option is refused before anything is written."""
+        its `fork` event). A bad option is refused before anything is written. `lines`: the
+        run's lines as `load_lines` reads them, when the caller has them already (an
+        experiment reads each baseline once): not read again."""
         return await replay_run(
             self._frozen(),
             run_id,
@@ -324,6 +328,7 @@ class Agentor:
             model_settings=model_settings,
             experiment=experiment,
             listener=listener,
+            lines=lines,
         )
 
     # -- experiments (agentor.experiments) ----------------------------------------------------

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import json
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentor.agent import Agentor
 from agentor.engine.events import RUN_START, Event
+from agentor.engine.models import Model
 from agentor.engine.store.api import Store
 from agentor.engine.store.holding import load_run
 from agentor.engine.tools import RecordedTool
@@ -36,11 +38,11 @@ class RecordedAgent(Agentor):
     """An agent of a run's record alone (`recorded_agent`): it replays, it never forks."""
 
 
-def recorded_agent(start: Event, model: str, store: Store) -> RecordedAgent:
-    """An agent made from a run's record alone, to replay the run with `model` when no agent
-    is given (a run another framework made): the run's agent name, the tools its `run_start`
-    offered (`RecordedTool`: never run here), no instructions of its own (the recorded
-    conversation carries them)."""
+def recorded_agent(start: Event, model: str | Model, store: Store) -> RecordedAgent:
+    """An agent made from a run's record alone, to replay the run with `model` (a name, or a
+    model shared by several such agents) when no agent is given (a run another framework
+    made): the run's agent name, the tools its `run_start` offered (`RecordedTool`: never run
+    here), no instructions of its own (the recorded conversation carries them)."""
     tools = [RecordedTool(schema) for schema in start.tools or () if _named(schema)]
     return RecordedAgent(name=start.agent or "recorded", model=model, tools=tools, store=store)
 
@@ -65,15 +67,24 @@ def experiment_agents(
         return (lambda baseline, events: runner), (lambda baseline: runner)
     if model is None:
         raise ValueError("without an agent, an experiment needs a model to ask")
-    made: dict[str, Agentor] = {}
+    # One agent for the baselines of one agent name and tools, all of them asking one model
+    # (with the settings), made with the first agent: one client, its connections and its
+    # check, not one a candidate (a client costs ~36 ms to make; an agent, its tools' schemas).
+    made: dict[tuple[str | None, str], Agentor] = {}
+    shared: list[Model] = []
 
     def recorded(baseline: str, events: list[Event]) -> Agentor:
-        if baseline not in made:
-            start = next((e for e in events if e.type == RUN_START), None)
-            if start is None:
-                raise ExperimentError(f"run {baseline} records no run_start: no prompt to replay")
-            made[baseline] = candidate_agent(recorded_agent(start, model, store), None, settings)
-        return made[baseline]
+        start = next((e for e in events if e.type == RUN_START), None)
+        if start is None:
+            raise ExperimentError(f"run {baseline} records no run_start: no prompt to replay")
+        key = (start.agent, json.dumps(start.tools, sort_keys=True, default=str))
+        if key not in made:
+            if shared:
+                made[key] = recorded_agent(start, shared[0], store)
+            else:
+                made[key] = candidate_agent(recorded_agent(start, model, store), None, settings)
+                shared.append(made[key].model)
+        return made[key]
 
     def first(baseline: str) -> Agentor:
         return recorded(baseline, load_run(store, baseline))

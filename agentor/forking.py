@@ -19,6 +19,7 @@ import asyncio
 import json
 import time
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from agentor.engine.events import RUN_START, Event
@@ -33,6 +34,7 @@ from agentor.engine.fork_mark import (
     RECORDING,
 )
 from agentor.engine.inputs import Input, check_input
+from agentor.engine.log.format import BadLine
 from agentor.engine.loop import Listener
 from agentor.engine.models import Model, OpenAIModel
 from agentor.engine.settings import ModelSettings, setting_changes
@@ -102,6 +104,7 @@ async def replay_run(
     model_settings: ModelSettings | dict[str, Any] | None = None,
     experiment: str | None = None,
     listener: Listener | None = None,
+    lines: Sequence[Event | BadLine] | None = None,
 ) -> RunResult:
     """`Agentor.areplay` (see there)."""
     replay = _replay_options(novel, match, instructions, experiment)
@@ -109,7 +112,8 @@ async def replay_run(
     store, fork_id = _ids(config, run_id, fork_id)
     chosen = config.model if model is None else model_named(config.model, model)
     session = RunSession(config, CallOptions(model=_with_settings(chosen, changes)), listener)
-    lines = await asyncio.to_thread(load_lines, store, run_id)
+    if lines is None:
+        lines = await asyncio.to_thread(load_lines, store, run_id)
     events = [e for e in lines if isinstance(e, Event)]
     starts = (i for i, e in enumerate(lines) if isinstance(e, Event) and e.type == RUN_START)
     start = next(starts, None)

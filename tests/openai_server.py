@@ -13,7 +13,8 @@ A reply is one of
     {"calls": [...], "omit_index": True}             streamed tool-call deltas without `index`
 
 Streaming requests (`"stream": true`) are answered with SSE chunks, usage last when asked for.
-Every request body is kept in `server.requests`, its headers in `server.headers`.
+Every request body is kept in `server.requests`, its headers in `server.headers`. A GET (the
+models list a model's check asks for) is answered 404, its path kept in `server.gets`.
 
 Run standalone: `python tests/openai_server.py` serves the weather script and prints its URL.
 """
@@ -51,6 +52,7 @@ class FakeOpenAI:
         self.script: Script = script if script is not None else weather_script
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []  # each request's, names in lower case
+        self.gets: list[str] = []  # the path of each GET
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -107,6 +109,11 @@ class FakeOpenAI:
 
             def log_message(self, *args: Any) -> None:
                 pass
+
+            def do_GET(self) -> None:
+                with server._lock:
+                    server.gets.append(self.path)
+                self._json(404, {"error": {"message": f"no route {self.path}"}})
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)

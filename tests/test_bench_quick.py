@@ -32,6 +32,7 @@ BENCHES = {
     "pg_search": "pg-search",
     "long_run": "long-run",
     "collect": "collect",
+    "experiment": "experiment",
 }
 # Scripts in bench/ that measure without a baseline (not in `make bench`), kept running too.
 TOOLS = {"engine_turn": "engine-turn"}

@@ -14,6 +14,7 @@ from agentor.engine.events import FORK, RUN_START, TOOL_RESULT
 from agentor.engine.fork_mark import last_fork
 from agentor.engine.statuses import COMPLETED
 from agentor.engine.store.file import FileStore
+from agentor.experiments.measures import measure
 from agentor.result import RunResult
 from tests.conftest import WeatherAgents
 from tests.experimentkit import VAGUE, prompt_of, prompts, requests_of, script
@@ -23,6 +24,13 @@ from tests.openai_server import FakeOpenAI
 @pytest.fixture
 def store(tmp_path: Path) -> FileStore:
     return FileStore(tmp_path / "runs")
+
+
+def measured_as_stored(store: FileStore, exp: Experiment) -> None:
+    """Each pair's measures are those of both runs as the store holds them (a replay's own
+    events are measured as it saved them, without reading them back)."""
+    for pair in exp.pairs:
+        assert pair.measures == measure(store.load(pair.baseline), store.load(pair.candidate))
 
 
 def baselines(agents: WeatherAgents, store: FileStore, n: int = 5) -> list[str]:
@@ -59,6 +67,7 @@ def test_five_runs_replayed_with_another_model_run_no_tool_and_are_recorded_once
     assert asked == {p: 2 for p in prompts()}, "each candidate asked its two turns once"
     s = exp.summary
     assert (s.pairs, s.completed, s.regressions, s.improvements) == (5, 5, 0, 0)
+    measured_as_stored(store, exp)
 
     before = fake_openai.calls
     again = agent.experiment(runs, model="same-model", scorers=["same_output", "same_tools"])
@@ -78,6 +87,13 @@ def test_a_worse_model_regresses_every_pair_with_paired_statistics(
         runs, model="vague-model", scorers=["same_output", "output_contains:sunny"]
     )
     assert all(p.regressed for p in exp.pairs)
+    measured_as_stored(store, exp)
+    stopped = weather_agent(store=store).experiment(runs, model="paris-model", novel="stop")
+    assert {p.status for p in stopped.pairs} == {("completed", "diverged")}
+    measured_as_stored(store, stopped)
+    refused = weather_agent(store=store).experiment(runs, model="paris-model")
+    assert all(p.tools_changed for p in refused.pairs)
+    measured_as_stored(store, refused)
     assert all(p.scores["same_output"] is False for p in exp.pairs)
     assert all(p.scores["output_contains:sunny"] == {"score": [1.0, 0.0]} for p in exp.pairs)
     assert all(p.tools_changed for p in exp.pairs)
@@ -189,3 +205,61 @@ def test_bad_input_is_refused_in_one_line_before_anything_is_written(
         down.experiment(runs, model="same-model")
     assert not (tmp_path / "runs" / ".experiments").exists()
     assert store.list_runs() == runs
+
+
+def test_novel_stop_ends_each_candidate_diverged_and_nothing_runs(
+    weather_agent: WeatherAgents, store: FileStore, fake_openai: FakeOpenAI
+) -> None:
+    runs = baselines(weather_agent, store, 3)
+    exp = weather_agent(store=store).experiment(runs, model="paris-model", novel="stop")
+    assert [p.status for p in exp.pairs] == [(COMPLETED, "diverged")] * 3
+    assert all(p.regressed for p in exp.pairs), "diverged ranks below completed"
+    assert (exp.summary.diverged, exp.summary.completed) == (3, 0)
+    assert len(weather_agent.executed) == 3, "no tool ran: the baselines' three only"
+    assert len(requests_of(fake_openai, "paris-model")) == 3, "one turn each, then stopped"
+    again = weather_agent(store=store).experiment(runs, model="paris-model", novel="stop")
+    assert again.to_json() == exp.to_json(), "a diverged candidate is done: not replayed"
+    assert len(requests_of(fake_openai, "paris-model")) == 3
+
+
+def test_fifo_serves_a_tool_s_recorded_results_in_order_whatever_the_arguments(
+    weather_agent: WeatherAgents, store: FileStore, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.script = script
+    agent = weather_agent(store=store)
+    base = agent.run("What is the weather in Oslo and Rome?").run_id
+
+    def reordered(request: dict) -> dict:
+        if request.get("model") == "swap-model" and request["messages"][-1]["role"] != "tool":
+            return {"calls": [["get_weather", {"city": "Rome"}], ["get_weather", {"city": "Oslo"}]]}
+        return script(request)
+
+    fake_openai.script = reordered
+    strict = agent.experiment([base], model="swap-model", name="strict")
+    fifo = agent.experiment([base], model="swap-model", match="fifo", name="fifo")
+    assert strict.pairs[0].measures is not None and fifo.pairs[0].measures is not None
+    assert strict.pairs[0].measures.tools == "reordered"
+    assert (strict.pairs[0].measures.served, strict.pairs[0].measures.executed) == (2, 0)
+    drifted = [
+        e.extra.get("drift")
+        for e in store.load(fifo.pairs[0].candidate)
+        if e.type == TOOL_RESULT and e.replayed_from and "drift" in e.extra
+    ]
+    assert drifted == [{"city": "Oslo"}, {"city": "Rome"}], "served in recorded order, drift kept"
+    assert len(weather_agent.executed) == 2
+
+
+async def test_a_model_is_asked_whether_it_answers_once_per_client() -> None:
+    """An experiment checks its model, then each candidate's replay checks it again: a client
+    whose endpoint answered is not asked twice (its server stopped: still usable), a new client
+    (after `aclose`) is."""
+    from agentor.engine.models import OpenAIModel
+
+    srv = FakeOpenAI().start()
+    model = OpenAIModel("gpt-4o", base_url=srv.url, api_key="sk-test")
+    await model.check()
+    srv.stop()
+    await model.check()  # asks nothing: this client's endpoint answered
+    await model.aclose()
+    with pytest.raises(ModelError, match="cannot be used"):
+        await model.check()

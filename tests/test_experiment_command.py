@@ -114,6 +114,9 @@ def test_run_prints_the_documented_json_and_gates_ci_on_regressions(shell: Shell
         summary
     )
     assert (summary["pairs"], summary["completed"], summary["regressions"]) == (3, 3, 0)
+    # Without --agent each baseline is replayed by an agent of its record; the three share one
+    # model: asked once whether it answers, not once a candidate.
+    assert [p for p in shell.srv.gets if p.endswith("/models")] == ["/v1/models"]
     assert set(summary["deltas"]) == {"turns", "tokens", "cost", "latency"}
     assert summary["deltas"]["turns"] == {
         "mean": 0.0,

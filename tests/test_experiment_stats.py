@@ -130,3 +130,60 @@ def test_structured_outputs_equal_as_json_are_the_same_answer() -> None:
     assert respaced.output_changed and respaced.output_json_equal is True
     text = measure(baseline, run([], "forty-two"))
     assert text.output_json_equal is None
+
+
+def plain_interval(
+    deltas: list[float], resamples: int, seed: int
+) -> tuple[float, float, float] | None:
+    """The percentile bootstrap as written plainly: `choices` then `fsum`, resample after
+    resample (what `paired_interval` computes faster and must give exactly)."""
+    import random
+
+    n = len(deltas)
+    if n == 0:
+        return None
+    mean = math.fsum(deltas) / n
+    if n == 1:
+        return (mean, mean, mean)
+    rng = random.Random(seed)
+    means = sorted(math.fsum(rng.choices(deltas, k=n)) / n for _ in range(resamples))
+    tail = (1 - 0.95) / 2
+    return (mean, _quantile(means, tail), _quantile(means, 1 - tail))
+
+
+def test_the_fast_bootstrap_gives_the_plain_bootstraps_very_numbers() -> None:
+    import random
+
+    from agentor.experiments.stats import paired_intervals
+
+    r = random.Random(5)
+    kinds = [
+        lambda: float(r.randint(-5, 5)),  # turns, tokens
+        lambda: r.gauss(0, 1e-3),  # dollars
+        lambda: r.random() * 100,  # seconds
+        lambda: r.choice([0.0, 1e-310, 5e-324, -1e-320, 3.0]),  # subnormal sums
+        lambda: r.choice([1e300, -1e300, 1e-300, 2.5]),  # far apart: wide lanes
+        lambda: r.choice([-0.0, 0.0, 1.0]),  # a negative zero: summed by fsum
+        lambda: r.choice([float("inf"), 1.0]),  # not finite: summed by fsum
+    ]
+    for trial in range(60):
+        samples = {}
+        for k in range(4):
+            n = r.choice([0, 1, 2, 3, 7, 50, 200, 200])
+            kind = r.choice(kinds)
+            samples[str(k)] = [kind() for _ in range(n)]
+        resamples = r.choice([10, 100, 400])
+        fast = paired_intervals(samples, resamples=resamples, seed=trial)
+        for name, deltas in samples.items():
+            i = fast[name]
+            got = None if i is None else (i.mean, i.low, i.high)
+            assert repr(got) == repr(plain_interval(deltas, resamples, trial)), (trial, name)
+    # A sum past the largest float: fsum's error, as before.
+    with pytest.raises(OverflowError):
+        paired_intervals({"huge": [1.7e308] * 3}, resamples=5)
+    with pytest.raises(OverflowError):
+        plain_interval([1.7e308] * 3, 5, 0)
+    # Past 2,047 pairs the lanes are 128 bits wide: the same numbers too.
+    big = [r.gauss(0, 1) for _ in range(3000)]
+    one = paired_intervals({"big": big}, resamples=20, seed=3)["big"]
+    assert one is not None and (one.mean, one.low, one.high) == plain_interval(big, 20, 3)

@@ -145,3 +145,36 @@ def test_prices_come_from_the_bundled_table_with_no_network() -> None:
     assert out["loaded"] is True
     # claude-sonnet-4-5: $3 per million input tokens, $15 per million output tokens.
     assert Decimal(out["cost"]) == Decimal("0.0045")
+
+
+def test_the_fast_price_is_the_same_amount_for_every_model_of_the_table() -> None:
+    """`fast=True` prices a model whose price is linear in the tokens from its per-token rates:
+    the same amount, equal as a number, for every model of every provider of the bundled table
+    (tiered ones go the plain way), at several dates, whether priced or not."""
+    from genai_prices.data_snapshot import get_snapshot
+
+    stamps = [
+        None,
+        datetime(2024, 3, 1, tzinfo=UTC).timestamp(),
+        MAY_2025,
+        datetime(2025, 9, 1, 18, tzinfo=UTC).timestamp(),  # an off-peak hour, for some
+    ]
+    counts = [(1, 0), (0, 7), (1234, 56), (250_000, 1000), (3_000_000, 1_000_000)]
+    compared = 0
+    for provider in get_snapshot().providers:
+        for model in provider.models:
+            for at in stamps:
+                for tokens_in, tokens_out in counts:
+                    usage = Usage(tokens_in, tokens_out, tokens_in + tokens_out)
+                    plain = cost_of(usage, model.id, provider.id, at=at)
+                    fast = cost_of(usage, model.id, provider.id, at=at, fast=True)
+                    assert (plain is None) == (fast is None), (provider.id, model.id, at)
+                    assert plain == fast, (provider.id, model.id, at, usage, plain, fast)
+                    compared += plain is not None
+    assert compared > 10_000
+    events = _run(
+        Event(GENERATION, usage=Usage(1000, 100, 1100), ts=MAY_2025),
+        Event(GENERATION, model="qwen3-local", usage=Usage(10, 1, 11), ts=MAY_2025),
+    )
+    plain, fast = run_cost(events), run_cost(events, fast=True)
+    assert (fast.total, fast.priced, fast.unpriced) == (plain.total, plain.priced, 1)

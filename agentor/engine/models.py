@@ -67,6 +67,7 @@ class OpenAIModel:
         self._prepared: tuple[dict[str, Any], PreparedSettings] | None = None
         self._client: Any = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._checked: Any = None  # the client whose endpoint answered `check`
 
     def __repr__(self) -> str:  # never show the key
         return f"OpenAIModel({self.name!r}, base_url={self._base_url!r})"
@@ -129,18 +130,24 @@ class OpenAIModel:
         """Whether this model can be asked at all, before a run writes what it would leave
         failed (a replay, a fork on another model): the client can be built (a key is
         there) and the endpoint answers. Any HTTP answer but a refused key will do (not every
-        server lists its models); asked once, without retries. `ModelError` (no key in it)."""
+        server lists its models); asked once, without retries. `ModelError` (no key in it).
+
+        A client whose endpoint answered is not asked again: an experiment checks its model
+        once, then replays its candidates (each checking it) on the same client."""
+        client: Any = None
         try:
             client = self._get_client()
+            if client is self._checked:
+                return
             await client.with_options(max_retries=0).models.list()
         except Exception as exc:
             import openai
 
             refused = getattr(exc, "status_code", None) in (401, 403)
-            if isinstance(exc, openai.APIStatusError) and not refused:
-                return  # it answered
-            text = redact(f"{type(exc).__name__}: {exc}", self._secret())
-            raise ModelError(f"model {self.name} cannot be used: {text}") from None
+            if not isinstance(exc, openai.APIStatusError) or refused:
+                text = redact(f"{type(exc).__name__}: {exc}", self._secret())
+                raise ModelError(f"model {self.name} cannot be used: {text}") from None
+        self._checked = client  # it answered
 
     def _secret(self) -> str | None:
         client = self._client

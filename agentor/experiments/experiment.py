@@ -17,16 +17,16 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentor.engine.events import RUN_START
+from agentor.engine.events import RUN_START, Event
 from agentor.engine.history import status as run_status
 from agentor.engine.statuses import INCOMPLETE
 from agentor.engine.store.api import ExperimentStore, Store
-from agentor.engine.store.holding import load_run
+from agentor.engine.store.holding import load_lines
 from agentor.errors import ExperimentError, RunNotFoundError, ScorerSpecError
 from agentor.experiments.judge import DEFAULT_RUBRIC, Asker, Judge
 from agentor.experiments.measures import STATUS_RANK, PairMeasures
 from agentor.experiments.record import Definition, PairRecord, experiment_id, read_records
-from agentor.experiments.runner import AgentFor, OnPair, run_pairs
+from agentor.experiments.runner import AgentFor, Lines, OnPair, run_pairs
 from agentor.experiments.scorers import Scorer, Verdict, scorer_of
 from agentor.experiments.stats import Interval, McNemar
 from agentor.experiments.summary import PairOutcome, Summary, summarize
@@ -299,19 +299,28 @@ def _spec_of(function: Scorer) -> str:
     return str(getattr(function, "__name__", "scorer"))
 
 
-def check_baselines(store: Store, runs: Sequence[str]) -> list[str]:
-    """The runs to replay, each once, in order; one line naming the first that cannot be
+# How many events of the baselines checked before an experiment starts are kept for their
+# replays (each baseline is then read once, not twice); past it, a replay reads its own.
+KEPT_EVENTS = 20_000
+
+
+def check_baselines(store: Store, runs: Sequence[str]) -> tuple[list[str], Lines]:
+    """The runs to replay, each once, in order, and the lines read of the first of them (up
+    to KEPT_EVENTS events, for their replays); one line naming the first that cannot be
     (`ExperimentError`): unknown, no prompt recorded, or not ended."""
     baselines = list(dict.fromkeys(runs))
     if not baselines:
         raise ExperimentError("no runs to replay: give run ids (or a selection that finds some)")
+    kept: Lines = {}
+    budget = KEPT_EVENTS
     for run_id in baselines:
         try:
-            events = load_run(store, run_id)
+            lines = load_lines(store, run_id)
         except RunNotFoundError:
             raise ExperimentError(f"no run {run_id} in {store!r}") from None
         except (OSError, ValueError) as exc:
             raise ExperimentError(f"run {run_id} cannot be read: {exc}") from None
+        events = [e for e in lines if isinstance(e, Event)]
         if not any(e.type == RUN_START for e in events):
             raise ExperimentError(f"run {run_id} records no run_start: no prompt to replay")
         if run_status(events) == INCOMPLETE:
@@ -319,7 +328,10 @@ def check_baselines(store: Store, runs: Sequence[str]) -> list[str]:
                 f"run {run_id} has not ended (running or interrupted): an experiment replays "
                 "ended runs"
             )
-    return baselines
+        if len(lines) <= budget:
+            kept[run_id] = lines
+            budget -= len(lines)
+    return baselines, kept
 
 
 async def start(
@@ -343,7 +355,7 @@ async def start(
     options.check()
     keeper = experiments_of(store)
     scorers = resolve_scorers(options.scorers, asker, rubric)
-    baselines = await asyncio.to_thread(check_baselines, store, runs)
+    baselines, lines = await asyncio.to_thread(check_baselines, store, runs)
     definition = _defined(options, baselines, scorers, agent, agent_spec)
     recorded = await asyncio.to_thread(_recorded, keeper, definition.id)
     if check is not None:
@@ -368,6 +380,7 @@ async def start(
         recorded is not None,
         on_start,
         on_pair,
+        lines,
     )
 
 
@@ -462,6 +475,7 @@ async def _go(
     retry_failed: bool,
     on_start: Callable[[Definition, int], None] | None,
     on_pair: OnPair | None,
+    lines: Lines | None = None,
 ) -> Experiment:
     if on_start is not None:
         keeper = experiments_of(store)
@@ -475,5 +489,6 @@ async def _go(
         concurrency=concurrency,
         retry_failed=retry_failed,
         on_pair=on_pair,
+        lines=lines,
     )
     return Experiment(store, definition, records)

@@ -22,7 +22,7 @@ import hashlib
 import json
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from agentor.experiments.measures import PairMeasures
@@ -216,7 +216,9 @@ class PairRecord:
 
 
 def _measures_json(m: PairMeasures) -> dict[str, Any]:
-    return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(m).items()}
+    # Field by field (its values are numbers, text and pairs of them): `asdict` copies deeply.
+    values = ((f.name, getattr(m, f.name)) for f in dataclasses.fields(m))
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in values}
 
 
 def _measures(d: Mapping[str, Any]) -> PairMeasures:

@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 from agentor.engine.events import RUN_END, Event
+from agentor.engine.log.format import BadLine
 from agentor.engine.statuses import FAILED, INCOMPLETE
 from agentor.engine.store.api import ExperimentStore, Store
-from agentor.engine.store.holding import load_if_any, load_run
+from agentor.engine.store.holding import load_if_any, load_lines
 from agentor.errors import RunLockedError
 from agentor.experiments.measures import measure
 from agentor.experiments.record import Definition, PairRecord, read_records
@@ -51,6 +52,7 @@ class CandidateAgent(Protocol):
         instructions: str | None = None,
         model_settings: dict[str, Any] | None = None,
         experiment: str | None = None,
+        lines: Sequence[Event | BadLine] | None = None,
     ) -> RunResult: ...
 
     async def aresume(self, run_id: str) -> RunResult: ...
@@ -59,6 +61,8 @@ class CandidateAgent(Protocol):
 # The agent that replays a baseline, given its id and events.
 AgentFor = Callable[[str, list[Event]], CandidateAgent]
 OnPair = Callable[[PairRecord], None]
+# Baselines' lines read already (when the experiment was checked), by run id.
+Lines = dict[str, list[Event | BadLine]]
 
 
 class _Held(Exception):
@@ -74,14 +78,16 @@ async def run_pairs(
     concurrency: int,
     retry_failed: bool,
     on_pair: OnPair | None = None,
+    lines: Lines | None = None,
 ) -> dict[str, PairRecord]:
     """Run every pair of `definition` that is not done; return each baseline's pair record (in
-    the definition's order; pairs left to another process that stopped waiting are missing)."""
+    the definition's order; pairs left to another process that stopped waiting are missing).
+    `lines`: baselines' lines read already (each used once, then let go)."""
     assert isinstance(store, ExperimentStore)
     _, done = read_records(await asyncio.to_thread(store.load_experiment, definition.id))
     todo = [b for b in definition.baselines if _to_do(done.get(b), retry_failed, definition)]
     limit = asyncio.Semaphore(max(1, concurrency))
-    pairs = _PairRunner(store, definition, agent_for, scorers, on_pair)
+    pairs = _PairRunner(store, definition, agent_for, scorers, on_pair, lines)
     while todo:
         held = await _each(todo, limit, pairs.run)
         if not held:
@@ -115,17 +121,19 @@ def _newer_needed(record: PairRecord, started: float) -> bool:
 
 
 async def _each(
-    baselines: Sequence[str], limit: asyncio.Semaphore, run: Callable[[str], Any]
+    baselines: Sequence[str],
+    limit: asyncio.Semaphore,
+    run: Callable[[str, asyncio.Semaphore], Awaitable[None]],
 ) -> list[str]:
-    """Run `run` on each baseline, at most `limit` at once; the baselines held elsewhere."""
+    """Run `run` on each baseline (`limit`: the places of the candidates in flight); the
+    baselines held elsewhere."""
 
     async def one(baseline: str) -> str | None:
-        async with limit:
-            try:
-                await run(baseline)
-            except _Held:
-                return baseline
-            return None
+        try:
+            await run(baseline, limit)
+        except _Held:
+            return baseline
+        return None
 
     results = await asyncio.gather(*(one(b) for b in baselines))
     return [b for b in results if b is not None]
@@ -139,44 +147,74 @@ class _PairRunner:
         agent_for: AgentFor,
         scorers: Sequence[tuple[str, Scorer]],
         on_pair: OnPair | None,
+        lines: Lines | None = None,
     ) -> None:
         self.store = store
         self.definition = definition
         self.agent_for = agent_for
         self.scorers = scorers
         self.on_pair = on_pair
+        self.lines: Lines = dict(lines or {})
         self.started = time.time()
 
-    async def run(self, baseline: str) -> None:
-        d = self.definition
-        candidate = d.candidate(baseline)
-        base_events = await asyncio.to_thread(load_run, self.store, baseline)
-        events = await asyncio.to_thread(load_if_any, self.store, candidate)
-        agent = self.agent_for(baseline, base_events)
-        error: str | None = None
-        try:
-            if not events:
-                await self._replay(agent, baseline, candidate)
-            elif _ended(events) and not _retry(events):
-                pass  # finished (its process died before recording it): measured below
-            else:
-                await agent.aresume(candidate)
-        except RunLockedError:
-            raise _Held from None
-        except _Held:
-            raise
-        except Exception as exc:  # the pair fails with the error; a resume retries it
-            error = _one_line(exc)
-        cand_events = await asyncio.to_thread(load_if_any, self.store, candidate)
-        record = await asyncio.to_thread(
-            self._measured, baseline, candidate, base_events, cand_events, error
-        )
-        await asyncio.to_thread(self._save, record)
+    async def run(self, baseline: str, limit: asyncio.Semaphore) -> None:
+        """The pair of `baseline`: its candidate replayed (or resumed) in one of `limit`'s
+        places, then measured, scored and recorded in a thread, its place already given to
+        the next candidate (measuring waits on no model)."""
+        candidate = self.definition.candidate(baseline)
+        async with limit:
+            lines, events = await asyncio.to_thread(self._read, baseline, candidate)
+            base_events = [e for e in lines if isinstance(e, Event)]
+            agent = self.agent_for(baseline, base_events)
+            error: str | None = None
+            saved: list[Event] | None = None
+            try:
+                if not events:
+                    saved = _as_saved(await self._replay(agent, baseline, candidate, lines))
+                elif _ended(events) and not _retry(events):
+                    pass  # finished (its process died before recording it): measured below
+                else:
+                    await agent.aresume(candidate)
+            except RunLockedError:
+                raise _Held from None
+            except _Held:
+                raise
+            except Exception as exc:  # the pair fails with the error; a resume retries it
+                error = _one_line(exc)
+        await asyncio.to_thread(self._record, baseline, candidate, base_events, error, saved)
 
-    async def _replay(self, agent: CandidateAgent, baseline: str, candidate: str) -> None:
+    def _read(self, baseline: str, candidate: str) -> tuple[list[Event | BadLine], list[Event]]:
+        """The baseline's lines (read once: its replay is given them; kept from the
+        experiment's check when they were) and the candidate's events (none yet, most
+        often)."""
+        lines = self.lines.pop(baseline, None)
+        if lines is None:
+            lines = load_lines(self.store, baseline)
+        return lines, load_if_any(self.store, candidate)
+
+    def _record(
+        self,
+        baseline: str,
+        candidate: str,
+        base_events: list[Event],
+        error: str | None,
+        saved: list[Event] | None = None,
+    ) -> None:
+        """The candidate as the store holds it (`saved`: the events its replay saved, every
+        one of them), measured with its baseline; the pair's record saved."""
+        cand_events = saved if saved is not None else load_if_any(self.store, candidate)
+        self._save(self._measured(baseline, candidate, base_events, cand_events, error))
+
+    async def _replay(
+        self,
+        agent: CandidateAgent,
+        baseline: str,
+        candidate: str,
+        lines: Sequence[Event | BadLine],
+    ) -> RunResult:
         d = self.definition
         try:
-            await agent.areplay(
+            return await agent.areplay(
                 baseline,
                 model=d.model,
                 fork_id=candidate,
@@ -184,6 +222,7 @@ class _PairRunner:
                 match=d.match,
                 instructions=d.instructions,
                 experiment=d.id,
+                lines=lines,
             )
         except ValueError:
             # Another process made the candidate between our look and our replay: it holds
@@ -221,6 +260,14 @@ class _PairRunner:
         store.append_experiment(self.definition.id, record.to_record())
         if self.on_pair is not None:
             self.on_pair(record)
+
+
+def _as_saved(result: RunResult) -> list[Event] | None:
+    """The events a replay saved, as the store holds them (read back, each is equal to the
+    one written): the run's whole log, from its opening, when no save failed and it ended;
+    else None (the store is read)."""
+    events = list(result.events)
+    return events if result.save_failures == 0 and _ended(events) else None
 
 
 def _ended(events: Sequence[Event]) -> bool:

@@ -22,7 +22,7 @@ from agentor.experiments.stats import (
     Interval,
     McNemar,
     mcnemar,
-    paired_interval,
+    paired_intervals,
 )
 
 
@@ -67,10 +67,10 @@ class Summary:
 def summarize(outcomes: Sequence[PairOutcome], seed: int = DEFAULT_SEED) -> Summary:
     """The summary of an experiment's pairs (seeded: the same pairs, the same numbers)."""
     ends = [o.measures.status[1] for o in outcomes]
-    deltas: dict[str, Interval | None] = {}
-    for name in NUMBERS:
-        values = [d for o in outcomes if (d := o.measures.delta(name)) is not None]
-        deltas[name] = paired_interval(values, seed=seed)
+    samples = {
+        name: [d for o in outcomes if (d := o.measures.delta(name)) is not None] for name in NUMBERS
+    }
+    deltas = paired_intervals(samples, seed=seed)
     return Summary(
         pairs=len(outcomes),
         completed=ends.count(COMPLETED),

@@ -11,6 +11,14 @@ or when it recorded no usage (no `usage`, or zero tokens: what the engine record
 server reported none). Totals say how many generations they could not price, and
 `format_cost` shows a cost that is unknown as "–" and one that is only partly known as
 "≥$…".
+
+Pricing a generation through genai-prices takes ~0.2 ms (it decomposes the usage into its
+priced units every time). A reader that only needs the amount as a number (an experiment's
+measures, summed and turned into a float) asks with `fast=True`: a model whose price in force
+is linear in the tokens (no tiers: all but a few) is then priced from its per-token rates,
+found once by asking genai-prices at a few token counts and checked at another; the amount is
+the same, equal as a number, though its `Decimal` may be written with other trailing zeros
+(`1.0000000` for `1.0`), which is why an export does not ask for it.
 """
 
 from __future__ import annotations
@@ -36,13 +44,15 @@ def cost_of(
     provider: str | None = None,
     *,
     at: float | None = None,
+    fast: bool = False,
 ) -> Decimal | None:
     """The price in US dollars of one generation that used `usage` on `model`.
 
     `provider` is a genai-prices provider id ("openai", "anthropic", "google", ...); without
     it the provider is told from the model's name. `at` is when the request was made (epoch
     seconds; default now): a price list in force then is used. None when the cost is not
-    known (see the module); never raises for what a log may hold.
+    known (see the module); never raises for what a log may hold. `fast`: the same amount
+    from the model's per-token rates when its price is linear (see the module).
     """
     if usage is None or not isinstance(model, str) or not model:
         return None
@@ -51,6 +61,8 @@ def cost_of(
     if usage.input_tokens == 0 and usage.output_tokens == 0:
         return None  # no tokens recorded: the server reported no usage
     when = _when(at)
+    if fast:
+        return _rated(model, provider, usage.input_tokens, usage.output_tokens, when)
     return _price(model, provider, usage.input_tokens, usage.output_tokens, when)
 
 
@@ -82,6 +94,57 @@ def _price(
         return None
 
 
+# The per-token rates of each price in force that is linear in the tokens (None: it is not),
+# by (provider, model, the price's identity); the price is kept so that its id stays its own.
+_RATES: dict[tuple[str, str, int], tuple[object, tuple[Decimal, Decimal, Decimal] | None]] = {}
+_PROBE = (123_457, 98_761)  # where a price found linear is checked
+
+
+def _rated(
+    model: str, provider: str | None, input_tokens: int, output_tokens: int, when: datetime | None
+) -> Decimal | None:
+    """`_price`'s amount (equal as a number) from the per-token rates of the model's price in
+    force at `when`, when it is linear in the tokens; else `_price` itself."""
+    from genai_prices.data_snapshot import get_snapshot  # ~0.3 s: only when asked
+    from genai_prices.types import TieredPrices
+
+    try:
+        found, info = get_snapshot().find_provider_model(model, None, provider, None)
+        price = info.get_prices(when or datetime.now(UTC))
+    except LookupError:
+        return None  # the model or the provider is not in the table
+    except Exception:  # whatever it is, the plain way meets it and says so
+        return _price(model, provider, input_tokens, output_tokens, when)
+    key = (found.id, info.id, id(price))
+    known = _RATES.get(key)
+    if known is None or known[0] is not price:
+        linear = not any(isinstance(v, TieredPrices) for v in vars(price).values())
+        known = (price, _rates(model, provider, when) if linear else None)
+        _RATES[key] = known
+    rates = known[1]
+    if rates is None:
+        return _price(model, provider, input_tokens, output_tokens, when)
+    fixed, per_input, per_output = rates
+    return fixed + per_input * input_tokens + per_output * output_tokens
+
+
+def _rates(
+    model: str, provider: str | None, when: datetime | None
+) -> tuple[Decimal, Decimal, Decimal] | None:
+    """(a generation's fixed price, a input token's, an output token's) as genai-prices
+    prices them at `when`; None unless a fourth count is priced as they say (not linear)."""
+    fixed = _price(model, provider, 0, 0, when)
+    one_in = _price(model, provider, 1, 0, when)
+    one_out = _price(model, provider, 0, 1, when)
+    probe = _price(model, provider, *_PROBE, when)
+    if fixed is None or one_in is None or one_out is None or probe is None:
+        return None
+    per_input, per_output = one_in - fixed, one_out - fixed
+    if fixed + per_input * _PROBE[0] + per_output * _PROBE[1] != probe:
+        return None
+    return fixed, per_input, per_output
+
+
 def provider_of(model: str | None) -> str | None:
     """The id of the provider the price table knows `model` under ("openai", "anthropic",
     ...); None when the table does not know it (a local model, a made-up name)."""
@@ -105,9 +168,10 @@ def _provider(model: str) -> str | None:
 
 
 def generation_costs(
-    events: Sequence[Event], provider: str | None = None
+    events: Sequence[Event], provider: str | None = None, *, fast: bool = False
 ) -> dict[int, Decimal | None]:
-    """The cost of each generation of a run, by its index in `events`.
+    """The cost of each generation of a run, by its index in `events` (`fast`: see the
+    module).
 
     A generation that names no model is priced with its segment's model (the `run_start`'s),
     as upstream Agentor's logs and the engine's own agree on it.
@@ -118,7 +182,8 @@ def generation_costs(
         if e.type == RUN_START:
             segment_model = e.model
         elif e.type == GENERATION:
-            out[i] = cost_of(e.usage, e.model or segment_model, provider, at=event_time(e))
+            model = e.model or segment_model
+            out[i] = cost_of(e.usage, model, provider, at=event_time(e), fast=fast)
     return out
 
 
@@ -160,9 +225,11 @@ class RunCost:
         return cls(total, priced, unpriced)
 
 
-def run_cost(events: Sequence[Event], provider: str | None = None) -> RunCost:
+def run_cost(
+    events: Sequence[Event], provider: str | None = None, *, fast: bool = False
+) -> RunCost:
     """What a run cost: every generation of every segment (see `generation_costs`)."""
-    return RunCost.of(generation_costs(events, provider).values())
+    return RunCost.of(generation_costs(events, provider, fast=fast).values())
 
 
 def total_cost(costs: Iterable[RunCost]) -> RunCost:

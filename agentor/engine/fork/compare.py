@@ -152,9 +152,10 @@ def compare(a_events: Sequence[Event], b_events: Sequence[Event]) -> Comparison:
     by_b = {t.number: t for t in b.turns}
     pairs: list[TurnPair] = []
     same_so_far = True
+    alike: set[tuple[int, int]] = set()  # messages found the same but for their call ids
     for n in sorted(by_a.keys() | by_b.keys()):
         pair = TurnPair(n, by_a.get(n), by_b.get(n))
-        pair.differences = _turn_differences(pair, same_so_far)
+        pair.differences = _turn_differences(pair, same_so_far, alike)
         same_so_far = same_so_far and not pair.differences
         pairs.append(pair)
     differences = [d for p in pairs for d in p.differences]
@@ -222,12 +223,14 @@ def _turn(events: Sequence[Event], number: int, i: int) -> Turn:
     return Turn(number, i, gen.model, gen.messages or [], gen.text, calls, gen.usage, took)
 
 
-def _turn_differences(pair: TurnPair, same_so_far: bool) -> list[Difference]:
+def _turn_differences(
+    pair: TurnPair, same_so_far: bool, alike: set[tuple[int, int]]
+) -> list[Difference]:
     a, b, n = pair.a, pair.b, pair.number
     if a is None or b is None:
         return [Difference(TURN, n, _brief(a), _brief(b), a_index=_at(a), b_index=_at(b))]
     out = []
-    if same_so_far and not _same_request(a.request, b.request):
+    if same_so_far and not _same_request(a.request, b.request, alike):
         out.append(Difference(REQUEST, n, a.request, b.request, a_index=a.index, b_index=b.index))
     if (a.text or None) != (b.text or None):
         out.append(Difference(TEXT, n, a.text, b.text, a_index=a.index, b_index=b.index))
@@ -268,13 +271,24 @@ def _at(turn: Turn | None) -> int | None:
     return None if turn is None else turn.index
 
 
-def _same_request(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> bool:
+def _same_request(
+    a: list[dict[str, Any]], b: list[dict[str, Any]], alike: set[tuple[int, int]]
+) -> bool:
     """Whether two requests are the same but for their call ids. Message by message, each
     compared as it is first and without its ids only when that differs: a request holds every
-    message before it, so copying each whole (as `_plain` does) made long runs quadratic."""
+    message before it, so copying each whole (as `_plain` does) made long runs quadratic.
+    `alike` holds the pairs of messages (by identity) found the same without their ids in the
+    requests before: a log's requests share their earlier messages (the very objects), so a
+    replay's, whose call ids all differ, are each copied once, not once a turn."""
     if len(a) != len(b):
         return False
-    return all(x == y or _plain([x]) == _plain([y]) for x, y in zip(a, b, strict=True))
+    for x, y in zip(a, b, strict=True):
+        if x == y or (id(x), id(y)) in alike:
+            continue
+        if _plain([x]) != _plain([y]):
+            return False
+        alike.add((id(x), id(y)))
+    return True
 
 
 def _plain(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
