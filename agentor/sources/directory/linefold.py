@@ -23,6 +23,7 @@ beyond orjson's parse (the engine's way: ~6 µs).
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Any
 
 import orjson
@@ -71,107 +72,87 @@ def fold_lines(
         parsed = list(map(_loads_or_taken, lines))
     left: list[Event | BadLine] = []
     place = [0, pos]  # a line read so far, and its offset: `_engine_way` counts on from there
-    # The summary's state, in locals while lines are folded here: read from `s` before the
-    # first of them, written back before a line goes the engine's way, and at the end.
-    held = False
-    events = 0
-    last = start = seg_last = model = turn_of = None
-    open_ = False
-    turns = before = latest = 0
-    tokens_in = tokens_out = tokens_total = 0
-    used = False  # a usage folded here since `s.usage` was written
-    for i, data in enumerate(parsed):
-        kind = data.get("type") if type(data) is dict else None
-        if type(kind) is str and kind not in _SLOW:
-            if not held:
-                held, events, used = True, 0, False
-                last, open_ = s.last_event_at, s.segment_open
-                start, seg_last = s.segment_started_at, s.segment_last_at
-                turns, model = s.turns, s.model
-                before, latest, turn_of = s.calls_before, s.calls_latest, s.calls_turn
-                tokens_in = tokens_out = tokens_total = 0
-            ts = data.get("ts")
-            ended = data.get("ended_at")
-            started = data.get("started_at")
-            # What the engine writes: a `ts` (with a start and an end, or not), or a start and
-            # an end (floats, not 0, within 64 bits: what `or` picks, nothing parsed again).
-            if (
-                type(ts) is float
-                and ts
-                and -_BIG < ts < _BIG
-                and (ended is None or (type(ended) is float and -_BIG < ended < _BIG))
-                and (started is None or (type(started) is float and -_BIG < started < _BIG))
-            ):
-                t = ts
-            elif (
-                ts is None
-                and type(ended) is float
-                and type(started) is float
-                and ended
-                and -_BIG < ended < _BIG
-                and -_BIG < started < _BIG
-            ):
-                t = ended
-            else:
-                t = _time(ts, ended, started)
-            if t is not _TAKEN:
-                if kind != GENERATION:
-                    events += 1
-                    if t is not None:
-                        if last is None or t > last:
-                            last = t
-                        if open_ and kind not in _BOOKKEEPING:
-                            if start is None:
-                                start = t
-                            if seg_last is None or t > seg_last:
-                                seg_last = t
-                    if kind == TOOL_CALL:
-                        latest += 1
-                    elif kind == APPROVAL_REQUEST:
-                        asks = True
-                    continue
-                got = _generation_of(data)
-                if got is not None:
-                    turn, named, tokens = got
-                    events += 1
-                    if t is not None:
-                        if last is None or t > last:
-                            last = t
-                        if open_:
-                            if start is None:
-                                start = t
-                            if seg_last is None or t > seg_last:
-                                seg_last = t
-                    if turn is not None and turn > turns:
-                        turns = turn
-                    model = model or named
-                    if turn is None or turn != turn_of:
-                        before += latest  # a new turn; else it asks a rewound one again
-                    turn_of, latest = turn, 0
-                    if tokens is not None:
-                        tokens_in += tokens[0]
-                        tokens_out += tokens[1]
-                        tokens_total += tokens[2]
-                        used = True
-                    asks = False
-                    continue
-        if held:  # written back: the line goes the engine's way
-            held = False
-            s.events += events
-            s.last_event_at, s.segment_started_at, s.segment_last_at = last, start, seg_last
-            s.turns, s.model, s.calls_turn = turns, model, turn_of
-            s.calls_before, s.calls_latest, s.tool_calls = before, latest, before + latest
-            if used:
-                s.usage = s.usage + Usage(tokens_in, tokens_out, tokens_total)
-        asks = _engine_way(s, lines, parsed, i, place, lineno, left, asks)
-    if held:
-        s.events += events
-        s.last_event_at, s.segment_started_at, s.segment_last_at = last, start, seg_last
-        s.turns, s.model, s.calls_turn = turns, model, turn_of
-        s.calls_before, s.calls_latest, s.tool_calls = before, latest, before + latest
-        if used:
-            s.usage = s.usage + Usage(tokens_in, tokens_out, tokens_total)
+    i = 0
+    while i < len(parsed):
+        i, asks = _fold_here(s, parsed, i, asks)
+        if i < len(parsed):  # a line the engine's way, in its place
+            asks = _engine_way(s, lines, parsed, i, place, lineno, left, asks)
+            i += 1
     return left, asks
+
+
+def _fold_here(s: RunSummary, parsed: list[Any], i: int, asks: bool | None) -> tuple[int, Any]:
+    """Fold here the lines from `i` on while they can be (an object of a string type none of
+    `_SLOW`, its times and a generation's fields as the engine writes them), the summary's state
+    in locals (written back once); returns where it stopped, and `asks_approval`."""
+    events, last, open_, start, seg_last = 0, s.last_event_at, s.segment_open, *_SEGMENT(s)
+    turns, model, before, latest, turn_of = _CALLS(s)
+    tokens, used = (0, 0, 0), False
+    while i < len(parsed):
+        data = parsed[i]
+        kind = data.get("type") if type(data) is dict else None
+        if type(kind) is not str or kind in _SLOW:
+            break
+        ts, ended, started = data.get("ts"), data.get("ended_at"), data.get("started_at")
+        # As the engine writes them (floats, not 0, within 64 bits): what `or` picks, at once.
+        if type(ts) is float and ts and -_BIG < ts < _BIG and _plain_or_none(ended, started):
+            t = ts
+        elif ts is None and type(ended) is float and ended and _plain_or_none(ended, started):
+            t = ended
+        elif (t := _time(ts, ended, started)) is _TAKEN:
+            break
+        got = _generation_of(data) if kind == GENERATION else _OTHER
+        if got is None:
+            break
+        events += 1
+        if t is not None:
+            if last is None or t > last:
+                last = t
+            if open_ and kind not in _BOOKKEEPING:
+                if start is None:
+                    start = t
+                if seg_last is None or t > seg_last:
+                    seg_last = t
+        if got is not _OTHER:  # `fold` of a generation
+            turn, named, counts = got
+            if turn is not None and turn > turns:
+                turns = turn
+            model = model or named
+            if turn is None or turn != turn_of:
+                before += latest  # a new turn; else it asks a rewound one again
+            turn_of, latest, asks = turn, 0, False
+            if counts is not None:
+                tokens = (tokens[0] + counts[0], tokens[1] + counts[1], tokens[2] + counts[2])
+                used = True
+        elif kind == TOOL_CALL:
+            latest += 1
+        elif kind == APPROVAL_REQUEST:
+            asks = True
+        i += 1
+    _put(s, events, (last, start, seg_last), (turns, model, before, latest, turn_of))
+    if used:
+        s.usage = s.usage + Usage(*tokens)  # as `fold` adds each one's: `Usage.__add__`
+    return i, asks
+
+
+def _put(s: RunSummary, events: int, times: tuple[Any, ...], calls: tuple[Any, ...]) -> None:
+    """The state `_fold_here` held, written back into the summary."""
+    s.events += events
+    s.last_event_at, s.segment_started_at, s.segment_last_at = times
+    s.turns, s.model, s.calls_before, s.calls_latest, s.calls_turn = calls
+    s.tool_calls = s.calls_before + s.calls_latest
+
+
+_SEGMENT = attrgetter("segment_started_at", "segment_last_at")
+_CALLS = attrgetter("turns", "model", "calls_before", "calls_latest", "calls_turn")
+_OTHER: Any = ()  # not a generation: nothing more read of it
+
+
+def _plain_or_none(ended: Any, started: Any) -> bool:
+    """Both times none, or a float within 64 bits (nothing parsed again)."""
+    return (ended is None or (type(ended) is float and -_BIG < ended < _BIG)) and (
+        started is None or (type(started) is float and -_BIG < started < _BIG)
+    )
 
 
 def _loads_or_taken(line: bytes) -> Any:
