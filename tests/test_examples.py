@@ -405,10 +405,12 @@ def test_the_screenshot_script_draws_every_picture_of_the_readme(tmp_path: Path)
     assert done.returncode == 0, done.stderr
     shots = {p.name: p.read_text() for p in out.glob("*.svg")}
     assert sorted(shots) == [
-        "approval.svg", "compare.svg", "detail.svg", "help.svg", "resume.svg", "runs.svg"
+        "approval.svg", "compare.svg", "detail.svg", "experiment.svg", "help.svg", "resume.svg",
+        "runs.svg",
     ]  # fmt: skip
     readme = (ROOT / "README.md").read_text()
     assert "screenshots/detail.svg" in readme and "screenshots/approval.svg" in readme
+    assert "screenshots/experiment.svg" in readme and "Pairs" in shots["experiment.svg"]
     assert "screenshots/compare.svg" in readme and "first&#160;divergence" in shots["compare.svg"]
     assert "book_hotel" in shots["approval.svg"] and "a&#160;approve" in shots["approval.svg"]
     assert "resuming" in shots["resume.svg"] and "~/runs" in shots["runs.svg"]
