@@ -178,6 +178,15 @@ def test_the_fast_bootstrap_gives_the_plain_bootstraps_very_numbers() -> None:
             i = fast[name]
             got = None if i is None else (i.mean, i.low, i.high)
             assert repr(got) == repr(plain_interval(deltas, resamples, trial)), (trial, name)
+    # A sample of one value repeated is not resampled (every resample is that value): the
+    # same numbers, and the other samples' draws unchanged beside it.
+    for constant in ([0.1] * 200, [-0.0] * 50, [0.0] * 7, [3.0] * 3, [1e-310] * 9):
+        samples = {"constant": constant, "varied": [r.gauss(0, 1) for _ in constant]}
+        fast = paired_intervals(samples, resamples=100, seed=7)
+        for name, deltas in samples.items():
+            i = fast[name]
+            got = None if i is None else (i.mean, i.low, i.high)
+            assert repr(got) == repr(plain_interval(deltas, 100, 7)), (constant[0], name)
     # A sum past the largest float: fsum's error, as before.
     with pytest.raises(OverflowError):
         paired_intervals({"huge": [1.7e308] * 3}, resamples=5)

@@ -88,3 +88,32 @@ def test_a_value_that_is_not_json_is_refused_before_anything_is_written(tmp_path
         store.append("r", Event(TOOL_RESULT, result="after"))
     lines = store.path("r").read_bytes().splitlines()
     assert [json.loads(x)["result"] for x in lines] == ["first", "held", "after"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"type":"tool_result","result":NaN,"r2":[Infinity,-Infinity]}\n',  # json only
+        b'{"type":"tool_result","result":123456789012345678901234567890}\n',  # past 64 bits
+        b'{"type":"tool_result","result":"a\\udcffb"}\n',  # a lone surrogate, escaped
+        b'\xef\xbb\xbf{"type":"tool_result","result":1}\n',  # a byte-order mark
+        b'{"type":"tool_result","result":1,"result":2}\n',  # a key twice: the last wins
+        b'{"type":"tool_result","result":"caf\xc3\xa9 \\u2028","f":0.1,"z":-0.0,"t":5e-324}\n',
+        b'{"type":"tool_result","result":"\xff\xfe"}\n',  # not UTF-8: a bad line
+        b'{"type":"tool_result","result":1e400}\n',  # past the largest float
+        b'{"type":"tool_result"' + b',"x":[' * 3000 + b"]" * 3000 + b"}\n",  # too deep
+        b'{"type":"tool_result","result":[1,2,]}\n',  # not JSON
+        b"[1, 2]\n",  # not an object
+    ],
+)
+def test_the_decoder_reads_a_line_as_json_reads_it(line):
+    """orjson reads a line first (faster); what it refuses is read by `json`, so a line means
+    what `json` makes of it: the same event, or a bad line."""
+    got = LogDecoder().decode(line)
+    try:
+        expected = Event.from_dict(json.loads(line))
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        assert not isinstance(got, Event), got
+        return
+    assert isinstance(got, Event)
+    assert same(got.to_dict(), expected.to_dict())

@@ -85,7 +85,9 @@ def paired_intervals(
         n = len(values)
         if n == 0:
             out[name] = None
-        elif n == 1 or resamples < 1:
+        elif n == 1 or resamples < 1 or _constant(values):
+            # Every resample of one value repeated is that value: each resampled mean is
+            # this mean, bit for bit (the draws of the other samples are the same without it).
             mean = math.fsum(values) / n
             out[name] = Interval(mean, mean, mean, n, confidence)
         else:
@@ -99,6 +101,12 @@ def paired_intervals(
             low, high = _quantile(means, tail), _quantile(means, 1 - tail)
             out[name] = Interval(mean, low, high, n, confidence)
     return {name: out[name] for name in samples}
+
+
+def _constant(values: Sequence[float]) -> bool:
+    """Whether every value is the same finite float (the same sign of zero too)."""
+    first = values[0]
+    return math.isfinite(first) and all(v.hex() == first.hex() for v in values)
 
 
 def _resampled_means(

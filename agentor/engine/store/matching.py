@@ -7,13 +7,11 @@ hits.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
+from agentor.engine.log.format import loads_line
 from agentor.literal import literal_line as visible_line
 
 _BEFORE, _AFTER = 40, 80  # characters of context around a match in a snippet
@@ -98,13 +96,10 @@ def event_hit(run_id: str, number: int, event: dict[str, Any], matcher: Matcher)
 
 def _decode(line: bytes) -> dict[str, Any] | None:
     """The event a line holds, or None for a line that is no event (as the loader decides)."""
-    try:
-        data = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        try:  # what orjson refuses and `json` reads (NaN, huge integers, lone surrogates)
-            data = json.loads(line)
-        except (ValueError, UnicodeDecodeError, RecursionError):
-            return None
+    try:  # orjson, or `json` for what orjson refuses or would read otherwise
+        data = loads_line(line)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
     if isinstance(data, dict) and isinstance(data.get("type"), str):
         return data
     return None
