@@ -50,7 +50,7 @@ from agentor.literal import literal, literal_line
 from agentor.ops.pins import pinned
 from agentor.sources.gated import GatedCall
 from agentor.sources.lineage import edit_of, fork_point, lineage_of
-from agentor.sources.listing import list_table, read_row, waiting_by_run, waiting_of
+from agentor.sources.listing import read_row, table_listed, waiting_by_run, waiting_of
 from agentor.sources.logfile import gc_paused
 from agentor.sources.runrow import RunRow
 from agentor.sources.runtable import RunTable
@@ -117,7 +117,12 @@ def ls(args: Namespace) -> int:
 def _ls(args: Namespace) -> int:
     source = source_of(args)
     now = time.time()
-    table = list_table(source)  # newest first, as the TUI lists them
+    # Newest first, as the TUI lists them; a large index saved meanwhile (another process).
+    with table_listed(source) as table:
+        return _print_listing(source, table, args, now)
+
+
+def _print_listing(source: RunSource, table: RunTable, args: Namespace, now: float) -> int:
     if source.error is not None:
         raise Refusal(source.error)
     table = chosen(table, args, now)

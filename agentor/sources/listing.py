@@ -19,16 +19,20 @@ in ~0.1 s beyond checking their files, where building them costs ~0.5 s.
 
 from __future__ import annotations
 
-from collections.abc import Container
+import contextlib
+from collections.abc import Container, Iterator
 
 from agentor.engine.events import APPROVAL_REQUEST
 from agentor.engine.statuses import AWAITING_APPROVAL, INCOMPLETE
 from agentor.engine.store.api import TypeQueryStore
 from agentor.errors import AgentorError
+from agentor.sources.apart import Apart, fork_off, forkable
 from agentor.sources.gated import GatedCall, waiting_calls
 from agentor.sources.runrow import RunRow
 from agentor.sources.runtable import RunTable
 from agentor.sources.source import IndexedSource, RunSource, TabledSource
+
+SAVE_APART_FROM = 4000  # files read at a listing's scan from which `table_listed` forks its save
 
 
 def list_rows(source: RunSource) -> list[RunRow]:
@@ -48,15 +52,50 @@ def list_table(source: RunSource) -> RunTable:
     (`TabledSource`, a directory), the rows its index holds fresh and of which a listing needs
     no more than the index holds (ended runs that wait for no one) are not built; the index is
     saved as `list_rows` saves it."""
+    return _listed(source, apart=False)[0]
+
+
+@contextlib.contextmanager
+def table_listed(source: RunSource) -> Iterator[RunTable]:
+    """`list_table` for a reader that goes on with the table (prints it) in this block: a large
+    save of the index (`SAVE_APART_FROM` files read or more) is made meanwhile by a forked
+    process (`apart.fork_off`) when one can be, and waited for when the block ends (an index
+    that cannot be written is the next listing's cost only, as `keep_index` says)."""
+    table, saving = _listed(source, apart=True)
+    try:
+        yield table
+    finally:
+        if saving is not None:
+            saving.wait()
+
+
+def _listed(source: RunSource, apart: bool) -> tuple[RunTable, Apart | None]:
     if not isinstance(source, TabledSource):
-        return RunTable.of_rows(list_rows(source))
+        return RunTable.of_rows(list_rows(source)), None
     source.leave_aside = True
     source.whole_at_scan = True
     source.scan()
     if source.incomplete:
         source.fill(priced=False)
-    keep_index(source)
-    return source.table()
+    saving = _save_apart(source) if apart else None
+    if saving is None:
+        keep_index(source)
+    return source.table(), saving
+
+
+def _save_apart(source: TabledSource) -> Apart | None:
+    """`keep_index` in a forked process, when the save is large and one can be forked."""
+    if not source.index_stale or source.error or source.read_at_scan < SAVE_APART_FROM:
+        return None
+    if not forkable() or (pid := fork_off(lambda: _keep_or_fail(source))) is None:
+        return None
+    source.index_stale = False  # saved by that process (as `save_index` clears it at once)
+    return Apart(pid)
+
+
+def _keep_or_fail(source: RunSource) -> None:
+    if not keep_index(source):
+        raise OSError("the run index was not saved")  # the forked process's status says so
 
 
 def keep_index(source: RunSource) -> bool:

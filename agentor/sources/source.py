@@ -213,6 +213,7 @@ class IndexedSource(RunSource, Protocol):
 
     index_stale: bool  # rows were read or changed since the index was read or saved
     whole_at_scan: bool  # scan() reads whole what the index lacks (a reader that fills all)
+    read_at_scan: int  # files the last scan read (not taken from the index)
 
     def save_index(self) -> Path:
         """Write the rows read so far (from a worker thread); OSError if it cannot be written

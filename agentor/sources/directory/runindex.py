@@ -194,6 +194,9 @@ class Aside:
     paths: list[str]
     held: set[str]
     taken: list[int]
+    # Saved as they are, the source's rows after them (`RunIndex.save_aside`): two runs, each
+    # newest first (rows a forked worker read, `forkread`), not merged into one.
+    apart: bool = False
     _table: RunTable | None = dataclasses.field(default=None, repr=False)
 
     @property
@@ -271,6 +274,11 @@ def listing_order(aside: Aside, rows: list[RunRow]) -> list[int]:
 
 
 _SORT_KEY, _RUN_ID = attrgetter("sort_key"), attrgetter("run_id")
+
+
+def _keys_and_ids(pairs: list[tuple[RunRow, LogTail]]) -> tuple[list[Any], list[str]]:
+    rows = [r for r, _ in pairs]
+    return list(map(_SORT_KEY, rows)), list(map(_RUN_ID, rows))
 
 
 def _cut(col: list[Any], at: list[int]) -> list[Any]:
@@ -367,6 +375,15 @@ def _split(cols: Mapping[str, Any], prefix: str) -> Mapping[str, Any]:
     return sub_columns(cols, prefix)
 
 
+def loaded_of(stored: Mapping[str, Any], count: int) -> Loaded:
+    """The rows of these columns (`count` of them, as `columns_of` made them, stored): their ids
+    and files' keys decoded now, the rest when asked. _ShapeError when those are damaged."""
+    row_cols, tail_cols = _split(stored, "row."), _split(stored, "tail.")
+    run_ids = values(RunRow, row_cols, count, "run_id")
+    keys = [values(LogTail, tail_cols, count, name) for name in _KEY_FIELDS]
+    return Loaded(run_ids, list(zip(*keys, strict=True)), row_cols, tail_cols)
+
+
 class RunIndex:
     """The index file of one directory: `read()` at a scan, `write()` from a worker."""
 
@@ -415,11 +432,7 @@ class RunIndex:
         body = memoryview(data)[cut + 1 :]
         count = self._check(header, body)
         # Each column is decoded when first asked (`colstore.Stored`): these, at once.
-        stored = Stored(body, header.get("columns"), header.get("byteorder"))
-        row_cols, tail_cols = _split(stored, "row."), _split(stored, "tail.")
-        run_ids = values(RunRow, row_cols, count, "run_id")
-        keys = [values(LogTail, tail_cols, count, name) for name in _KEY_FIELDS]
-        return Loaded(run_ids, list(zip(*keys, strict=True)), row_cols, tail_cols)
+        return loaded_of(Stored(body, header.get("columns"), header.get("byteorder")), count)
 
     def _check(self, header: Any, body: memoryview) -> int:
         """The row count, once the header says this is our index, whole, for this directory."""
@@ -474,13 +487,21 @@ class RunIndex:
         list's order (`listing_order`); rows not read from a file are left out (`indexable`)."""
         with gc_paused():
             loaded, n = aside.loaded, aside.count
-            rows = as_lists(RunRow, taken(RunRow, loaded.row_cols, loaded.count, aside.at), n)
-            tail_cols = taken(LogTail, loaded.tail_cols, loaded.count, aside.at, TAIL_GIVEN)
+            row_cols, tail_cols = loaded.row_cols, loaded.tail_cols
+            if n < loaded.count:  # else every row, in order: nothing to cut
+                row_cols = taken(RunRow, row_cols, loaded.count, aside.at)
+                tail_cols = taken(LogTail, tail_cols, loaded.count, aside.at, TAIL_GIVEN)
+            rows = as_lists(RunRow, row_cols, n)
             tails = as_lists(LogTail, tail_cols, n, TAIL_GIVEN)
             cols = {"row." + k: v for k, v in rows.items()}
             cols.update(("tail." + k, v) for k, v in tails.items())
+            if aside.apart:  # two runs as they are, the source's rows newest first
+                pairs = [(r, t) for r, t in pairs if indexable(r, t)]
+                pairs = list(map(pairs.__getitem__, newest_order(*_keys_and_ids(pairs))))
             for key, col in columns_of(pairs).items():
                 cols[key] = cols[key] + col
+            if aside.apart:
+                return self.write(cols, n + len(pairs))
             order = listing_order(aside, [r for r, _ in pairs])
             at = [i for i in order if i < n or indexable(*pairs[i - n])]
             total = n + len(pairs)

@@ -37,6 +37,7 @@ from pathlib import Path
 from agentor.engine.statuses import RUNNING
 from agentor.engine.store.file import FileStore
 from agentor.engine.store.run_ids import RUN_ID_RE
+from agentor.sources.directory import forkread
 from agentor.sources.directory.columns import _ShapeError
 from agentor.sources.directory.lognames import file_name, log_entries, row_id_of
 from agentor.sources.directory.quickread import TAIL_BYTES
@@ -95,6 +96,8 @@ class DirectorySource:
         self._dir_names = {os.path.abspath(self.directory)}
         self.index = RunIndex(self.directory)
         self.from_index = 0  # rows the last scan took from the index, not from their logs
+        self.from_worker = 0  # rows the last scan took from a forked worker (`forkread`)
+        self.read_at_scan = 0  # files the last scan read (not taken from the index)
         self.index_stale = False  # rows changed since the index was read or saved
         # A reader that wants every row complete (`listing.list_rows`) has scan() read each
         # file the index does not hold whole, instead of a sketch then a fill (two reads).
@@ -123,6 +126,7 @@ class DirectorySource:
             self._untold.clear()
             self._sorted = None
             self.aside = None
+            self.from_worker = self.read_at_scan = 0
             entries = self._list_dir()
             if entries is None:
                 return
@@ -130,7 +134,11 @@ class DirectorySource:
             whole_under: int | None = TAIL_BYTES if len(entries) <= SCAN_WHOLE_FILES else -1
             if self.whole_at_scan:
                 whole_under = None
-            for run_id, path in self._from_index(entries):
+            rest = self._from_index(entries)
+            self.read_at_scan = len(rest)
+            if whole_under is None and forkread.can_fork(len(rest)):
+                rest = self._read_halves(rest)
+            for run_id, path in rest:
                 self._add(run_id, path, whole_under)
             promote_young()  # the rows live as long as the source
 
@@ -156,6 +164,53 @@ class DirectorySource:
         for row in live:
             settle(row, self._tails[row.run_id], held.__contains__, self._reader.clock)
         return rest
+
+    def _read_halves(self, entries: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """Read half of these files whole here, the other half in a forked worker
+        (`forkread`), whose rows are taken as an index's are (`take_aside` when no index row
+        was left aside, else `take_fresh`); the entries left to read here (those the worker
+        did not hand back)."""
+        theirs, mine = forkread.shares(entries)
+        worker = forkread.start(theirs, self._read_whole)
+        if worker is None:
+            return entries
+        for run_id, path in mine:
+            self._add(run_id, path, None)
+        back = forkread.finish(worker)
+        if back is None:
+            return worker.entries
+        self._reader.bytes_read += back.bytes_read
+        self._reader.lines_decoded += back.lines_decoded
+        rows: dict[str, RunRow] = {}
+        tails: dict[str, LogTail] = {}
+        try:
+            if self.leave_aside and (self.aside is None or not self.aside.count):
+                holders = self.store.locked_among if self.store else _nobody
+                self.aside, rest = take_aside(back.loaded, worker.entries, rows, tails, holders)
+                self.aside.apart = True
+            else:
+                rest = take_fresh(back.loaded, worker.entries, rows, tails)
+        except _ShapeError:  # not ours to be damaged, but then: read here
+            return worker.entries
+        self.from_worker = len(worker.entries) - len(rest)
+        self._rows.update(rows)
+        self._tails.update(tails)
+        live = [row for row in rows.values() if may_be_live(row)]
+        held = self.store.locked_among(r.run_id for r in live) if self.store else set()
+        for row in live:
+            settle(row, tails[row.run_id], held.__contains__, self._reader.clock)
+        return rest
+
+    def _read_whole(
+        self, entries: list[tuple[str, str]]
+    ) -> tuple[list[tuple[RunRow, LogTail]], int, int]:
+        """In a worker: these files read whole, as (row, tail) pairs, with what that cost."""
+        reader = self._reader
+        before = reader.bytes_read, reader.lines_decoded
+        for run_id, path in entries:
+            self._add(run_id, path, None)
+        pairs = [(self._rows[run_id], self._tails[run_id]) for run_id, _ in entries]
+        return pairs, reader.bytes_read - before[0], reader.lines_decoded - before[1]
 
     def save_index(self) -> Path:
         """Write the rows read so far to the run index (`RunIndex.save`, from a worker
