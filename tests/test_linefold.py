@@ -158,6 +158,47 @@ ODD = [
     ),
     *(json.dumps(e).encode() + b"\n" for e in TRICKY_LINES),
     *TRICKY_RAW,
+    # What msgspec reads of a line (`linefold._typed`) and orjson does not, or reads otherwise:
+    # bytes that are not UTF-8 in a value it skips, numbers orjson refuses there, integers past
+    # what orjson reads as such where a summary reads them; nesting near both limits.
+    *(
+        b'{"type": "%s", "turn": 1, "ts": 1.5, "x": %s}\n' % (kind, odd)
+        for kind in (b"tool_call", b"generation", b"run_end")
+        for odd in (
+            b'"\xf4\x90\x80\x80"',
+            b'"\xc0\x80"',
+            b'"\xff"',
+            b'"\xed\xa0\x80"',  # a surrogate, encoded: `json` reads it
+            b'"\\udfff"',
+            '"caf\u00e9 \U0001f600"'.encode(),
+            b"1e400",
+            b"-1e309",
+            b"9" * 400,
+            b"NaN",
+            b"Infinity",
+            b"[" * 990 + b"]" * 990,
+            b"[" * 1020 + b"]" * 1020,
+        )
+    ),
+    b'\xef\xbb\xbf{"type": "tool_call", "ts": 1.5}\n',
+    line(type="generation", turn=1, model="caf\u00e9", ts=T),
+    line(type="generation", at=HUGE, turn=1),
+    line(type="generation", at=-BIG - 1, turn=1),
+    line(type="generation", turn=-BIG - 1, ts=T),
+    line(
+        type="generation",
+        turn=1,
+        usage={"input_tokens": 1, "output_tokens": 2, "total_tokens": HUGE},
+    ),
+    line(
+        type="generation",
+        turn=1,
+        usage={"input_tokens": 1, "output_tokens": BIG, "total_tokens": 3},
+    ),
+    line(type="generation", turn=1, usage={"input_tokens": 1, "cost": HUGE}),
+    line(type="generation", turn=1, usage={"input_tokens": -BIG - 1}),
+    line(type="tool_call", ts=HUGE, ended_at=T),
+    line(type="tool_call", started_at=-BIG - 1),
 ]
 
 
@@ -254,3 +295,25 @@ def test_the_numbers_checked_are_those_decode_for_summary_checks() -> None:
     from agentor.sources.directory import linefold
 
     assert linefold._NUMBERS_KEPT == logfile._NUMBERS_KEPT
+
+
+def test_msgspec_reads_the_numbers_orjson_reads() -> None:
+    """The values a line is folded from are msgspec's (`linefold._typed`): of every float and
+    integer orjson reads as such, the same."""
+    from agentor.sources.directory import linefold
+
+    rng = random.Random(7)
+    texts = [repr(rng.uniform(-1e12, 1e12)) for _ in range(3000)]
+    texts += [repr(rng.random() * 10 ** rng.randrange(-320, 308)) for _ in range(3000)]
+    texts += ["1" + "".join(rng.choices("0123456789", k=rng.randrange(0, 40))) + "." + "5" * 30
+              for _ in range(500)]  # fmt: skip
+    texts += [f"{rng.randrange(-(2**63), 2**64)}" for _ in range(500)]
+    texts += ["1E5", "-0.0", "0e-400", "1.7976931348623157e308", "2.2250738585072014e-308"]
+    for text in texts:
+        raw = b'{"type": "tool_call", "ts": %s}' % text.encode()
+        typed = linefold._typed([raw])[0]
+        assert typed is not None, text
+        want = orjson.loads(raw)["ts"]
+        assert type(typed.ts) is type(want) and typed.ts == want, text
+        if isinstance(want, float):
+            assert repr(typed.ts) == repr(want), text  # -0.0 too

@@ -14,7 +14,10 @@ of runs whose latest turn asked for approval, or may have (`RunRow.asks_approval
 `list_table` is `list_rows` for a reader that only prints the rows (`agentor ls`): the same rows
 as a `runtable.RunTable`, in the same order, a directory's fresh rows taken from its index's
 columns without a `RunRow` each (`TabledSource`: `DirectorySource.leave_aside`): 100,000 of them
-in ~0.1 s beyond checking their files, where building them costs ~0.5 s.
+in ~0.1 s beyond checking their files, where building them costs ~0.5 s. `table_listed` is
+`list_table` for a reader that prints the table in its block (`agentor ls`): a large index save
+(thousands of logs read) is made meanwhile by a forked process (`apart`), on another core, and
+waited for when the block ends.
 """
 
 from __future__ import annotations

@@ -1,19 +1,21 @@
-"""Reading many logs whole on two cores: a forked process reads half of them (`Forked`) while
-this one reads the other half, and hands its rows back as the run index's columns
-(`runindex.columns_of`, `colstore.encoded`: what an index file's body holds), which the source
-takes as it takes an index's rows (`runindex.take_fresh`, `take_aside`): each row only while its
-file still has the key (device, inode, size, mtime) it was read at, so a row is the one a read
-here would make, field for field. What the worker did not hand back (a file it found
-unreadable, gone or of a name that is no run id; everything, should it fail) is read here.
+"""Reading many logs whole on two cores: a forked process (`start`, a `Worker`) reads part of
+them (`shares`) while this one reads the rest, and hands its rows back (`finish`) as the run
+index's columns (`runindex.columns_of`, `colstore.encoded`: what an index file's body holds,
+newest first), which the source takes as it takes an index's rows (`runindex.take_fresh`,
+`take_aside`): each row only while its file still has the key (device, inode, size, mtime) it
+was read at, so that a row is the one a read here would make, field for field. What the worker
+did not hand back (an entry it found unreadable or gone; every file, should it fail) is read
+here.
 
-Used by `DirectorySource.scan` for a reader that reads every file whole (`whole_at_scan`: `agentor
-ls`) when many files must be read (`PARALLEL_FROM`), the process may use more than one CPU, no
-other thread runs (a fork copies only the thread that makes it), and `os.fork` exists; otherwise
-every file is read here, as before.
+Used by `DirectorySource.scan` for a reader that reads every file whole (`whole_at_scan`:
+`agentor ls`) when many files must be read (`PARALLEL_FROM`) and a process can be forked
+(`apart.forkable`: `os.fork` exists, no other thread runs, more than one CPU); otherwise every
+file is read here, as before.
 
-Cost model (100,000 files, 700 MB): reading and folding them ~4.5 s of one core; the worker's
-half back as ~10 MB of columns, encoded there (~0.4 s, beside this process's half) and decoded
-here a column at a time when asked; the fork itself a few milliseconds (copy on write).
+Cost model (100,000 files, 700 MB): reading and folding them ~4 s of one core; the worker
+reads 45% of them (`WORKER_SHARE`), as it also encodes its rows (~0.4 s for 45,000: ~8 MB of
+columns), which are decoded here a column at a time when asked; the fork itself a few
+milliseconds (copy on write).
 """
 
 from __future__ import annotations

@@ -34,7 +34,9 @@ only prints them (`take_aside`) builds none but the few whose listing reads more
 wait for a person, one with no event yet) and takes the table it prints from the columns
 (`Aside.table`, `runtable.RunTable`). Saving (`save`; `save_aside` for a listing: the aside
 rows' columns cut and joined, no object built) writes the rows newest first (the list's order),
-so that a listing that takes them in the index's order sorts them in one pass.
+so that a listing that takes them in the index's order sorts them in one pass; a listing that
+read its logs on two cores (`forkread`) writes the rows its worker read, newest first, then the
+others, newest first (`Aside.apart`): two runs, which such a sort merges in one pass too.
 
 Cost model (100,000 rows, ~22 MB): the header and the checksum ~10 ms, a column of numbers
 ~4 ms to decode, of strings ~10-20 ms; every file is checked against its key in C loops

@@ -12,6 +12,8 @@ What keeps it fast is FileStore's alone, so it stays here:
   save_index() writes it (the app does so from a worker, a while after changes). A reader that
   only prints rows sets `leave_aside`: scan() then builds no row of the index's but those whose
   listing reads more (`runindex.take_aside`), and table() gives every row as columns.
+- Two cores: a scan that reads thousands of files whole (`whole_at_scan`) has a forked worker
+  read part of them (`forkread`), its rows taken as the index's are.
 - Tailing: beside each row a `LogTail` remembers how far its file was read: refresh() reads
   only the new bytes (a partial last line waits for its newline; a shrunk or replaced file is
   read again from the start; a deleted one leaves).
@@ -21,7 +23,8 @@ What keeps it fast is FileStore's alone, so it stays here:
 Row ids are run ids; another `*.jsonl` name is listed as unreadable under its whole file name
 ("not a valid run id: ...", `row_id_of`). Extras: .directory, .store (a FileStore on the
 directory, or None while it is missing), .index (its `RunIndex`), .from_index (rows the last
-scan took from it), .index_stale (rows changed since), .bytes_read / .lines_decoded (what
+scan took from it), .from_worker (rows it took from a forked worker), .read_at_scan (files it
+read, not from the index), .index_stale (rows changed since), .bytes_read / .lines_decoded (what
 reading cost, for tests and benches). Thread-safe (one lock): fill() may run in a worker.
 """
 
