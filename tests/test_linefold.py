@@ -317,3 +317,46 @@ def test_msgspec_reads_the_numbers_orjson_reads() -> None:
         assert type(typed.ts) is type(want) and typed.ts == want, text
         if isinstance(want, float):
             assert repr(typed.ts) == repr(want), text  # -0.0 too
+
+
+# What the engine writes in a run: every line with its `ts`.
+WITH_TS = [
+    line(type="generation", model="m", turn=1, ts=T + 1, started_at=T + 0.5, ended_at=T + 1,
+         usage={"input_tokens": 8, "output_tokens": 2, "total_tokens": 10}),
+    line(type="tool_call", turn=1, name="f", call_id="c1", args={}, ts=T + 1.25),
+    line(type="tool_result", turn=1, name="f", call_id="c1", result="r", ts=T + 1.5),
+    line(type="message", text="note", ts=T + 1.75),
+    line(type="generation", model="m", turn=2, ts=T + 2, ended_at=T + 2,
+         usage={"input_tokens": 9, "output_tokens": 3, "total_tokens": 12}),
+    line(type="tool_call", turn=2, name="f", call_id="c2", args={}, ts=T + 2.25),
+    line(type="tool_call", turn=2, name="g", call_id="c3", args={}, ts=T + 2.5),
+    line(type="approval_request", turn=2, name="g", call_id="c3", ts=T + 2.75),
+    line(type="generation", turn=2, ts=T + 3),  # the turn asked again
+    line(type="tool_call", turn=2, name="f", call_id="c4", args={}, ts=T + 3.25),
+]  # fmt: skip
+
+
+def test_every_kind_of_line_amid_a_run_as_the_engine_writes_it(tmp_path: Path) -> None:
+    """Each line, plain or odd, amid a run's lines as the engine writes them (each with its
+    time), after no start, a start, a later start (times that go back), and between lines
+    after the run's end: the same row both ways."""
+    start, end = PLAIN[0], PLAIN[12]
+    path = tmp_path / ("f" * 32 + ".jsonl")
+    path.write_bytes(b"".join([start, *WITH_TS, end]))
+    assert assert_same_both_ways(path).summary.tool_calls == 2  # type: ignore[union-attr]
+    later = line(type="run_start", agent="A", started_at=T + 50, ts=T + 50)  # times go back
+    rng = random.Random(3)
+    for i, raw in enumerate([*PLAIN, *ODD]):
+        for cut in (0, 3, 7, len(WITH_TS)):
+            path = tmp_path / f"{i:028x}{cut:04x}.jsonl"
+            body = [start, *WITH_TS[:cut], raw, *WITH_TS[cut:], end]
+            path.write_bytes(b"".join(body))
+            assert_same_both_ways(path)
+        for first in ([], [later], [start, later]):  # no start, a later one, a second one
+            path = tmp_path / f"{i:028x}{len(first):04x}a.jsonl"
+            path.write_bytes(b"".join([*first, raw, *WITH_TS, raw, *WITH_TS[:4]]))
+            assert_same_both_ways(path)
+        mixed = [rng.choice(WITH_TS) for _ in range(rng.randrange(2, 30))]
+        path = tmp_path / f"{i:028x}ffff.jsonl"
+        path.write_bytes(b"".join([start, *mixed, raw, *mixed[::-1], end, *mixed]))
+        assert_same_both_ways(path)
