@@ -407,7 +407,10 @@ def test_a_replay_killed_mid_way_resumes_with_the_settings_it_was_given(
     argv = ["replay", parent, "--set", "temperature=0.25", "--fork-id", "r1"]
     argv += ["--store", str(replays.runs), "--agent", f"{spec}:weather"]
     child = subprocess.Popen(
-        [str(SCRIPT), *argv], env={**ENV, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        [str(SCRIPT), *argv],
+        env={**ENV, **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         assert asked.wait(60), "the replay never asked for its second turn"

@@ -13,11 +13,12 @@ held, and the tracer finished.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -168,11 +169,20 @@ class RunSession:
             why = "its run_start holds no messages" if started else "its log has no run_start"
             raise NothingToResumeError(run_id, why)
         streamed = self.listener is not None
-        if not opening.held:  # a new fork: its model is the one it was made with
-            return await self._segment(store, run_id, events, known, point, opening, streamed, gated)
-        own, self.model = self.model, replay_model(self.model, known)
+        async with self._resumed_model(known, opening):
+            return await self._segment(
+                store, run_id, events, known, point, opening, streamed, gated
+            )
+
+    @contextlib.asynccontextmanager
+    async def _resumed_model(self, known: Sequence[Event], opening: Opening) -> AsyncIterator[None]:
+        """A resumed replay is asked, for this segment, with the request settings it was given
+        (`replay_model`); a new fork, with the model it was made with."""
+        own = self.model
+        if opening.held:
+            self.model = replay_model(own, known)
         try:
-            return await self._segment(store, run_id, events, known, point, opening, streamed, gated)
+            yield
         finally:
             if self.model is not own:  # made for this resume: its connections go with it
                 await let_go([self.model])
