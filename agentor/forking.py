@@ -132,7 +132,7 @@ async def replay_run(
         time.time(),
         at=start + 1,
         prompt=prompt,
-        model=session.model.name,
+        model=session.model.name,  # kept in its edit: a resume asks this model again
         replay=replay,
     )
     try:

@@ -14,7 +14,8 @@ that an upstream reader ignores:
               input                   user messages added after the conversation so far
               prompt                  the messages a fork from the start began with (its new
                                       prompt, or its parent's again)
-              model                   the model the fork's first segment ran with
+              model                   the model the fork's first segment ran with (a
+                                      replay's, always: a resume asks it again)
     replay  for a replay (agentor.forking.replay_run):
               recording   the parent's tool results (`call_id`, `name`, `args`, `result` or
                           `error`), served to the replay's calls
@@ -38,7 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentor.engine.events import FORK, GENERATION, Event, is_list_of_dicts
+from agentor.engine.events import FORK, GENERATION, RUN_START, Event, is_list_of_dicts
 from agentor.engine.settings import setting_changes
 
 AT = "at"
@@ -85,6 +86,11 @@ class ForkMark:
     def prompt(self) -> list[dict[str, Any]] | None:
         value = self.edit.get(PROMPT)
         return value if is_list_of_dicts(value) and value else None
+
+    @property
+    def model(self) -> str | None:
+        value = self.edit.get(MODEL)
+        return value if isinstance(value, str) and value else None
 
     @property
     def novel(self) -> str:
@@ -173,3 +179,14 @@ def replay_mark(events: Sequence[Event]) -> ForkMark | None:
     every segment after it, so a resumed replay serves and refuses calls as it began."""
     mark = last_fork(events)
     return mark if mark is not None and mark.replay is not None else None
+
+
+def replayed_model(events: Sequence[Event], mark: ForkMark) -> str | None:
+    """The name of the model the replay `mark` (read from `events`) was made with: its `edit`'s
+    `model`, else (a log without it) the model of its first run_start; None if neither says."""
+    if mark.model is not None:
+        return mark.model
+    for e in events[mark.index + 1 :]:
+        if e.type == RUN_START:
+            return e.model if isinstance(e.model, str) and e.model else None
+    return None

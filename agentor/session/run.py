@@ -26,7 +26,7 @@ from agentor.engine.approval.pending import GatedTurn, gated_point, gated_turn
 from agentor.engine.events import LOG_VERSION, RUN_START, Event
 from agentor.engine.fork.plan import ForkPlan
 from agentor.engine.fork.recording import Recording, recording_of
-from agentor.engine.fork_mark import replay_mark
+from agentor.engine.fork_mark import replay_mark, replayed_model
 from agentor.engine.history import ResumePoint, resume_point, total_usage
 from agentor.engine.inputs import check_same_input
 from agentor.engine.loop import Listener, LoopOutcome, LoopSpec, Recorder, run_loop
@@ -40,7 +40,7 @@ from agentor.engine.submit import submit_run
 from agentor.engine.toolset import SegmentTools, segment_tools
 from agentor.errors import NothingToResumeError
 from agentor.result import RunResult, from_log, pending_now, settled, structured_result
-from agentor.session.config import AgentConfig
+from agentor.session.config import AgentConfig, model_named
 from agentor.session.options import CallOptions, let_go
 from agentor.telemetry.inprocess import RunTracing, check_tracing, run_tracing
 from agentor.tracing_setting import call_tracing
@@ -176,8 +176,8 @@ class RunSession:
 
     @contextlib.asynccontextmanager
     async def _resumed_model(self, known: Sequence[Event], opening: Opening) -> AsyncIterator[None]:
-        """A resumed replay is asked, for this segment, with the request settings it was given
-        (`replay_model`); a new fork, with the model it was made with."""
+        """A resumed replay is asked, for this segment, with the model and request settings it
+        was made with (`replay_model`); a new fork, with the model it was made with."""
         own = self.model
         if opening.held:
             self.model = replay_model(own, known)
@@ -306,16 +306,22 @@ class RunSession:
 
 
 def replay_model(model: Model, events: Sequence[Event]) -> Model:
-    """The model a resumed replay asks: `model` with the request settings the replay was given
-    (its `fork` event keeps them) set over its own, as the replay began; `model` itself for
-    any other run, when it has them already, or when it has no settings to set (a model not
-    on an OpenAI-compatible endpoint)."""
+    """The model a resumed replay asks, as the replay began: the model it was made with (its
+    name, on `model`'s endpoint, as `replay --model` reads it: `model_named`) with the request
+    settings it was given (its `fork` event keeps both) set over that model's own; `model`
+    itself for any other run (a plain fork goes on with the resuming agent's model), when it
+    is that model already, or when the log names no model (no settings to set either: a model
+    not on an OpenAI-compatible endpoint)."""
     mark = replay_mark(events)
-    changes = mark.model_settings if mark is not None else {}
-    if not changes or not isinstance(model, OpenAIModel):
+    if mark is None:
         return model
-    made = model.with_settings(changes)
-    return model if made.settings == model.settings else made
+    name = replayed_model(events, mark)
+    chosen = model if name is None else model_named(model, name)
+    changes = mark.model_settings
+    if not changes or not isinstance(chosen, OpenAIModel):
+        return chosen
+    made = chosen.with_settings(changes)
+    return chosen if made.settings == chosen.settings else made
 
 
 async def _write_start(recorder: Recorder, run_start: Event, opening: Opening) -> None:
