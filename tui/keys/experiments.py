@@ -33,8 +33,8 @@ SECTION = (
     "Experiments",
     (
         Key(
-            "E  enter  s  x  r",
-            "experiments; enter: pairs (s sorts), compare; x stops, r resumes",
+            "E enter s x r",
+            "experiments, pairs (s sorts), compare; x stop, r resume",
             Bind(
                 SCREEN,
                 "E,shift+e",
