@@ -12,6 +12,7 @@ import json
 import os
 import signal
 import subprocess
+import textwrap
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -371,3 +372,68 @@ def test_a_replay_killed_mid_way_resumes_matching_and_stopping_as_it_began(
     assert (end.status, end.args) == (DIVERGED, {"city": "Paris"})
     assert not tool_log.exists(), "no tool ran in either process"
     assert len(replays.srv.requests) - asked_before == 2 + 2, "2 before the kill, 2 after"
+
+
+HOT = AGENTS + textwrap.dedent(
+    """
+    hot = Agentor(
+        "Weather Agent", model="gpt-4o-mini", instructions=INSTRUCTIONS, tools=[get_weather],
+        max_retries=0, temperature=0.9, seed=5,
+    )
+    """
+)
+
+
+def test_a_replay_killed_mid_way_resumes_with_the_settings_it_was_given(
+    replays: Replays, tmp_path: Path
+) -> None:
+    spec = tmp_path / "agents.py"
+    spec.write_text(HOT)
+    env = {"OPENAI_BASE_URL": replays.srv.url, "OPENAI_API_KEY": "sk-test"}
+    env["TOOL_LOG"] = str(tmp_path / "tools.log")
+    parent = replays.record([weather("Oslo")])
+
+    asked, release = threading.Event(), threading.Event()
+    first = planned([weather("Oslo")])
+
+    def held_at_turn_two(request: dict[str, Any]) -> dict[str, Any]:
+        if any(m["role"] == "tool" for m in request["messages"]):
+            asked.set()
+            return {**first(request), "wait": release}  # the child is killed while it waits
+        return first(request)
+
+    replays.srv.script = held_at_turn_two
+    asked_before = len(replays.srv.requests)
+    argv = ["replay", parent, "--set", "temperature=0.25", "--fork-id", "r1"]
+    argv += ["--store", str(replays.runs), "--agent", f"{spec}:weather"]
+    child = subprocess.Popen(
+        [str(SCRIPT), *argv],
+        env={**ENV, **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert asked.wait(60), "the replay never asked for its second turn"
+    finally:
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(30)
+        release.set()
+    before_kill = replays.srv.requests[asked_before:]
+    assert [b["temperature"] for b in before_kill] == [0.25, 0.25]
+    mark = last_fork(replays.store.load("r1"))
+    assert mark is not None and mark.replay is not None
+    assert mark.replay["model_settings"] == {"temperature": 0.25}
+    assert replays.store.load("r1")[-1].type == TOOL_RESULT  # killed in its second turn
+
+    # Resumed in a new process by an agent asking with other settings: the replay's own
+    # temperature is asked with again, over that agent's settings.
+    replays.srv.script = planned([weather("Oslo")])
+    resumed_from = len(replays.srv.requests)
+    proc = agentor("resume", "r1", "--store", str(replays.runs), "--agent", f"{spec}:hot", env=env)
+    assert proc.returncode == 0, proc.stderr
+    (body,) = replays.srv.requests[resumed_from:]
+    assert (body["temperature"], body["seed"]) == (0.25, 5)
+    end = replays.store.load("r1")[-1]
+    assert (end.type, end.status) == (RUN_END, COMPLETED)
+    starts = [e for e in replays.store.load("r1") if e.type == "run_start"]
+    assert starts[-1].settings == {"temperature": 0.25, "seed": 5}

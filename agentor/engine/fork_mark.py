@@ -25,6 +25,9 @@ that an upstream reader ignores:
               novel       what a call with no recorded answer gets: "error" (an error result:
                           nothing runs), "stop" (the replay ends `diverged` there) or "run"
               experiment  the experiment the replay is a candidate of (its id), when it is one
+              model_settings  the request settings the replay set over its model's (a None
+                          drops one), when it was given any: a resume sets them again;
+                          absent (none given, or a log written before it existed) reads as {}
 
 A log may hold anything: a field of the wrong shape reads as absent, never as an error.
 """
@@ -36,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentor.engine.events import FORK, GENERATION, Event, is_list_of_dicts
+from agentor.engine.settings import setting_changes
 
 AT = "at"
 EDIT = "edit"
@@ -52,6 +56,7 @@ NOVEL = "novel"
 RECORDING = "recording"
 MATCH = "match"
 EXPERIMENT = "experiment"
+MODEL_SETTINGS = "model_settings"
 NOVEL_ERROR = "error"  # a call the recording lacks is answered with an error: nothing runs
 NOVEL_STOP = "stop"  # the replay ends there, `diverged`: nothing runs
 NOVEL_RUN = "run"  # it runs
@@ -95,6 +100,16 @@ class ForkMark:
     def experiment(self) -> str | None:
         value = (self.replay or {}).get(EXPERIMENT)
         return value if isinstance(value, str) and value else None
+
+    @property
+    def model_settings(self) -> dict[str, Any]:
+        value = (self.replay or {}).get(MODEL_SETTINGS)
+        if not isinstance(value, dict):
+            return {}
+        try:
+            return setting_changes(value)
+        except (ValueError, TypeError):  # not settings this version knows: read as absent
+            return {}
 
     @property
     def recording(self) -> list[dict[str, Any]]:
