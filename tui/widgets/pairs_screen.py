@@ -28,7 +28,7 @@ from agentor.literal import literal_line
 from agentor.sources.source import RunSource
 from tui.controllers.controller import Controller
 from tui.controllers.experiment_reader import ExperimentReader
-from tui.controllers.experimenter import Experimenter
+from tui.controllers.experimenter import RUNNING_HERE, Experimenter
 from tui.controllers.run_reader import RunReader
 from tui.keys import bindings
 from tui.keys.model import PAIRS_SCREEN
@@ -156,7 +156,7 @@ class PairsScreen(ExperimentControl):
         if measured == total:
             return f"Pairs · {total} pair{'s' if total != 1 else ''}"
         state = self.experimenter.state_of(e.id)
-        if state == "running":
+        if state == RUNNING_HERE:
             return f"Pairs · {measured} of {total} measured · running (x: stop)"
         said = f" · {state}" if state is not None else ""
         return f"Pairs · {measured} of {total} measured{said} · r: resume"
