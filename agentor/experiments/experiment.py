@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -130,14 +131,28 @@ def _score_json(v: Verdict) -> Any:
 class Experiment:
     """An experiment as its store records it (`Experiment.load`): `definition`, `pairs` (the
     measured ones, in the definition's order), `pending` (baselines not measured yet) and
-    `summary`."""
+    `summary` (worked out on first use, then kept: its bootstrap is ~0.15 s at 200 pairs;
+    `counts` is the summary without its intervals, a few ms)."""
 
     def __init__(self, store: Store, definition: Definition, records: Mapping[str, PairRecord]):
         self.store = store
         self.definition = definition
         self.pairs = [pair_of(records[b]) for b in definition.baselines if b in records]
         self.pending = [b for b in definition.baselines if b not in records]
-        self.summary = _summary(self.pairs)
+
+    @functools.cached_property
+    def summary(self) -> Summary:
+        """The pairs summed up: counts, regressions, each delta with its interval, each
+        scorer (worked out on first use)."""
+        return _summary(self.pairs)
+
+    @functools.cached_property
+    def counts(self) -> Summary:
+        """The summary without the deltas' intervals (`deltas` empty; no bootstrap): how the
+        pairs ended, the regressions and improvements, each scorer."""
+        if "summary" in self.__dict__:  # worked out already
+            return dataclasses.replace(self.summary, deltas={})
+        return _summary(self.pairs, intervals=False)
 
     def __repr__(self) -> str:
         return f"Experiment({self.id!r}, pairs={len(self.pairs)}, pending={len(self.pending)})"
@@ -215,9 +230,9 @@ def pair_of(record: PairRecord) -> Pair:
     )
 
 
-def _summary(pairs: Sequence[Pair]) -> Summary:
+def _summary(pairs: Sequence[Pair], intervals: bool = True) -> Summary:
     measured = [PairOutcome(p.measures, p.verdicts) for p in pairs if p.measures is not None]
-    summary = summarize(measured)
+    summary = summarize(measured, intervals=intervals)
     unmeasured = [p for p in pairs if p.measures is None]
     return dataclasses.replace(
         summary,

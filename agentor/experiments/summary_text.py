@@ -17,7 +17,7 @@ REGRESSED, IMPROVED = "regressed", "improved"
 
 def counts_text(e: Experiment) -> str:
     """`pairs 3 of 5 (2 pending); completed 3, diverged 0, failed 0`."""
-    s = e.summary
+    s = e.counts
     pending = f" ({len(e.pending)} pending)" if e.pending else ""
     return (
         f"pairs {s.pairs} of {len(e.definition.baselines)}{pending}; "
