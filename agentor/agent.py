@@ -314,7 +314,9 @@ class Agentor:
         (`"run"`). `instructions` replace the recorded prompt's system message;
         `model_settings` (temperature, max_tokens, ...) are set over the model's for this
         replay; `experiment` names the experiment the replay is a candidate of (recorded on
-        its `fork` event). A bad option is refused before anything is written. `lines`: the
+        its `fork` event). Its model and settings are kept on its `fork` event: a resume asks
+        them again, whatever the resuming agent's model (its endpoint, with the replay's model
+        name). A bad option is refused before anything is written. `lines`: the
         run's lines as `load_lines` reads them, when the caller has them already (an
         experiment reads each baseline once): not read again."""
         return await replay_run(

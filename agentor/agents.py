@@ -123,6 +123,15 @@ def load_agent(spec: str) -> Agentor:
     return made
 
 
+def absolute_spec(spec: str) -> str:
+    """`spec` with its file's path made absolute (`path/to/file.py:name`); a module's spec
+    as it is."""
+    target, sep, attr = spec.rpartition(":")
+    if sep and target and (target.endswith(".py") or os.sep in target or "/" in target):
+        return f"{Path(target).expanduser().resolve()}:{attr}"
+    return spec
+
+
 def _load_file(spec: str, path: Path) -> ModuleType:
     if not path.is_file():
         cause = "is not a file" if path.exists() else "no such file"
@@ -194,6 +203,7 @@ class AgentSet:
         self.agents: list[Agentor] = list(agents)
         self.any_agent = any_agent
         self._bound: dict[tuple[int, int], Agentor] = {}
+        self._specs: dict[int, str] = {}  # each loaded agent's spec, by id(agent)
 
     @classmethod
     def load(cls, specs: Sequence[str], any_agent: bool = False) -> AgentSet:
@@ -208,7 +218,16 @@ class AgentSet:
                 )
             names[agent.name] = spec
             agents.append(agent)
-        return cls(agents, any_agent)
+        made = cls(agents, any_agent)
+        made._specs = {id(agent): spec for agent, spec in zip(agents, specs, strict=True)}
+        return made
+
+    def spec_of(self, agent: Agentor) -> str | None:
+        """The spec `agent` was loaded from, a file's path made absolute (another process,
+        in another directory, loads the same agent from it); None for an agent given as
+        is."""
+        spec = self._specs.get(id(agent))
+        return None if spec is None else absolute_spec(spec)
 
     def __len__(self) -> int:
         return len(self.agents)

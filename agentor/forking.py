@@ -29,6 +29,7 @@ from agentor.engine.fork_mark import (
     EXPERIMENT,
     MATCH,
     MATCH_POLICIES,
+    MODEL_SETTINGS,
     NOVEL,
     NOVEL_POLICIES,
     RECORDING,
@@ -109,6 +110,8 @@ async def replay_run(
     """`Agentor.areplay` (see there)."""
     replay = _replay_options(novel, match, instructions, experiment)
     changes = setting_changes(model_settings) if model_settings is not None else {}
+    if changes:  # kept with the replay: a resume asks with them again
+        replay[MODEL_SETTINGS] = changes
     store, fork_id = _ids(config, run_id, fork_id)
     chosen = config.model if model is None else model_named(config.model, model)
     session = RunSession(config, CallOptions(model=_with_settings(chosen, changes)), listener)
@@ -129,7 +132,7 @@ async def replay_run(
         time.time(),
         at=start + 1,
         prompt=prompt,
-        model=session.model.name,
+        model=session.model.name,  # kept in its edit: a resume asks this model again
         replay=replay,
     )
     try:

@@ -68,6 +68,9 @@ def test_five_runs_replayed_with_another_model_run_no_tool_and_are_recorded_once
     s = exp.summary
     assert (s.pairs, s.completed, s.regressions, s.improvements) == (5, 5, 0, 0)
     measured_as_stored(store, exp)
+    # The agent's own instructions, which every baseline was recorded with, are no change.
+    assert exp.name == exp.definition.change == "model same-model"
+    assert exp.definition.instructions is None
 
     before = fake_openai.calls
     again = agent.experiment(runs, model="same-model", scorers=["same_output", "same_tools"])

@@ -170,6 +170,7 @@ def test_an_agent_with_novel_run_runs_only_the_calls_no_baseline_made(shell: She
     assert asked[0]["messages"][0] == {"role": "system", "content": "Be careful."}, (
         "the agent's instructions replace the recorded system message"
     )
+    assert "instructions changed" in data["change"], "other instructions are the change"
 
 
 def test_export_renders_hostile_text_literally(shell: Shell, tmp_path: Path) -> None:

@@ -196,3 +196,23 @@ def test_the_fast_bootstrap_gives_the_plain_bootstraps_very_numbers() -> None:
     big = [r.gauss(0, 1) for _ in range(3000)]
     one = paired_intervals({"big": big}, resamples=20, seed=3)["big"]
     assert one is not None and (one.mean, one.low, one.high) == plain_interval(big, 20, 3)
+
+
+def test_a_delta_reads_as_a_person_writes_it_dollars_without_exponents() -> None:
+    from agentor.experiments.stats import Interval
+    from agentor.experiments.summary_text import UNITS, delta_text
+
+    cost = Interval(-8.8e-05, -0.0001096, -6.6e-05, 200, 0.95)
+    assert delta_text(cost, UNITS["cost"]) == (
+        "-$0.000088 a pair (95% CI -$0.00011 .. -$0.000066, 200 pairs)"
+    )
+    assert delta_text(Interval(1.25, 0.5, 2.0, 3, 0.95), UNITS["cost"]) == (
+        "+$1.25 a pair (95% CI +$0.50 .. +$2.00, 3 pairs)"
+    )
+    assert delta_text(Interval(2.0, 2.0, 2.0, 1, 0.95), UNITS["turns"]) == (
+        "+2 a pair (95% CI +2 .. +2, 1 pair)"
+    )
+    assert delta_text(Interval(0.5, 0.25, 0.75, 4, 0.9), UNITS["latency"]) == (
+        "+0.5 s a pair (90% CI +0.25 .. +0.75, 4 pairs)"
+    )
+    assert delta_text(None) == "- (not measured on both sides)"

@@ -35,3 +35,22 @@ def test_a_symlink_in_place_of_the_experiments_directory_is_refused(tmp_path: Pa
     with pytest.raises(OSError, match=r"refusing to use \.experiments"):
         store.append_experiment("exp-1", {"kind": "definition"})
     assert list(elsewhere.iterdir()) == []
+
+
+def test_a_line_no_reader_takes_is_left_out_and_big_numbers_read_back_whole(
+    tmp_path: Path,
+) -> None:
+    """Lines someone else wrote into the file: nested past any parser's depth, not UTF-8, not
+    an object; each is left out, the records around them read. A number past 64 bits reads
+    back as the integer written (orjson would make it a float)."""
+    store = FileStore(tmp_path / "runs")
+    store.append_experiment("exp-1", {"kind": "definition", "n": 2**70})
+    path = tmp_path / "runs" / ".experiments" / "exp-1.jsonl"
+    with open(path, "ab") as f:
+        f.write(b"[" * 100_000 + b"]" * 100_000 + b"\n")
+        f.write(b'{"kind": "pair", "x": "\xff"}\n[1, 2]\n')
+    store.append_experiment("exp-1", {"kind": "pair", "i": 1})
+    assert store.load_experiment("exp-1") == [
+        {"kind": "definition", "n": 2**70},
+        {"kind": "pair", "i": 1},
+    ]

@@ -78,7 +78,8 @@ def write_hostile_run(store: FileStore | MemoryStore, run_id: str, p: str) -> No
             Event(TOOL_RESULT, turn=1, name=p, call_id="c1", args={p: p}, result=p, ts=1.8e9 + 3),
             Event(TOOL_RESULT, turn=1, name=p, call_id="c2", error=p, ts=1.8e9 + 3),
             Event("approval_request", turn=1, name=p, call_id="c3", args={"x": p}, ts=1.8e9 + 4),
-            Event("approval", call_id="c3", extra={"decision": p, "by": p, "note": p}),
+            Event("approval", call_id="c3", name=p, decision=p, by=p, note=p, args={p: p},
+                  result=p),
             Event(p[:40], text=p),  # an event type this version does not know
             Event(RUN_END, status=p, text=p, error=p, ts=1.8e9 + 5),
         ],

@@ -60,6 +60,7 @@ NOT_IN_PALETTE |= {"speed(1)", "speed(2)", "speed(10)", "faster", "slower"}
 # Nor the experiments screens' (modal too), nor `X`'s hidden twin (the palette's entry for `X`
 # is there while runs are selected).
 NOT_IN_PALETTE |= {"open_experiment", "compare_pair", "cycle_sort", "nothing_selected"}
+NOT_IN_PALETTE |= {"stop_experiment", "cannot_stop", "resume_experiment", "cannot_resume"}
 # Textual's own palette commands cover these.
 TEXTUAL_COMMANDS = {"quit": "Quit", "clear_search": "Back"}
 # Every class that binds keys, and its bindings as Textual sees them (a subclass's include

@@ -12,6 +12,7 @@ import json
 import os
 import signal
 import subprocess
+import textwrap
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -371,3 +372,170 @@ def test_a_replay_killed_mid_way_resumes_matching_and_stopping_as_it_began(
     assert (end.status, end.args) == (DIVERGED, {"city": "Paris"})
     assert not tool_log.exists(), "no tool ran in either process"
     assert len(replays.srv.requests) - asked_before == 2 + 2, "2 before the kill, 2 after"
+
+
+HOT = AGENTS + textwrap.dedent(
+    """
+    hot = Agentor(
+        "Weather Agent", model="gpt-4o-mini", instructions=INSTRUCTIONS, tools=[get_weather],
+        max_retries=0, temperature=0.9, seed=5,
+    )
+    """
+)
+
+
+def test_a_replay_killed_mid_way_resumes_with_the_settings_it_was_given(
+    replays: Replays, tmp_path: Path
+) -> None:
+    spec = tmp_path / "agents.py"
+    spec.write_text(HOT)
+    env = {"OPENAI_BASE_URL": replays.srv.url, "OPENAI_API_KEY": "sk-test"}
+    env["TOOL_LOG"] = str(tmp_path / "tools.log")
+    parent = replays.record([weather("Oslo")])
+
+    asked, release = threading.Event(), threading.Event()
+    first = planned([weather("Oslo")])
+
+    def held_at_turn_two(request: dict[str, Any]) -> dict[str, Any]:
+        if any(m["role"] == "tool" for m in request["messages"]):
+            asked.set()
+            return {**first(request), "wait": release}  # the child is killed while it waits
+        return first(request)
+
+    replays.srv.script = held_at_turn_two
+    asked_before = len(replays.srv.requests)
+    argv = ["replay", parent, "--set", "temperature=0.25", "--fork-id", "r1"]
+    argv += ["--store", str(replays.runs), "--agent", f"{spec}:weather"]
+    child = subprocess.Popen(
+        [str(SCRIPT), *argv],
+        env={**ENV, **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert asked.wait(60), "the replay never asked for its second turn"
+    finally:
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(30)
+        release.set()
+    before_kill = replays.srv.requests[asked_before:]
+    assert [b["temperature"] for b in before_kill] == [0.25, 0.25]
+    mark = last_fork(replays.store.load("r1"))
+    assert mark is not None and mark.replay is not None
+    assert mark.replay["model_settings"] == {"temperature": 0.25}
+    assert replays.store.load("r1")[-1].type == TOOL_RESULT  # killed in its second turn
+
+    # Resumed in a new process by an agent asking with other settings: the replay's own
+    # temperature is asked with again, over that agent's settings.
+    replays.srv.script = planned([weather("Oslo")])
+    resumed_from = len(replays.srv.requests)
+    proc = agentor("resume", "r1", "--store", str(replays.runs), "--agent", f"{spec}:hot", env=env)
+    assert proc.returncode == 0, proc.stderr
+    (body,) = replays.srv.requests[resumed_from:]
+    assert (body["temperature"], body["seed"]) == (0.25, 5)
+    end = replays.store.load("r1")[-1]
+    assert (end.type, end.status) == (RUN_END, COMPLETED)
+    starts = [e for e in replays.store.load("r1") if e.type == "run_start"]
+    assert starts[-1].settings == {"temperature": 0.25, "seed": 5}
+
+
+ELSEWHERE = AGENTS + textwrap.dedent(
+    """
+    elsewhere = Agentor(
+        "Weather Agent", model="gpt-4.1", instructions=INSTRUCTIONS, tools=[get_weather],
+        max_retries=0,
+    )
+    """
+)
+
+
+def killed_while_asked(
+    replays: Replays, argv: list[str], env: dict[str, str], held: Callable[[dict[str, Any]], bool]
+) -> list[dict[str, Any]]:
+    """Run `agentor *argv` in a child process and SIGKILL it while the server holds its first
+    request that `held` picks (answered as `planned` would, once the child is gone); the
+    requests it made."""
+    asked, release = threading.Event(), threading.Event()
+    script = replays.srv.script
+    assert script is not None
+
+    def holding(request: dict[str, Any]) -> dict[str, Any]:
+        if held(request) and not asked.is_set():
+            asked.set()
+            return {**script(request), "wait": release}
+        return script(request)
+
+    replays.srv.script = holding
+    before = len(replays.srv.requests)
+    child = subprocess.Popen(
+        [str(SCRIPT), *argv],
+        env={**ENV, **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert asked.wait(60), f"agentor {argv[0]} never made the request it is killed in"
+    finally:
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(30)
+        release.set()
+    return replays.srv.requests[before:]
+
+
+def resumed(replays: Replays, run_id: str, agent: str, env: dict[str, str]) -> list[Any]:
+    """`agentor resume run_id --agent agent` in a new process, which completes it: the
+    requests it made."""
+    before = len(replays.srv.requests)
+    proc = agentor("resume", run_id, "--store", str(replays.runs), "--agent", agent, env=env)
+    assert proc.returncode == 0, proc.stderr
+    end = replays.store.load(run_id)[-1]
+    assert (end.type, end.status) == (RUN_END, COMPLETED)
+    return replays.srv.requests[before:]
+
+
+def test_a_replay_killed_mid_way_resumes_with_the_model_it_was_replayed_with(
+    replays: Replays, tmp_path: Path
+) -> None:
+    spec = tmp_path / "agents.py"
+    spec.write_text(ELSEWHERE)
+    env = {"OPENAI_BASE_URL": replays.srv.url, "OPENAI_API_KEY": "sk-test"}
+    env["TOOL_LOG"] = str(tmp_path / "tools.log")
+    parent = replays.record([weather("Oslo")], [weather("Rome")])
+
+    replays.srv.script = planned([weather("Oslo")], [weather("Rome")])
+    argv = ["replay", parent, "--model", "replay-model", "--fork-id", "r1"]
+    argv += ["--store", str(replays.runs), "--agent", f"{spec}:weather"]
+    asked = killed_while_asked(replays, argv, env, lambda r: bool(tool_messages(r)))
+    assert [b["model"] for b in asked] == ["replay-model", "replay-model"]
+    assert replays.store.load("r1")[-1].type == TOOL_RESULT  # killed in its second turn
+    # A log written before the replay's fork event named its model (no `model` in its edit):
+    # the model of its first run_start says it.
+    old = [json.loads(line) for line in replays.store.path("r1").read_text().splitlines()]
+    for line in old:
+        if line["type"] == "fork":
+            del line["edit"]["model"]
+    replays.store.path("old").write_text("".join(json.dumps(line) + "\n" for line in old))
+
+    # Resumed in a new process by an agent of another model (gpt-4.1): every request after the
+    # resume names the replay's model, on that agent's endpoint, and its run_start says so.
+    for run_id in ("r1", "old"):
+        again = resumed(replays, run_id, f"{spec}:elsewhere", env)
+        assert [b["model"] for b in again] == ["replay-model"] * 2, run_id
+        starts = [e for e in replays.store.load(run_id) if e.type == "run_start"]
+        assert [s.model for s in starts] == ["replay-model", "replay-model"]
+        assert replays.results(run_id)[-1].replayed_from is not None, "Rome: served"
+    assert not (tmp_path / "tools.log").exists(), "no tool ran in any process"
+
+    # A plain fork at a generation, on another model (a one-generation edit), killed while it
+    # asks: its resume asks the resuming agent's model, as before.
+    lines = load_lines(replays.store, parent)
+    first = next(i for i, e in enumerate(lines, 1) if getattr(e, "type", None) == "generation")
+    replays.srv.script = planned([weather("Oslo")], [weather("Rome")])
+    argv = ["fork", parent, "--at", str(first), "--model", "fork-model", "--fork-id", "f1"]
+    argv += ["--store", str(replays.runs), "--agent", f"{spec}:weather"]
+    asked = killed_while_asked(replays, argv, env, lambda r: True)
+    assert [b["model"] for b in asked] == ["fork-model"]
+    again = resumed(replays, "f1", f"{spec}:elsewhere", env)
+    assert [b["model"] for b in again] == ["gpt-4.1"] * 3
+    starts = [e for e in replays.store.load("f1") if e.type == "run_start"]
+    assert [s.model for s in starts][-2:] == ["fork-model", "gpt-4.1"]

@@ -14,7 +14,8 @@ that an upstream reader ignores:
               input                   user messages added after the conversation so far
               prompt                  the messages a fork from the start began with (its new
                                       prompt, or its parent's again)
-              model                   the model the fork's first segment ran with
+              model                   the model the fork's first segment ran with (a
+                                      replay's, always: a resume asks it again)
     replay  for a replay (agentor.forking.replay_run):
               recording   the parent's tool results (`call_id`, `name`, `args`, `result` or
                           `error`), served to the replay's calls
@@ -25,6 +26,9 @@ that an upstream reader ignores:
               novel       what a call with no recorded answer gets: "error" (an error result:
                           nothing runs), "stop" (the replay ends `diverged` there) or "run"
               experiment  the experiment the replay is a candidate of (its id), when it is one
+              model_settings  the request settings the replay set over its model's (a None
+                          drops one), when it was given any: a resume sets them again;
+                          absent (none given, or a log written before it existed) reads as {}
 
 A log may hold anything: a field of the wrong shape reads as absent, never as an error.
 """
@@ -35,7 +39,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentor.engine.events import FORK, GENERATION, Event, is_list_of_dicts
+from agentor.engine.events import FORK, GENERATION, RUN_START, Event, is_list_of_dicts
+from agentor.engine.settings import setting_changes
 
 AT = "at"
 EDIT = "edit"
@@ -52,6 +57,7 @@ NOVEL = "novel"
 RECORDING = "recording"
 MATCH = "match"
 EXPERIMENT = "experiment"
+MODEL_SETTINGS = "model_settings"
 NOVEL_ERROR = "error"  # a call the recording lacks is answered with an error: nothing runs
 NOVEL_STOP = "stop"  # the replay ends there, `diverged`: nothing runs
 NOVEL_RUN = "run"  # it runs
@@ -82,6 +88,11 @@ class ForkMark:
         return value if is_list_of_dicts(value) and value else None
 
     @property
+    def model(self) -> str | None:
+        value = self.edit.get(MODEL)
+        return value if isinstance(value, str) and value else None
+
+    @property
     def novel(self) -> str:
         value = (self.replay or {}).get(NOVEL)
         return value if value in NOVEL_POLICIES else NOVEL_ERROR
@@ -95,6 +106,16 @@ class ForkMark:
     def experiment(self) -> str | None:
         value = (self.replay or {}).get(EXPERIMENT)
         return value if isinstance(value, str) and value else None
+
+    @property
+    def model_settings(self) -> dict[str, Any]:
+        value = (self.replay or {}).get(MODEL_SETTINGS)
+        if not isinstance(value, dict):
+            return {}
+        try:
+            return setting_changes(value)
+        except (ValueError, TypeError):  # not settings this version knows: read as absent
+            return {}
 
     @property
     def recording(self) -> list[dict[str, Any]]:
@@ -158,3 +179,14 @@ def replay_mark(events: Sequence[Event]) -> ForkMark | None:
     every segment after it, so a resumed replay serves and refuses calls as it began."""
     mark = last_fork(events)
     return mark if mark is not None and mark.replay is not None else None
+
+
+def replayed_model(events: Sequence[Event], mark: ForkMark) -> str | None:
+    """The name of the model the replay `mark` (read from `events`) was made with: its `edit`'s
+    `model`, else (a log without it) the model of its first run_start; None if neither says."""
+    if mark.model is not None:
+        return mark.model
+    for e in events[mark.index + 1 :]:
+        if e.type == RUN_START:
+            return e.model if isinstance(e.model, str) and e.model else None
+    return None

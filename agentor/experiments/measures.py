@@ -5,7 +5,9 @@ replay of the baseline with one change), each read from its events.
 - the final output: changed as text, and, when both are JSON, whether they are equal as JSON
   (structured output written with other spacing or key order is the same answer);
 - the tool trajectory: the same calls (tool and canonical arguments) in the same order, the same
-  calls in another order, or different; and the first divergence, as `agentor diff` finds it;
+  calls in another order, or different (a run's calls as the engine sees it: a crashed turn's
+  attempt that a resume asked again is not counted); and the first divergence, as `agentor
+  diff` finds it;
 - turns, tokens, cost (genai-prices, from the recorded usage) and model latency (the time the
   generations took), each as (baseline, candidate), and their delta;
 - how many of the candidate's tool results were served from the baseline's record and how
@@ -23,7 +25,7 @@ from decimal import Decimal
 from typing import Any
 
 from agentor.engine.events import GENERATION, TOOL_CALL, TOOL_RESULT, Event
-from agentor.engine.fork.compare import compare
+from agentor.engine.fork.compare import compare, latest_generations
 from agentor.engine.fork.recording import EXECUTED, answered
 from agentor.engine.history import canonical_args
 from agentor.engine.statuses import (
@@ -134,8 +136,18 @@ def trajectory(baseline: Sequence[Event], candidate: Sequence[Event]) -> str:
 
 
 def calls_of(events: Sequence[Event]) -> list[tuple[str, str]]:
-    """The tool calls a run made, in order: (tool, canonical arguments)."""
-    return [(e.name or "", canonical_args(e.args)) for e in events if e.type == TOOL_CALL]
+    """The tool calls a run made, in order, as the engine sees the run after its rewinds: (tool,
+    canonical arguments). The calls of a turn's attempt that a crash cut off and a resume asked
+    again are left out (its log keeps them, then the calls asked again)."""
+    kept = set(latest_generations(events).values())
+    out: list[tuple[str, str]] = []
+    asked_by: int | None = None  # the generation the calls that follow were asked by
+    for i, e in enumerate(events):
+        if e.type == GENERATION:
+            asked_by = i
+        elif e.type == TOOL_CALL and (asked_by is None or asked_by in kept):
+            out.append((e.name or "", canonical_args(e.args)))
+    return out
 
 
 def model_latency(events: Sequence[Event]) -> float | None:

@@ -22,10 +22,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agentor.engine.events import TOOL_CALL
-from agentor.engine.history import canonical_args
 from agentor.errors import ScorerSpecError
 from agentor.experiments.judge import judge_of
+from agentor.experiments.measures import calls_of
 from agentor.result import RunResult
 
 Scorer = Callable[[RunResult, RunResult], Any]
@@ -68,11 +67,7 @@ def same_output(baseline: RunResult, candidate: RunResult) -> bool:
 
 def same_tools(baseline: RunResult, candidate: RunResult) -> bool:
     """The candidate made the baseline's tool calls (tool and arguments), in the same order."""
-    return _calls(baseline) == _calls(candidate)
-
-
-def _calls(result: RunResult) -> list[tuple[str, str]]:
-    return [(e.name or "", canonical_args(e.args)) for e in result.events if e.type == TOOL_CALL]
+    return calls_of(baseline.events) == calls_of(candidate.events)
 
 
 def output_contains(text: str) -> Scorer:

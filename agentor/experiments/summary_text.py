@@ -5,6 +5,8 @@ spec, its error) made literal: one line, no terminal escapes."""
 
 from __future__ import annotations
 
+import math
+
 from agentor.experiments.experiment import Experiment, Pair
 from agentor.experiments.stats import Interval
 from agentor.experiments.summary import ScorerSummary
@@ -17,7 +19,7 @@ REGRESSED, IMPROVED = "regressed", "improved"
 
 def counts_text(e: Experiment) -> str:
     """`pairs 3 of 5 (2 pending); completed 3, diverged 0, failed 0`."""
-    s = e.summary
+    s = e.counts
     pending = f" ({len(e.pending)} pending)" if e.pending else ""
     return (
         f"pairs {s.pairs} of {len(e.definition.baselines)}{pending}; "
@@ -26,14 +28,28 @@ def counts_text(e: Experiment) -> str:
 
 
 def delta_text(interval: Interval | None, unit: str = "") -> str:
-    """`+12.5 a pair (95% CI +3.1 .. +20.2, 10 pairs)`, or `-` when nothing was measured."""
+    """`+12.5 a pair (95% CI +3.1 .. +20.2, 10 pairs)`, or `-` when nothing was measured;
+    dollars as `-$0.000088 a pair (95% CI -$0.00011 .. -$0.000066, 200 pairs)`."""
     if interval is None:
         return "- (not measured on both sides)"
     pct = round(interval.confidence * 100)
-    return (
-        f"{interval.mean:+.4g}{unit} a pair "
-        f"({pct}% CI {interval.low:+.4g} .. {interval.high:+.4g}, {interval.pairs} pairs)"
-    )
+    if unit.strip() == "$":
+        mean, low, high = (_dollars(x) for x in (interval.mean, interval.low, interval.high))
+        unit = ""
+    else:
+        mean, low, high = (f"{x:+.4g}" for x in (interval.mean, interval.low, interval.high))
+    pairs = f"{interval.pairs} pair{'' if interval.pairs == 1 else 's'}"
+    return f"{mean}{unit} a pair ({pct}% CI {low} .. {high}, {pairs})"
+
+
+def _dollars(amount: float) -> str:
+    """`+$1.25`, `-$0.000088`: two significant digits past the cent, no exponent."""
+    sign = "-" if amount < 0 else "+"
+    size = abs(amount)
+    if size == 0 or not math.isfinite(size):
+        return f"{sign}${size:.2f}" if size == 0 else f"{sign}${size}"
+    places = max(2, 1 - math.floor(math.log10(size)))
+    return f"{sign}${size:.{places}f}"
 
 
 def scorer_text(spec: str, scored: ScorerSummary) -> str:

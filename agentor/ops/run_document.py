@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
+from agentor.engine.approval.pending import APPROVED, REJECTED
 from agentor.engine.events import (
     APPROVAL,
     APPROVAL_REQUEST,
@@ -188,21 +189,50 @@ def _tool_step(e: Event) -> Block:
         text = e.result if isinstance(e.result, str) else _json(e.result)
         kind = "text" if isinstance(e.result, str) else "json"
         return Body(("Result of ", name, *call, *_answer_note(e)), text, kind)
-    if e.type == APPROVAL_REQUEST:
-        return Body(("Approval requested for ", name, *call), _json(e.args), "json")
-    decision = str(e.extra.get("decision", "decided"))
-    by = e.extra.get("by")
+    return Body(("Approval requested for ", name, *call), _json(e.args), "json")
+
+
+def _approval(e: Event, walk: _Walk) -> list[Block]:
+    """A person's decision: what it was, by whom, its note (an approval's) or reason (a
+    rejection's), the arguments an edit gave the call, the result a person gave it."""
+    call = (" (", Code(e.call_id), ")") if e.call_id else ()
+    decision = e.decision or "?"
     label: tuple[Span, ...] = ("Approval: ", Code(decision), *call)
-    if by:
-        label += (" by ", Code(str(by)))
-    detail = {k: e.extra[k] for k in ("note", "reason", "args") if k in e.extra}
-    return Body(label, _json(detail) if detail else decision, "json" if detail else "text")
+    if e.name:
+        label += (" for ", Code(e.name))
+    if e.by:
+        label += (" by ", Code(e.by))
+    if e.note:
+        word = " · reason" if decision == REJECTED else " · note"
+        out: list[Block] = [Body((*label, word), e.note)]
+    else:
+        out = [Body(label, _unsaid(e, decision))]
+    if e.args is not None:
+        out.append(Body(("Edited arguments", *call), _json(e.args), "json"))
+    if e.result is not None:
+        text = e.result if isinstance(e.result, str) else _json(e.result)
+        kind = "text" if isinstance(e.result, str) else "json"
+        out.append(Body(("Result given", *call, " (the tool not run)"), text, kind))
+    return out
+
+
+def _unsaid(e: Event, decision: str) -> str:
+    """What a decision with no note amounts to, in the document's words."""
+    if decision == REJECTED:
+        return "rejected: no reason given"
+    if decision != APPROVED:
+        return decision
+    if e.result is not None:
+        return "approved, giving the result the call had"
+    return "approved with edited arguments" if e.args is not None else "approved as requested"
 
 
 def _answer_note(e: Event) -> tuple[Span, ...]:
-    """How a result was answered, when not run the plain way: from a record (with the recorded
-    call's arguments, when a fifo replay served it to others), or run as a replay's call with
-    no recorded answer."""
+    """How a result was answered, when not run the plain way: given by a person (the result an
+    interrupted call had), from a record (with the recorded call's arguments, when a fifo
+    replay served it to others), or run as a replay's call with no recorded answer."""
+    if e.by:
+        return (" (given by ", Code(e.by), ", not run)")
     if e.replayed_from:
         if DRIFT in e.extra:
             recorded = json.dumps(e.extra[DRIFT], ensure_ascii=False, default=str)
@@ -276,7 +306,7 @@ SECTIONS: dict[str, Callable[[Event, _Walk], list[Block]]] = {
     RUN_END: _end,
     FORK: _fork,
     APPROVAL_REQUEST: _step,
-    APPROVAL: _step,
+    APPROVAL: _approval,
     CLAIM: _raw,
     RELEASE: _raw,
     INVALID_OUTPUT: _raw,

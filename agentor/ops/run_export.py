@@ -3,7 +3,8 @@
 `export(store, run_id, format)` returns the document as a `str` that always encodes as UTF-8:
 
 - "md": the summary (agent, model, status, time, tokens, cost), the prompt, each turn with its
-  tool calls (arguments, results, errors), approvals, the end and its answer. Every piece of
+  tool calls (arguments, results, errors), approvals (the decision, who made it, its note or
+  reason, an edit's arguments, a given result), the end and its answer. Every piece of
   text from the log is in a code span or a fenced block longer than any fence inside it, so
   nothing in it renders as Markdown or HTML (no link, no image loaded from anywhere).
 - "json": one document, `{"format": "agentor-run", "version": 1, "run_id", "summary",

@@ -13,11 +13,12 @@ held, and the tracer finished.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,9 +26,11 @@ from agentor.engine.approval.pending import GatedTurn, gated_point, gated_turn
 from agentor.engine.events import LOG_VERSION, RUN_START, Event
 from agentor.engine.fork.plan import ForkPlan
 from agentor.engine.fork.recording import Recording, recording_of
+from agentor.engine.fork_mark import replay_mark, replayed_model
 from agentor.engine.history import ResumePoint, resume_point, total_usage
 from agentor.engine.inputs import check_same_input
 from agentor.engine.loop import Listener, LoopOutcome, LoopSpec, Recorder, run_loop
+from agentor.engine.models import Model, OpenAIModel
 from agentor.engine.request import RequestConfig, request_config
 from agentor.engine.statuses import AWAITING_APPROVAL
 from agentor.engine.store.api import BatchStore, Store
@@ -37,8 +40,8 @@ from agentor.engine.submit import submit_run
 from agentor.engine.toolset import SegmentTools, segment_tools
 from agentor.errors import NothingToResumeError
 from agentor.result import RunResult, from_log, pending_now, settled, structured_result
-from agentor.session.config import AgentConfig
-from agentor.session.options import CallOptions
+from agentor.session.config import AgentConfig, model_named
+from agentor.session.options import CallOptions, let_go
 from agentor.telemetry.inprocess import RunTracing, check_tracing, run_tracing
 from agentor.tracing_setting import call_tracing
 
@@ -166,7 +169,24 @@ class RunSession:
             why = "its run_start holds no messages" if started else "its log has no run_start"
             raise NothingToResumeError(run_id, why)
         streamed = self.listener is not None
-        return await self._segment(store, run_id, events, known, point, opening, streamed, gated)
+        async with self._resumed_model(known, opening):
+            return await self._segment(
+                store, run_id, events, known, point, opening, streamed, gated
+            )
+
+    @contextlib.asynccontextmanager
+    async def _resumed_model(self, known: Sequence[Event], opening: Opening) -> AsyncIterator[None]:
+        """A resumed replay is asked, for this segment, with the model and request settings it
+        was made with (`replay_model`); a new fork, with the model it was made with."""
+        own = self.model
+        if opening.held:
+            self.model = replay_model(own, known)
+        try:
+            yield
+        finally:
+            if self.model is not own:  # made for this resume: its connections go with it
+                await let_go([self.model])
+            self.model = own
 
     async def _segment(
         self,
@@ -283,6 +303,25 @@ class RunSession:
             host=socket.gethostname(),
             started_at=time.time(),
         )
+
+
+def replay_model(model: Model, events: Sequence[Event]) -> Model:
+    """The model a resumed replay asks, as the replay began: the model it was made with (its
+    name, on `model`'s endpoint, as `replay --model` reads it: `model_named`) with the request
+    settings it was given (its `fork` event keeps both) set over that model's own; `model`
+    itself for any other run (a plain fork goes on with the resuming agent's model), when it
+    is that model already, or when the log names no model (no settings to set either: a model
+    not on an OpenAI-compatible endpoint)."""
+    mark = replay_mark(events)
+    if mark is None:
+        return model
+    name = replayed_model(events, mark)
+    chosen = model if name is None else model_named(model, name)
+    changes = mark.model_settings
+    if not changes or not isinstance(chosen, OpenAIModel):
+        return chosen
+    made = chosen.with_settings(changes)
+    return chosen if made.settings == chosen.settings else made
 
 
 async def _write_start(recorder: Recorder, run_start: Event, opening: Opening) -> None:

@@ -4,9 +4,13 @@ and read them again while they may change: every `LIVE_EVERY_S` when the app wat
 store (an experiment another process runs), and whenever told (`refresh`: a pair of an
 experiment running here was recorded).
 
-Cost model: a read is the experiments' records only (a file each, or a query each); an
-experiment is summed up again (its bootstrap: ~0.2 s at 50 pairs, a second or more at 200)
-only when its records changed. Reads asked while one is under way are done once, after it.
+Cost model: a read is the experiments' records only (a file each, or a query each), and
+nothing more when they did not change. Of an experiment that changed, the counts are worked
+out again at once (a few ms), the deltas' intervals (the bootstrap: ~0.15 s at 200 pairs) at
+most every `INTERVALS_EVERY_S` while pairs are pending (or ten times what the last took), the
+reads between them showing the last ones; once the pairs stop coming, a read follows that
+works them out, so an experiment that ended or stopped never shows old intervals. Reads asked
+while one is under way are done once, after it.
 
 They report by messages (`Listed`, `Loaded`, `Failed`, `Notice`); the screen shows what they
 found.
@@ -15,23 +19,28 @@ found.
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass
 from typing import Any
 
 from textual import work
 from textual.message import Message
+from textual.timer import Timer
 from textual.worker import Worker
 
 from agentor.errors import AgentorError
 from agentor.experiments.experiment import Experiment, experiments_of
 from agentor.experiments.listing import Listed, listed
 from agentor.experiments.record import read_records
+from agentor.experiments.summary import Summary
 from agentor.sources.source import RunSource
 from tui.controllers.controller import Controller
 from tui.text import experiment_notes
 
 # How often an open list or experiment is read again while the app watches its store.
 LIVE_EVERY_S = 1.0
+# How often, at most, a running experiment's intervals are worked out again.
+INTERVALS_EVERY_S = 2.0
 
 
 class _Rereading(Controller):
@@ -82,9 +91,13 @@ class _Rereading(Controller):
             self._said = None
             if message is not None:
                 self.report(message)
+        self._read_done()
 
     def _read(self) -> Message | None:
         raise NotImplementedError
+
+    def _read_done(self) -> None:
+        """After the reads asked for (on the app's loop)."""
 
     def _failed(self, why: str) -> None:
         if why != self._said:
@@ -115,23 +128,60 @@ class ExperimentsReader(_Rereading):
 
 
 class ExperimentReader(_Rereading):
-    """One experiment: its definition, its pairs as recorded, its summary."""
+    """One experiment: its definition, its pairs as recorded, its summary (its intervals
+    worked out again at most every `INTERVALS_EVERY_S` while pairs are pending)."""
 
     @dataclass
     class Loaded(Message):
+        """`experiment` as read; `intervals`, the summary whose deltas to show: the
+        experiment's own, or, while it runs, an earlier read's (`current` False)."""
+
         experiment: Experiment
+        intervals: Summary
+        current: bool = True
 
     def __init__(self, source: RunSource, experiment_id: str, live: bool) -> None:
         super().__init__(source, live)
         self.experiment_id = experiment_id
+        self._experiment: Experiment | None = None  # the last read
+        self._intervals: Summary | None = None  # the last worked out
+        self._summed_at = -float("inf")  # when (time.monotonic)
+        self._every = INTERVALS_EVERY_S
+        self._behind = False  # the intervals shown are an earlier read's
+        self._trailing: Timer | None = None
 
     def _read(self) -> Message | None:
         store = self._store()
         records = experiments_of(store).load_experiment(self.experiment_id)
-        if records == self._last:
-            return None
-        self._last = records
-        definition, pairs = read_records(records)
-        if definition is None:
-            raise ValueError(f"experiment {self.experiment_id} records no definition")
-        return self.Loaded(Experiment(store, definition, pairs))
+        if records == self._last and self._experiment is not None:
+            if not (self._behind and self._due()):
+                return None
+            experiment = self._experiment  # unchanged since, but its intervals are due
+        else:
+            self._last = records
+            definition, pairs = read_records(records)
+            if definition is None:
+                raise ValueError(f"experiment {self.experiment_id} records no definition")
+            experiment = self._experiment = Experiment(store, definition, pairs)
+        if self._intervals is None or not experiment.pending or self._due():
+            started = time.monotonic()
+            self._intervals = experiment.summary
+            self._summed_at = time.monotonic()
+            self._every = max(INTERVALS_EVERY_S, 10 * (self._summed_at - started))
+            self._behind = False
+        else:
+            self._behind = True
+        return self.Loaded(experiment, self._intervals, not self._behind)
+
+    def _due(self) -> bool:
+        return time.monotonic() - self._summed_at >= self._every
+
+    def _read_done(self) -> None:
+        # Behind: read again once the intervals are due (the pairs may have stopped coming).
+        if self._behind and self._trailing is None:
+            wait = max(0.0, self._summed_at + self._every - time.monotonic())
+            self._trailing = self.set_timer(wait, self._trail)
+
+    def _trail(self) -> None:
+        self._trailing = None
+        self.refresh_read()

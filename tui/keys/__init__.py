@@ -133,6 +133,8 @@ FOOTER_PRIORITY = (
     "help",
     "quit",
     "start_experiment",  # shown only while runs are selected
+    "stop_experiment",  # shown only while the experiment runs here
+    "resume_experiment",  # shown only while it has pairs pending
     "approve",
     "reject",
     "give_result",

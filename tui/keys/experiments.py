@@ -14,14 +14,27 @@ from tui.keys.model import (
     Key,
 )
 
+
+def _stop_resume(owner: str) -> tuple[Bind, ...]:
+    """`x` stops the experiment (highlighted, or shown) running here, `r` resumes one with
+    pairs pending; each shown in the footer when it applies, its hidden twin saying why
+    not otherwise."""
+    return (
+        Bind(owner, "x", "stop_experiment", "Stop"),
+        Bind(owner, "x", "cannot_stop", "Stop", show=False),
+        Bind(owner, "r", "resume_experiment", "Resume"),
+        Bind(owner, "r", "cannot_resume", "Resume", show=False),
+    )
+
+
 # Two lines of help (the help fits a 160x45 screen without scrolling); the manual's keys
 # table (docs/tui.md) says more.
 SECTION = (
     "Experiments",
     (
         Key(
-            "E  enter  s",
-            "experiments; enter: pairs (s sorts); a pair: compare",
+            "E enter s x r",
+            "experiments, pairs (s sorts), compare; x stop, r resume",
             Bind(
                 SCREEN,
                 "E,shift+e",
@@ -31,9 +44,11 @@ SECTION = (
             ),
             Bind(EXPERIMENTS_SCREEN, "enter", "open_experiment", "Pairs"),
             Bind(EXPERIMENTS_SCREEN, "escape,q,E,shift+e", "dismiss", "Back"),
+            *_stop_resume(EXPERIMENTS_SCREEN),
             Bind(PAIRS_SCREEN, "enter", "compare_pair", "Compare"),
             Bind(PAIRS_SCREEN, "s", "cycle_sort", "Sort"),
             Bind(PAIRS_SCREEN, "escape,q", "dismiss", "Back"),
+            *_stop_resume(PAIRS_SCREEN),
         ),
         Key(
             "space  X",

@@ -120,6 +120,7 @@ class RunsScreen(Screen[None]):
         self.approver, self.forker = controllers.approver, controllers.forker
         self.reader, self.keeper = controllers.reader, controllers.keeper
         self.experimenter = controllers.experimenter
+        self.candidates: set[str] = set()  # taken by the experiment here, not measured yet
         self.tell_note = tell_note  # the app's: a note shown literally, beside a few others
         self.label = label  # the source, as the list's title names it (literal)
         self.clock = clock
@@ -697,7 +698,12 @@ class RunsScreen(Screen[None]):
         if not self.is_active:
             return  # a dialog is open above the list
         screen = ExperimentsScreen(
-            self.source, self.tell_note, label=self.label, clock=self.clock, live=self.watching
+            self.source,
+            self.experimenter,
+            self.tell_note,
+            label=self.label,
+            clock=self.clock,
+            live=self.watching,
         )
         self.app.push_screen(screen)
 
@@ -724,13 +730,21 @@ class RunsScreen(Screen[None]):
 
     @while_running
     def on_experimenter_started(self, message: Experimenter.Started) -> None:
-        """Its definition is recorded: the selection is done with, its pairs open, live."""
-        self.run_list.clear_selection()
-        self.tell_note(experiment_notes.started(message.experiment_id, message.runs, message.done))
+        """Its definition is recorded: the selection is done with (when the form started
+        it), its pairs open, live."""
+        if not message.resumed:
+            self.run_list.clear_selection()
+        self.tell_note(
+            experiment_notes.started(
+                message.experiment_id, message.runs, message.done, message.resumed
+            )
+        )
+        self._experiment_state()
         if not self._shows_pairs_of(message.experiment_id):
             screen = PairsScreen(
                 self.source,
                 message.experiment_id,
+                self.experimenter,
                 self.tell_note,
                 clock=self.clock,
                 live=self.watching,
@@ -739,17 +753,34 @@ class RunsScreen(Screen[None]):
 
     @while_running
     def on_experimenter_held(self, message: Experimenter.Held) -> None:
+        self.candidates.add(message.run_id)
         self.watcher.refresh_run(message.run_id, liveness=True)  # a candidate, in the list
 
     @while_running
     def on_experimenter_pair_done(self, message: Experimenter.PairDone) -> None:
+        self.candidates.discard(message.candidate)
         self.watcher.refresh_run(message.candidate, liveness=True)
         self._experiment_changed(message.experiment_id)
 
     @while_running
+    def on_experimenter_stopping(self, message: Experimenter.Stopping) -> None:
+        self._experiment_state()
+
+    @while_running
     def on_experimenter_ended(self, message: Experimenter.Ended) -> None:
+        for run_id in self.candidates:  # stopped mid-way: interrupted now
+            self.watcher.refresh_run(run_id, liveness=True)
+        self.candidates.clear()
+        self._experiment_state()
         if message.experiment_id is not None:
             self._experiment_changed(message.experiment_id)
+
+    def _experiment_state(self) -> None:
+        """The experimenter's state changed: what shows experiments says it, and the keys
+        that apply (x, r)."""
+        for screen in self.app.screen_stack:
+            if isinstance(screen, PairsScreen | ExperimentsScreen):
+                screen.state_changed()
 
     def _experiment_changed(self, experiment_id: str) -> None:
         """What shows the experiment reads it again (its pairs, and the list of them all)."""

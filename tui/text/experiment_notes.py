@@ -24,11 +24,15 @@ def one_at_a_time(experiment_id: str) -> Note:
     )
 
 
-def started(experiment_id: str, runs: int, done: int) -> Note:
-    went_on = f" ({done} pairs were done: going on)" if done else ""
+def started(experiment_id: str, runs: int, done: int, resumed: bool = False) -> Note:
+    if resumed:
+        said = f" resumed ({done} of {runs} pairs were done)"
+    else:
+        again = f" ({done} pairs were done: going on)" if done else ""
+        said = f" on {runs} run{'s' if runs != 1 else ''}{again}"
     return Note(
-        f"Experiment {literal_line(experiment_id, 40)} on {runs} run{'s' if runs != 1 else ''}"
-        f"{went_on}: its pairs come in as they are measured.",
+        f"Experiment {literal_line(experiment_id, 40)}{said}: its pairs come in as they "
+        "are measured.",
         title="Experiment",
         timeout=5,
         kind=EXPERIMENT,
@@ -45,10 +49,10 @@ def ended(experiment_id: str, pairs: int, regressions: int, improvements: int) -
     )
 
 
-def refused(why: str) -> Note:
+def refused(why: str, resumed: bool = False) -> Note:
     """The experiment did not start (everything is checked before anything is written)."""
     return Note(
-        f"Experiment not started: {literal_line(why, 400)}",
+        f"Experiment not {'resumed' if resumed else 'started'}: {literal_line(why, 400)}",
         severity="error",
         timeout=10,
         kind=EXPERIMENT,
@@ -75,4 +79,35 @@ def not_made_yet(candidate: str) -> Note:
         f"This pair is not measured yet: its candidate {short_id(candidate)} has no run yet.",
         severity="warning",
         timeout=4,
+    )
+
+
+def stopped_here(experiment_id: str) -> Note:
+    """`x` stopped it: the pairs measured are kept, the candidates in flight interrupted."""
+    return Note(
+        f"Experiment {literal_line(experiment_id, 40)} stopped: the pairs measured are kept, "
+        "the candidates in flight left resumable. r resumes it.",
+        title="Experiment",
+        timeout=6,
+        kind=EXPERIMENT,
+    )
+
+
+def not_running_here(experiment_id: str) -> Note:
+    return Note(
+        f"Experiment {literal_line(experiment_id, 40)} is not running in this app: "
+        "nothing to stop.",
+        severity="warning",
+        timeout=4,
+        kind=EXPERIMENT,
+    )
+
+
+def not_resumed(why: str) -> Note:
+    """`r` refused before anything ran (`why`: one line, from `resume_refusal`)."""
+    return Note(
+        f"Experiment not resumed: {literal_line(why.removeprefix('✗ '), 400)}",
+        severity="warning",
+        timeout=8,
+        kind=EXPERIMENT,
     )

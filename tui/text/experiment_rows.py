@@ -16,6 +16,7 @@ from agentor.durations import duration
 from agentor.experiments.experiment import Experiment, Pair
 from agentor.experiments.listing import Listed
 from agentor.experiments.measures import NUMBERS, SAME
+from agentor.experiments.summary import Summary
 from agentor.experiments.summary_text import (
     UNITS,
     counts_text,
@@ -39,9 +40,11 @@ ABSENT = "–"  # a measure not known on both sides of a pair
 EXPERIMENT_COLUMNS: tuple[Column, ...] = (
     ("id", 16, False),
     ("created", 9, False),
-    ("pairs", 9, True),
+    ("pairs", 7, True),
     ("regressed", 9, True),
+    ("state", 11, False),
 )
+STATE_STYLES = {"running": "bold cyan", "stopping": "yellow", "stopped": "yellow"}
 
 
 def experiments_header() -> Text:
@@ -52,17 +55,23 @@ def experiments_header() -> Text:
     return out
 
 
-def experiment_line(x: Listed, now: float) -> Text:
-    """`exp-3f1c0a9d2b7e  3m ago  4/5  1 ▼  prompt v2 · model gpt-4o`."""
+def experiment_line(x: Listed, now: float, state: str | None = None) -> Text:
+    """`exp-3f1c0a9d2b7e  3m ago  4/5  1 ▼  running  prompt v2 · model gpt-4o`: `state` is
+    the experiment's in this app (`running`, `stopping`, `stopped`); else its pairs pending,
+    or `done`."""
     d = x.definition
     out = Text(no_wrap=True)
     out.append(fit(literal_line(d.id, 40), 16) + GAP, "bold")
     out.append(fit(relative_time(d.created_at or None, now), 9) + GAP)
     out.append(
-        fit(f"{x.measured}/{x.total}", 9, True) + GAP, "" if x.measured == x.total else "cyan"
+        fit(f"{x.measured}/{x.total}", 7, True) + GAP, "" if x.measured == x.total else "cyan"
     )
     regressed = f"{x.regressions} {REGRESSED_MARK}" if x.regressions else "0  "
     out.append(fit(regressed, 9, True) + GAP, REGRESSED_STYLE if x.regressions else "dim")
+    pending = x.total - x.measured
+    if state is None or (state == "stopped" and not pending):
+        state = f"{pending} pending" if pending else "done"
+    out.append(fit(state, 11) + GAP, STATE_STYLES.get(state, "dim" if not pending else ""))
     out.append(literal_line(d.name, 120))
     if d.name != d.change:
         out.append(" · " + literal_line(d.change, 120), "dim")
@@ -72,11 +81,17 @@ def experiment_line(x: Listed, now: float) -> Text:
 # -- the summary above the pairs ---------------------------------------------------------------
 
 
-def summary_text(e: Experiment, now: float) -> Text:
+def summary_text(
+    e: Experiment, now: float, intervals: Summary | None = None, wide: bool = True
+) -> Text:
     """The experiment summed up, as `agentor experiment show` says it: what changed, how the
     pairs ended, regressions and improvements, each paired delta with its interval (bold when
-    the interval leaves 0 out: the change moved that measure), each scorer."""
-    d, s = e.definition, e.summary
+    the interval leaves 0 out: the change moved that measure), each scorer. The deltas are
+    `intervals`' (an earlier read's, while the experiment runs: it says of how many pairs),
+    else the experiment's own; two to a line when `wide`."""
+    d, s = e.definition, e.counts
+    if intervals is None:
+        intervals = e.summary
     out = Text(no_wrap=True, overflow="ellipsis")
     out.append(literal_line(d.id, 40), "bold")
     out.append("  " + literal_line(d.name, 100), "bold")
@@ -88,13 +103,16 @@ def summary_text(e: Experiment, now: float) -> Text:
     out.append(f"regressions {s.regressions}", REGRESSED_STYLE if s.regressions else "")
     out.append(" · ")
     out.append(f"improvements {s.improvements}", IMPROVED_STYLE if s.improvements else "")
-    names = list(s.deltas)
+    if intervals.pairs != s.pairs:
+        out.append(f" · intervals of {intervals.pairs} pairs, updating", "dim italic")
+    names = list(intervals.deltas)
     for i, name in enumerate(names):
-        interval = s.deltas[name]
+        interval = intervals.deltas[name]
         moved = interval is not None and interval.excludes_zero
         cell = f"{name:<8} {delta_text(interval, UNITS.get(name, ''))}"
-        out.append("\n" if i % 2 == 0 else "   ")
-        out.append(cell.ljust(62) if i % 2 == 0 else cell, "bold" if moved else "dim")
+        first = i % 2 == 0 or not wide
+        out.append("\n" if first else "   ")
+        out.append(cell.ljust(62) if first and wide else cell, "bold" if moved else "dim")
     for spec, scored in s.scorers.items():
         out.append("\n" + scorer_text(spec, scored), REGRESSED_STYLE if scored.regressions else "")
     return out

@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from rich.text import Text
+from textual.message import Message
 
 from agentor.experiments.listing import Listed
 from agentor.literal import literal_line
@@ -22,9 +23,19 @@ EMPTY = (
 class ExperimentList(CursorList):
     has_header = True
 
-    def __init__(self, clock: Callable[[], float] = time.time, *, id: str | None = None) -> None:
+    class Moved(Message):
+        """The cursor is on another experiment (the keys that apply change)."""
+
+    def __init__(
+        self,
+        clock: Callable[[], float] = time.time,
+        state_of: Callable[[str], str | None] = lambda _: None,
+        *,
+        id: str | None = None,
+    ) -> None:
         super().__init__(id=id)
         self.clock = clock
+        self.state_of = state_of  # an experiment's state in this app (`Experimenter.state_of`)
         self.rows: list[Listed] = []
         self.read = False  # the first read is in: an empty list says so
         self.error: str | None = None  # why the experiments cannot be read (literal)
@@ -46,6 +57,9 @@ class ExperimentList(CursorList):
     def row_count(self) -> int:
         return len(self.rows)
 
+    def cursor_moved(self) -> None:
+        self.post_message(self.Moved())
+
     def empty_text(self) -> Text:
         if self.error is not None:
             return Text("  " + literal_line(self.error, 300), "italic red")
@@ -55,4 +69,5 @@ class ExperimentList(CursorList):
         return experiments_header()
 
     def render_row(self, index: int, width: int) -> Text:
-        return experiment_line(self.rows[index], self.clock())
+        x = self.rows[index]
+        return experiment_line(x, self.clock(), self.state_of(x.id))

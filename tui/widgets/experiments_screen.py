@@ -1,7 +1,9 @@
 """`ExperimentsScreen`: `E` lists the store's experiments, newest first (id, age, pairs measured
-of all, regressions, name and change); `enter` opens one's pairs (`PairsScreen`), `esc` goes
-back. Live as the pairs are: its `ExperimentsReader` lists them again while the app watches
-the store, and when an experiment running here records a pair (`experiments_changed`)."""
+of all, regressions, its state here, name and change); `enter` opens one's pairs
+(`PairsScreen`), `x` stops the highlighted one when it runs here, `r` resumes it when pairs
+are pending, `esc` goes back. Live as the pairs are: its `ExperimentsReader` lists them again
+while the app watches the store, and when an experiment running here records a pair
+(`experiments_changed`)."""
 
 from __future__ import annotations
 
@@ -12,20 +14,22 @@ from typing import ClassVar
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import BindingType
-from textual.screen import ModalScreen
 
+from agentor.experiments.record import Definition
 from agentor.sources.source import RunSource
 from tui.controllers.controller import Controller
 from tui.controllers.experiment_reader import ExperimentsReader
+from tui.controllers.experimenter import Experimenter
 from tui.keys import bindings
 from tui.keys.model import EXPERIMENTS_SCREEN
 from tui.text.notices import Note
+from tui.widgets.experiment_control import ExperimentControl
 from tui.widgets.experiment_list import ExperimentList
 from tui.widgets.keys_footer import KeysFooter
 from tui.widgets.pairs_screen import PairsScreen
 
 
-class ExperimentsScreen(ModalScreen[None]):
+class ExperimentsScreen(ExperimentControl):
     BINDINGS: ClassVar[list[BindingType]] = bindings(EXPERIMENTS_SCREEN)
     DEFAULT_CSS = """
     ExperimentsScreen {
@@ -42,6 +46,7 @@ class ExperimentsScreen(ModalScreen[None]):
     def __init__(
         self,
         source: RunSource,
+        experimenter: Experimenter,
         tell_note: Callable[[Note], None],
         *,
         label: str,
@@ -50,13 +55,14 @@ class ExperimentsScreen(ModalScreen[None]):
     ) -> None:
         super().__init__()
         self.source = source
+        self.experimenter = experimenter
         self.tell_note = tell_note
         self.label = label  # the source, as the run list's title names it (literal)
         self.clock = clock
         self.live = live
 
     def compose(self) -> ComposeResult:
-        yield ExperimentList(self.clock, id="experiments")
+        yield ExperimentList(self.clock, self.experimenter.state_of, id="experiments")
         yield KeysFooter()
         yield ExperimentsReader(self.source, self.live)
 
@@ -75,6 +81,18 @@ class ExperimentsScreen(ModalScreen[None]):
     def on_experiments_reader_listed(self, message: ExperimentsReader.Listed) -> None:
         self.experiment_list.set_rows(message.experiments)
         self._retitle()
+        self.refresh_bindings()
+
+    def on_experiment_list_moved(self) -> None:
+        self.refresh_bindings()  # x and r: as the highlighted experiment allows
+
+    def shown(self) -> tuple[Definition, int] | None:
+        x = self.experiment_list.current
+        return None if x is None else (x.definition, x.total - x.measured)
+
+    def state_changed(self) -> None:
+        self.experiment_list.rows_changed()  # its state column
+        super().state_changed()
 
     @on(ExperimentsReader.Failed)
     def _failed(self, message: ExperimentsReader.Failed) -> None:
@@ -93,7 +111,12 @@ class ExperimentsScreen(ModalScreen[None]):
         if chosen is None:
             return
         screen = PairsScreen(
-            self.source, chosen.id, self.tell_note, clock=self.clock, live=self.live
+            self.source,
+            chosen.id,
+            self.experimenter,
+            self.tell_note,
+            clock=self.clock,
+            live=self.live,
         )
         self.app.push_screen(screen)
 

@@ -2,7 +2,8 @@
 regressions and improvements, each paired delta with its interval, each scorer with McNemar),
 its pairs below, regressions first (`s` sorts them by each delta or scorer), the highlighted
 pair said whole at the bottom; `enter` compares its baseline and candidate side by side (the
-compare view, `M`'s, with served and executed tool results marked).
+compare view, `M`'s, with served and executed tool results marked). `x` stops the experiment
+when it runs here, `r` resumes it when pairs are pending; the title says which it is.
 
 Live: its `ExperimentReader` reads the experiment's records again while the app watches the
 store, and when an experiment running here records a pair (`experiment_changed`), so pairs
@@ -18,14 +19,16 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import BindingType
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from agentor.experiments.experiment import Experiment
+from agentor.experiments.record import Definition
+from agentor.experiments.summary import Summary
 from agentor.literal import literal_line
 from agentor.sources.source import RunSource
 from tui.controllers.controller import Controller
 from tui.controllers.experiment_reader import ExperimentReader
+from tui.controllers.experimenter import RUNNING_HERE, Experimenter
 from tui.controllers.run_reader import RunReader
 from tui.keys import bindings
 from tui.keys.model import PAIRS_SCREEN
@@ -33,11 +36,15 @@ from tui.text import experiment_notes
 from tui.text.experiment_rows import Sort, pair_detail, sorted_rows, sorts, summary_text
 from tui.text.notices import Note
 from tui.widgets.compare_screen import CompareScreen
+from tui.widgets.experiment_control import ExperimentControl
 from tui.widgets.keys_footer import KeysFooter
 from tui.widgets.pair_list import PairList
 
+# From this width the summary's deltas go two to a line.
+WIDE = 140
 
-class PairsScreen(ModalScreen[None]):
+
+class PairsScreen(ExperimentControl):
     BINDINGS: ClassVar[list[BindingType]] = bindings(PAIRS_SCREEN)
     DEFAULT_CSS = """
     PairsScreen {
@@ -46,6 +53,8 @@ class PairsScreen(ModalScreen[None]):
             height: auto;
             padding: 0 1;
             background: $boost;
+            text-wrap: nowrap;
+            text-overflow: ellipsis;
         }
         PairList {
             height: 1fr;
@@ -66,6 +75,7 @@ class PairsScreen(ModalScreen[None]):
         self,
         source: RunSource,
         experiment_id: str,
+        experimenter: Experimenter,
         tell_note: Callable[[Note], None],
         *,
         clock: Callable[[], float] = time.time,
@@ -74,10 +84,12 @@ class PairsScreen(ModalScreen[None]):
         super().__init__()
         self.source = source
         self.experiment_id = experiment_id
+        self.experimenter = experimenter
         self.tell_note = tell_note
         self.clock = clock
         self.live = live
         self.experiment: Experiment | None = None
+        self.intervals: Summary | None = None  # whose deltas the summary shows
         self.sort_index = 0
 
     def compose(self) -> ComposeResult:
@@ -112,7 +124,7 @@ class PairsScreen(ModalScreen[None]):
     # -- what the reader found -----------------------------------------------------------------
 
     def on_experiment_reader_loaded(self, message: ExperimentReader.Loaded) -> None:
-        self.experiment = message.experiment
+        self.experiment, self.intervals = message.experiment, message.intervals
         self.show(keep=True)
 
     @on(ExperimentReader.Failed)
@@ -125,14 +137,41 @@ class PairsScreen(ModalScreen[None]):
         e = self.experiment
         if e is None:
             return
-        self.query_one("#pairs-summary", Static).update(summary_text(e, self.clock()))
+        self.query_one("#pairs-summary", Static).update(
+            summary_text(e, self.clock(), self.intervals, wide=self.size.width >= WIDE)
+        )
         sort = self.sorts[self.sort_index % len(self.sorts)]
         self.pair_list.set_rows(sorted_rows(e, sort), e.definition.scorers, keep=keep)
-        measured, total = len(e.pairs), len(e.definition.baselines)
-        counted = f"{measured} of {total} measured" if measured < total else f"{total} pairs"
         self.pair_list.set_titles(
-            f"Pairs · {counted}", f"sorted: {sort.label} · s: another sort · enter: compare"
+            self._title(), f"sorted: {sort.label} · s: another sort · enter: compare"
         )
+        self.refresh_bindings()
+
+    def _title(self) -> str:
+        """`Pairs · 3 of 5 measured · running`: how many, and its state here."""
+        e = self.experiment
+        if e is None:
+            return f"Pairs · {literal_line(self.experiment_id, 40)}"
+        measured, total = len(e.pairs), len(e.definition.baselines)
+        if measured == total:
+            return f"Pairs · {total} pair{'s' if total != 1 else ''}"
+        state = self.experimenter.state_of(e.id)
+        if state == RUNNING_HERE:
+            return f"Pairs · {measured} of {total} measured · running (x: stop)"
+        said = f" · {state}" if state is not None else ""
+        return f"Pairs · {measured} of {total} measured{said} · r: resume"
+
+    def shown(self) -> tuple[Definition, int] | None:
+        e = self.experiment
+        return None if e is None else (e.definition, len(e.pending))
+
+    def state_changed(self) -> None:
+        if self.experiment is not None:
+            self.show(keep=True)  # its title says the state
+        super().state_changed()
+
+    def on_resize(self) -> None:
+        self.show(keep=True)  # the deltas: two to a line, or one
 
     def on_pair_list_moved(self) -> None:
         row = self.pair_list.current

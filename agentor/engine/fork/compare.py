@@ -196,11 +196,17 @@ def side(events: Sequence[Event]) -> Side:
 
 def turns_of(events: Sequence[Event]) -> list[Turn]:
     """The run's turns in order: the latest generation of each number, its calls answered."""
+    return [_turn(events, n, i) for n, i in sorted(latest_generations(events).items())]
+
+
+def latest_generations(events: Sequence[Event]) -> dict[int, int]:
+    """Each turn's generation as the engine sees the run: by turn number, the position of its
+    latest generation (a turn asked again after a crash replaces the attempt it rewound)."""
     latest: dict[int, int] = {}
     for i, e in enumerate(events):
         if e.type == GENERATION:
             latest[e.turn if e.turn is not None else len(latest) + 1] = i
-    return [_turn(events, n, i) for n, i in sorted(latest.items())]
+    return latest
 
 
 def _turn(events: Sequence[Event], number: int, i: int) -> Turn:

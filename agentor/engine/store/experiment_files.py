@@ -15,6 +15,7 @@ import os
 from collections.abc import Mapping
 
 from agentor.engine.log.file_io import write_all
+from agentor.engine.log.format import loads_line
 from agentor.engine.store.run_ids import validate_run_id
 from agentor.errors import ExperimentNotFoundError
 
@@ -88,8 +89,8 @@ def load_records(dir_fd: int, experiment_id: str, where: object) -> list[dict[st
     records: list[dict[str, object]] = []
     for line in data.split(b"\n")[:-1]:  # the part after the last newline is cut: left out
         try:
-            value = json.loads(line)
-        except ValueError:
+            value = loads_line(line)
+        except (ValueError, RecursionError):
             continue
         if isinstance(value, dict):
             records.append(value)
