@@ -160,6 +160,24 @@ def test_no_worker_while_another_thread_runs(
     assert rows_of(alone) == rows_of(read(runs))
 
 
+@pytest.mark.parametrize("why", ["no fork", "one CPU", "macOS"])
+def test_no_worker_where_none_can_be_forked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, two_cores: None, why: str
+) -> None:
+    runs = tmp_path / "runs"
+    directory_of_all_sorts(runs)
+    both = read(runs)
+    if why == "no fork":
+        monkeypatch.delattr(os, "fork")
+    elif why == "one CPU":
+        monkeypatch.setattr("agentor.sources.apart.cpus", lambda: 1)
+    else:
+        monkeypatch.setattr(sys, "platform", "darwin")
+    alone = read(runs)
+    assert alone.from_worker == 0 and both.from_worker > 0
+    assert rows_of(alone) == rows_of(both)
+
+
 def test_what_a_failed_worker_read_is_read_here(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, two_cores: None
 ) -> None:

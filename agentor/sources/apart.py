@@ -2,8 +2,9 @@
 (`agentor ls`) may hand off when the machine has cores to spare (`forkable`).
 
 A fork copies only the thread that makes it: none is made while another thread runs (a lock one
-holds would stay held in the copy), nor where `os.fork` does not exist, nor when this process may
-run on one CPU alone (the two would take turns). The forked process never returns to its
+holds would stay held in the copy), nor where `os.fork` does not exist or is not safe to use
+without an `exec` (macOS: its system libraries), nor when this process may run on one CPU alone
+(the two would take turns). The forked process never returns to its
 caller's code: it ends (`os._exit`) once its work is done, whatever happens (no `atexit`, no
 buffer flushed twice).
 """
@@ -11,6 +12,7 @@ buffer flushed twice).
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,9 +30,11 @@ def cpus() -> int:
 
 
 def forkable() -> bool:
-    """Whether work may be forked off now: `os.fork` exists, no other thread runs, and this
-    process may use more than one CPU."""
-    return hasattr(os, "fork") and threading.active_count() == 1 and cpus() > 1
+    """Whether work may be forked off now: `os.fork` exists (not on macOS), no other thread
+    runs, and this process may use more than one CPU."""
+    if not hasattr(os, "fork") or sys.platform == "darwin":
+        return False
+    return threading.active_count() == 1 and cpus() > 1
 
 
 def fork_off(work: Callable[[], None]) -> int | None:

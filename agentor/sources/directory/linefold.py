@@ -5,7 +5,7 @@ with each line read whole (`logfile.decode_for_summary`, then `history.fold`,
 Most lines of a log are tool calls and results, of which a summary reads the type and the time
 alone, and generations, of which it reads a few numbers more. A chunk's lines are parsed by
 msgspec into the few fields a summary reads (`_Fields`; the rest of each line checked to be JSON
-and skipped: twice as fast as orjson's whole parse, in one `map` while none fails). A run's
+and skipped: ~1.7x as fast as orjson's whole parse, in one `map` while none fails). A run's
 start and end, a fork, and any line msgspec refuses, that is not UTF-8 (`_typed`) or that is no
 object with a string type go the engine's way (parsed by orjson), each in its place in the
 order. The lines between two such (most of a log) are folded here, one by one, the summary's
@@ -18,8 +18,8 @@ msgspec reads the numbers orjson reads).
 Not for a row being priced (`rowcost` reads every generation's model and usage): `rowread` folds
 those lines the engine's way.
 
-Cost model: msgspec's parse ~0.8 µs a line of ~500 bytes (orjson's: ~1.7 µs), then ~1 µs a line
-of Python steps (the engine's way: ~6 µs).
+Cost model: msgspec's parse ~0.55 µs a line of ~500 bytes (orjson's whole parse: ~0.95 µs), then
+~1 µs a line of Python steps (the engine's way: ~6 µs).
 """
 
 from __future__ import annotations

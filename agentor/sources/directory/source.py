@@ -169,10 +169,10 @@ class DirectorySource:
         return rest
 
     def _read_halves(self, entries: list[tuple[str, str]]) -> list[tuple[str, str]]:
-        """Read half of these files whole here, the other half in a forked worker
-        (`forkread`), whose rows are taken as an index's are (`take_aside` when no index row
-        was left aside, else `take_fresh`); the entries left to read here (those the worker
-        did not hand back)."""
+        """Read part of these files whole here, the rest in a forked worker (`forkread`),
+        whose rows are taken as an index's are (`take_aside` when no index row was left aside,
+        else `take_fresh`); the entries left to read here (those the worker did not hand
+        back)."""
         theirs, mine = forkread.shares(entries)
         worker = forkread.start(theirs, self._read_whole)
         if worker is None:
