@@ -160,6 +160,31 @@ def test_no_worker_while_another_thread_runs(
     assert rows_of(alone) == rows_of(read(runs))
 
 
+def test_new_logs_beside_an_index_are_read_on_two_cores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, two_cores: None
+) -> None:
+    """Rows left aside from the index, and new logs: the worker's rows are built then
+    (`take_fresh`), the listing and the index saved are those of one process."""
+    runs = tmp_path / "runs"
+    directory_of_all_sorts(runs)
+    list_table(DirectorySource(runs))  # the index of these
+    for n, path in enumerate(sorted(runs.glob("*.jsonl"))):
+        if path.is_file() and len(path.stem) == 32:
+            (runs / f"{n:04d}{path.stem[4:]}.jsonl").write_bytes(path.read_bytes())
+    source = DirectorySource(runs)
+    table = list_table(source)
+    assert source.from_index > 0 and source.from_worker > 0
+    assert source.aside is not None and not source.aside.apart
+    with monkeypatch.context() as m:
+        serial(m)
+        one = DirectorySource(runs)
+        one.index.places = lambda: [tmp_path / "elsewhere.json"]  # type: ignore[method-assign]
+        assert_same(list_table(one), table)
+    warm = DirectorySource(runs)
+    assert_same(list_table(warm), table)
+    assert warm.bytes_read == 0
+
+
 @pytest.mark.parametrize("why", ["no fork", "one CPU", "macOS"])
 def test_no_worker_where_none_can_be_forked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, two_cores: None, why: str
