@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from agentor.engine.store.file import FileStore
+from agentor.experiments.experiment import Experiment
 from tests.conftest import WeatherAgents
 from tests.experimentkit import prompts, requests_of, script
 from tests.openai_server import FakeOpenAI
@@ -219,3 +220,32 @@ def test_bad_input_is_one_line_and_writes_nothing(shell: Shell) -> None:
     assert "no experiment exp-0" in refused(shell("resume", "exp-0"))
     assert shell.files() == before, "nothing written"
     assert "no experiments" in shell("ls").stdout
+
+
+def test_an_agent_given_by_a_relative_path_is_recorded_whole_and_resumes_from_elsewhere(
+    shell: Shell, tmp_path: Path
+) -> None:
+    """`--agent agents.py:careful` given in the agent file's directory: the experiment records
+    the file's absolute path, so `resume` without `--agent`, from another directory, loads it."""
+    out = agentor(
+        "experiment",
+        "run",
+        *shell.baselines[:1],
+        "--agent",
+        "agents.py:careful",
+        "--json",
+        "--store",
+        str(shell.runs),
+        env=shell.env,
+        cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stderr
+    exp = json.loads(out.stdout)["experiment_id"]
+    definition = Experiment.load(FileStore(shell.runs), exp).definition
+    assert definition.agent_spec == f"{tmp_path / 'agents.py'}:careful"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    again = agentor(
+        "experiment", "resume", exp, "--store", str(shell.runs), env=shell.env, cwd=elsewhere
+    )
+    assert again.returncode == 0, again.stderr

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from agentor.agent import Agentor
-from agentor.agents import AgentSet, experiment_agents, load_agent
+from agentor.agents import AgentSet, absolute_spec, experiment_agents, load_agent
 from agentor.cli.experiment_text import experiment_lines, export_html, export_markdown
 from agentor.cli.lines import Refusal, UsageError, print_json, stamp
 from agentor.cli.stores import run_in, source_of, store_of
@@ -88,7 +88,8 @@ def run(args: Namespace) -> int:
                 agent_for,
                 judge_asker(first, Agentor),
                 agent=None if agent is None else agent.name,
-                agent_spec=args.agent,
+                # Absolute: `experiment resume` from another directory loads the same file.
+                agent_spec=None if args.agent is None else absolute_spec(args.agent),
                 rubric=rubric,
                 check=model_check(first),
                 on_start=progress.start,
