@@ -1,9 +1,12 @@
-"""A row read whole and not priced (what `agentor ls` reads) folds most lines without an event
-(`agentor.sources.directory.linefold`); a row being priced folds every line the engine's way
-(`decode_for_summary`, then `history.fold`, the lineage, whether it asks for approval). Both give
-the same row, field for field, for every kind of line the engine writes and every odd value a
-log may hold (a time past 64 bits, NaN, a bool where a number goes, a bad line), in any order,
-however the file is cut into chunks."""
+"""A row read whole folds most lines without an event (`agentor.sources.directory.linefold`),
+priced (what the directory source's `fill` reads: `rowcost.price_folded`) or not (what
+`agentor ls` reads). Both give the row the engine's way gives (`EngineWay`: every line decoded,
+`decode_for_summary`, then `history.fold`, the lineage, whether it asks for approval, and
+`rowcost.price` with genai-prices' own `calc_price`), field for field and its cost to the
+`Decimal`, for every kind of line the engine writes and every odd value a log may hold (a time
+past 64 bits, NaN, a bool where a number goes, a bad line; models priced and not, generations
+with and without usage, segments resumed on another model), in any order, however the file is
+cut into chunks."""
 
 from __future__ import annotations
 
@@ -16,8 +19,13 @@ from typing import Any
 import orjson
 import pytest
 
+from agentor.engine.events import Event
+from agentor.engine.history import fold
+from agentor.ops import pricing
 from agentor.sources import logfile
-from agentor.sources.directory.rowread import TAIL_FIELDS, LogTail, RowReader
+from agentor.sources.directory.rowread import TAIL_FIELDS, LogTail, RowReader, note_asking
+from agentor.sources.lineage import note_fork
+from agentor.sources.rowcost import price
 from agentor.sources.runrow import ROW_FIELDS, RunRow
 from tests.test_runs_index import FIXTURES, TRICKY_LINES, TRICKY_RAW, engine_runs
 
@@ -76,6 +84,40 @@ PLAIN = [
     line(type="run_end", status="awaiting_approval", ts=T + 9),
     line(type="fork", forked_from="f" * 32, at=3, edit="result edited", ts=T + 50),
     line(type="run_start", agent="B", forked_from="e" * 32, started_at=T + 60),
+    # Priced: a segment on a model the price table knows, resumed on another; generations that
+    # name theirs, or none (their segment's), with usage, none, zero tokens, or a lone count.
+    line(type="run_start", agent="A", model="gpt-4o", started_at=T + 70, ts=T + 70),
+    line(type="run_start", agent="A", model="claude-3-5-sonnet-latest", ts=T + 80),
+    line(type="run_start", agent="A", started_at=T + 85),  # names no model: none priced
+    line(
+        type="generation",
+        turn=3,
+        usage={"input_tokens": 1234, "output_tokens": 56, "total_tokens": 1290},
+        ts=T + 71,
+    ),
+    line(
+        type="generation",
+        model="gpt-4o-mini",
+        turn=3,
+        usage={"input_tokens": 70_000, "output_tokens": 9, "total_tokens": 70_009},
+        ts=T + 72,
+    ),
+    line(type="generation", model="o1", turn=4, usage={"output_tokens": 3}, ts=T + 73),
+    line(type="generation", model="gpt-4o", turn=4, ts=T + 74),  # no usage: unknown
+    line(
+        type="generation",
+        model="gemini-1.5-pro",
+        turn=5,
+        usage={"input_tokens": 0, "output_tokens": 0, "total_tokens": 0},  # none reported
+        ts=T + 75,
+    ),
+    line(
+        type="generation",
+        model="gemini-1.5-pro",
+        turn=5,
+        usage={"input_tokens": 300_001, "output_tokens": 2, "total_tokens": 300_003},
+        started_at=1.6e9,  # priced at its time: another year's prices
+    ),
 ]
 
 DEEP = b"[" * 1000 + b"]" * 1000
@@ -202,24 +244,63 @@ ODD = [
 ]
 
 
-def read(path: Path, priced: bool) -> tuple[RunRow, LogTail, int]:
-    reader = RowReader(lambda _: False, lambda: 0.0)
+class EngineWay(RowReader):
+    """The reference: every line decoded into an event, folded, and priced by genai-prices'
+    own `calc_price` (not `pricing`'s cards)."""
+
+    def _consume(self, row: RunRow, tail: LogTail, fd: int, start: int, end: int) -> None:
+        assert row.summary is not None and row.cost is not None
+        for pos, body in logfile.whole_lines(fd, start, end, self._count):
+            items: list[Event | logfile.BadLine] = []
+            for raw in body[:-1].split(b"\n"):
+                raw += b"\n"
+                tail.lineno += 1
+                items.append(logfile.decode_for_summary(raw, pos, tail.lineno - 1))
+                pos += len(raw)
+            events = self._take(row, tail, items)
+            self.lines_decoded += len(events)
+            fold(row.summary, events)
+            note_fork(row, events)
+            note_asking(row, events)
+            exact, pricing._exact = pricing._exact, pricing._price  # type: ignore[assignment]
+            try:
+                row.cost, tail.model = price(row.cost, events, tail.model)
+            finally:
+                pricing._exact = exact  # type: ignore[method-assign]
+            tail.offset = pos
+
+
+def read(
+    path: Path, priced: bool, reader: type[RowReader] = RowReader
+) -> tuple[RunRow, LogTail, int]:
+    read_by = reader(lambda _: False, lambda: 0.0)
     row, tail = RunRow(path.stem), LogTail(str(path))
-    reader.load(row, tail, None, priced=priced)
-    return row, tail, reader.lines_decoded
+    read_by.load(row, tail, None, priced=priced)
+    return row, tail, read_by.lines_decoded
 
 
 def assert_same_both_ways(path: Path) -> RunRow:
-    fast, fast_tail, fast_n = read(path, priced=False)
-    slow, slow_tail, slow_n = read(path, priced=True)  # every line the engine's way
-    assert fast.summary == slow.summary, path.read_bytes()[:2000]
-    for name in ROW_FIELDS:
-        if name != "cost":
-            assert getattr(fast, name) == getattr(slow, name), name
-    for name in TAIL_FIELDS:
-        if name != "model":  # the model pricing goes on with
-            assert getattr(fast_tail, name) == getattr(slow_tail, name), name
-    assert fast_n == slow_n
+    """Read unpriced and priced (most lines folded without an event), and the engine's way:
+    the same row, its cost (to the `Decimal`: its digits and exponent) and its tail."""
+    slow, slow_tail, slow_n = read(path, priced=True, reader=EngineWay)
+    assert slow.cost is not None
+    for priced in (False, True):
+        fast, fast_tail, fast_n = read(path, priced)
+        assert fast.summary == slow.summary, path.read_bytes()[:2000]
+        for name in ROW_FIELDS:
+            if name != "cost":
+                assert getattr(fast, name) == getattr(slow, name), name
+        for name in TAIL_FIELDS:
+            if priced or name != "model":  # the model pricing goes on with
+                assert getattr(fast_tail, name) == getattr(slow_tail, name), name
+        assert fast_n == slow_n
+    assert fast.cost is not None
+    assert (fast.cost.priced, fast.cost.unpriced) == (slow.cost.priced, slow.cost.unpriced)
+    if slow.cost.total is None:
+        assert fast.cost.total is None
+    else:
+        assert fast.cost.total is not None
+        assert fast.cost.total.as_tuple() == slow.cost.total.as_tuple(), path.read_bytes()[:2000]
     return fast
 
 
@@ -360,3 +441,26 @@ def test_every_kind_of_line_amid_a_run_as_the_engine_writes_it(tmp_path: Path) -
         path = tmp_path / f"{i:028x}ffff.jsonl"
         path.write_bytes(b"".join([start, *mixed, raw, *mixed[::-1], end, *mixed]))
         assert_same_both_ways(path)
+
+
+def test_priced_runs_of_every_shape_cost_what_the_engine_way_prices(tmp_path: Path) -> None:
+    """Runs on priced and unpriced models, resumed on another model, forked, with bad and torn
+    lines amid generations: each row's cost is the engine's way's, to the `Decimal`; some
+    known in whole, some in part, some not at all."""
+    priced_lines = PLAIN[17:]
+    rng = random.Random(17)
+    pool = [*PLAIN, *priced_lines * 6, *ODD[:: max(1, len(ODD) // 20)]]
+    seen = {"whole": 0, "part": 0, "none": 0}
+    for n in range(120):
+        start = rng.choice([PLAIN[0], *PLAIN[17:20], PLAIN[16]])  # a fork's start among them
+        body = [start, *(rng.choice(pool) for _ in range(rng.randrange(1, 40)))]
+        if n % 5 == 0:
+            body.insert(rng.randrange(1, len(body) + 1), b"{not json\n")
+        path = tmp_path / f"{n:032x}.jsonl"
+        path.write_bytes(
+            b"".join(body) + (b'{"type": "generation", "usage"' if n % 6 == 0 else b"")
+        )
+        cost = assert_same_both_ways(path).cost
+        assert cost is not None
+        seen["none" if cost.total is None else "whole" if cost.complete else "part"] += 1
+    assert all(seen.values()), seen

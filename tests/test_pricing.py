@@ -178,3 +178,38 @@ def test_the_fast_price_is_the_same_amount_for_every_model_of_the_table() -> Non
     )
     plain, fast = run_cost(events), run_cost(events, fast=True)
     assert (fast.total, fast.priced, fast.unpriced) == (plain.total, plain.priced, 1)
+
+
+def test_the_plain_price_is_genai_prices_own_decimal_for_every_model_of_the_table() -> None:
+    """`cost_of` prices from each price's card (`pricing._card`), not by genai-prices'
+    `calc_price` every time: the very `Decimal` it gives (digits and exponent), for every model
+    of every provider of the bundled table (tiered ones too: the tier a count falls in), at
+    several dates, whether priced or not."""
+    from genai_prices.data_snapshot import get_snapshot
+
+    from agentor.ops import pricing
+
+    stamps = [
+        None,
+        datetime(2023, 6, 1, tzinfo=UTC).timestamp(),
+        datetime(2024, 3, 1, tzinfo=UTC).timestamp(),
+        MAY_2025,
+        datetime(2025, 9, 1, 18, tzinfo=UTC).timestamp(),  # an off-peak hour, for some
+    ]
+    counts = [(1, 0), (0, 7), (1234, 56), (128_001, 3), (250_000, 1000), (3_000_000, 1_000_003)]
+    compared = 0
+    for provider in get_snapshot().providers:
+        for model in provider.models:
+            for at in stamps:
+                when = pricing._when(at)
+                for tokens_in, tokens_out in counts:
+                    usage = Usage(tokens_in, tokens_out, tokens_in + tokens_out)
+                    carded = cost_of(usage, model.id, provider.id, at=at)
+                    plain = pricing._price(model.id, provider.id, tokens_in, tokens_out, when)
+                    assert (plain is None) == (carded is None), (provider.id, model.id, at)
+                    if plain is not None and carded is not None:
+                        assert carded.as_tuple() == plain.as_tuple(), (model.id, at, usage)
+                        compared += 1
+    assert compared > 10_000
+    cards = [card for _, card in pricing._CARDS.values()]
+    assert sum(card is not None for card in cards) > 0.9 * len(cards)  # most have one

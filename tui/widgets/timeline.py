@@ -352,7 +352,7 @@ class Timeline(CursorList):
         return Text("  " + literal_line(self.empty_message), "italic")
 
     def _cost(self, index: int, generation: Event) -> str:
-        """What the generation on line `index` cost, priced once (~0.2 ms), not at every
+        """What the generation on line `index` cost, priced once, not at every
         repaint."""
         cost = self._costs.get(index)
         if cost is None and self.run_log is not None:

@@ -15,8 +15,11 @@ string) or what `or` and `Event.from_dict` take as such; any other line the engi
 summary is the same, field for field (tests fold every kind of line both ways, and check that
 msgspec reads the numbers orjson reads).
 
-Not for a row being priced (`rowcost` reads every generation's model and usage): `rowread` folds
-those lines the engine's way.
+A row being priced (`rowcost` reads every generation's model, usage and time, and each
+segment's model) passes a list, `priced`, that gets what pricing reads, in the lines' order: of
+a generation folded here, its `rowcost.Gen` (model, tokens, time, as the engine's event has
+them); of a run's start folded here, an event of its model alone; of a line decoded the
+engine's way, its event (`rowcost.price_folded` prices them as `rowcost.price` prices events).
 
 Cost model: msgspec's parse ~0.55 µs a line of ~500 bytes (orjson's whole parse: ~0.95 µs), then
 ~1 µs a line of Python steps (the engine's way: ~6 µs).
@@ -54,6 +57,7 @@ from agentor.engine.history import (
 from agentor.engine.log.format import BadLine
 from agentor.engine.statuses import COMPLETED, FAILED, INCOMPLETE
 from agentor.sources.logfile import decode_for_summary, summary_item
+from agentor.sources.rowcost import Gen
 
 _BIG = float(2**63)  # a number from here on: `decode_for_summary` parses its line again
 _SLOW = frozenset({RUN_START, RUN_END, FORK})  # read more of: the engine's way
@@ -63,21 +67,27 @@ _TAKEN = object()  # a line orjson refused: the engine's way
 
 
 def fold_lines(
-    s: RunSummary, lines: list[bytes], pos: int, lineno: int, asks: bool | None
+    s: RunSummary,
+    lines: list[bytes],
+    pos: int,
+    lineno: int,
+    asks: bool | None,
+    priced: list[Event | Gen] | None = None,
 ) -> tuple[list[Event | BadLine], bool | None]:
     """Fold `lines` (each without its newline; the first at byte `pos`, line `lineno` of the
     log, counted from 0) into `s`. `asks`: `RunRow.asks_approval` before them. Returns the lines
     decoded the engine's way, in order (events, for the lineage; bad lines), and
-    `asks_approval` after them; every other line was an event folded here."""
+    `asks_approval` after them; every other line was an event folded here. `priced`: gets what
+    pricing reads of the lines (see the module)."""
     typed = _typed(lines)
     left: list[Event | BadLine] = []
     place = [0, pos]  # a line read so far, and its offset: `_engine_way` counts on from there
     i = 0
     while i < len(typed):
-        i, asks = _fold_here(s, typed, i, asks)
+        i, asks = _fold_here(s, typed, i, asks, priced)
         if i < len(typed):  # a line the engine's way, in its place
             data = _loads_or_taken(lines[i])
-            asks = _engine_way(s, lines, data, i, place, lineno, left, asks)
+            asks = _engine_way(s, lines, data, i, (place, lineno, left, priced), asks)
             i += 1
     return left, asks
 
@@ -95,6 +105,7 @@ class _Fields(msgspec.Struct, gc=False):
     usage: Any = None
 
 
+_Priced = list[Event | Gen] | None  # `fold_lines`' `priced`
 _DECODE = msgspec.json.Decoder(_Fields).decode
 _REFUSED = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
 
@@ -127,7 +138,7 @@ def _decoded_or_none(line: bytes) -> _Fields | None:
 
 
 def _fold_here(
-    s: RunSummary, typed: list[_Fields | None], i: int, asks: bool | None
+    s: RunSummary, typed: list[_Fields | None], i: int, asks: bool | None, priced: _Priced
 ) -> tuple[int, Any]:
     """Fold here the lines from `i` on while they can be (an object of a string type none of
     `_SLOW`, its times and a generation's fields as the engine writes them), the summary's state
@@ -173,6 +184,8 @@ def _fold_here(
             if counts is not None:
                 tokens = (tokens[0] + counts[0], tokens[1] + counts[1], tokens[2] + counts[2])
                 used = True
+            if priced is not None:
+                priced.append((named, counts, t))
         elif kind == TOOL_CALL:
             latest += 1
         elif kind == APPROVAL_REQUEST:
@@ -216,14 +229,16 @@ def _engine_way(
     lines: list[bytes],
     data: Any,
     i: int,
-    place: list[int],
-    lineno: int,
-    left: list[Event | BadLine],
+    into: tuple[list[int], int, list[Event | BadLine], _Priced],
     asks: bool | None,
 ) -> bool | None:
     """Line `i` (`data`: as orjson parsed it, or `_TAKEN`) decoded (`decode_for_summary`) and
-    folded into `s` as `rowread` folds it, in its place; returns `asks_approval` after it."""
+    folded into `s` as `rowread` folds it, in its place (`into`: `fold_lines`' place, lineno,
+    lines left and `priced`); returns `asks_approval` after it."""
+    place, lineno, left, priced = into
     if _fold_start_or_end(s, data):  # as the engine folds it, needed no more
+        if priced is not None and data["type"] == RUN_START:
+            priced.append(Event(RUN_START, model=_text(data.get("model"))))
         return asks
     done, offset = place
     offset += sum(map(len, lines[done:i])) + i - done
@@ -236,6 +251,8 @@ def _engine_way(
     )
     left.append(item)
     if isinstance(item, Event):
+        if priced is not None:
+            priced.append(item)
         fold(s, [item])
         if item.type == GENERATION:
             return False

@@ -20,12 +20,11 @@ from agentor.sources.directory.quickread import quick_read
 from agentor.sources.lineage import note_fork
 from agentor.sources.logfile import (
     _Unreadable,
-    decode_for_summary,
     open_readonly,
     os_reason,
     whole_lines,
 )
-from agentor.sources.rowcost import price
+from agentor.sources.rowcost import Gen, price_folded
 from agentor.sources.runrow import RunRow, note_holder
 
 
@@ -120,34 +119,23 @@ class RowReader:
         return tail.lineno - before
 
     def _consume(self, row: RunRow, tail: LogTail, fd: int, start: int, end: int) -> None:
-        """Decode and fold the whole lines in [start, end); the offset moves past them. A row
-        not priced folds most lines without an event (`linefold`), the same summary."""
+        """Decode and fold the whole lines in [start, end); the offset moves past them. Most
+        lines are folded without an event (`linefold`), the same summary; a row priced gets
+        what pricing reads of them too, the same cost (`rowcost.price_folded`)."""
         assert row.summary is not None
         for pos, body in whole_lines(fd, start, end, self._count):
-            if row.cost is None:
-                lines = body[:-1].split(b"\n")
-                items, row.asks_approval = fold_lines(
-                    row.summary, lines, pos, tail.lineno, row.asks_approval
-                )
-                tail.lineno += len(lines)
-                events = self._take(row, tail, items)
-                self.lines_decoded += len(lines) - len(items) + len(events)
-                note_fork(row, events)
-                tail.offset = pos + len(body)
-                continue
-            items = []
-            for line in body[:-1].split(b"\n"):
-                line += b"\n"
-                tail.lineno += 1
-                items.append(decode_for_summary(line, pos, tail.lineno - 1))
-                pos += len(line)
+            lines = body[:-1].split(b"\n")
+            priced: list[Event | Gen] | None = None if row.cost is None else []
+            items, row.asks_approval = fold_lines(
+                row.summary, lines, pos, tail.lineno, row.asks_approval, priced
+            )
+            tail.lineno += len(lines)
             events = self._take(row, tail, items)
-            self.lines_decoded += len(events)
-            fold(row.summary, events)
+            self.lines_decoded += len(lines) - len(items) + len(events)
             note_fork(row, events)
-            note_asking(row, events)
-            row.cost, tail.model = price(row.cost, events, tail.model)
-            tail.offset = pos
+            if row.cost is not None and priced is not None:
+                row.cost, tail.model = price_folded(row.cost, priced, tail.model)
+            tail.offset = pos + len(body)
 
     @staticmethod
     def _take(row: RunRow, tail: LogTail, items: list[Event | BadLine]) -> list[Event]:
