@@ -146,6 +146,7 @@ def _card(
             Usage,
             _collect_resolved_model_prices,
             _compute_registry_priced_counts,
+            calc_unit_price,
         )
         from genai_prices.units import _get_registry
 
@@ -160,11 +161,13 @@ def _card(
         for unit, value in resolved:
             zero, one_in, one_out = (counts.get(unit.usage_key) for counts in at)
             if zero is None and one_in is None and one_out is None:
-                units.append((value, unit.per, None))
-            elif type(zero) is int and type(one_in) is int and type(one_out) is int:
-                units.append((value, unit.per, (zero, one_in - zero, one_out - zero)))
-            else:
+                units.append((calc_unit_price(value, None, 0, unit.per), unit.per, None))
+            elif not (type(zero) is int and type(one_in) is int and type(one_out) is int):
                 return None
+            elif zero == one_in == one_out == 0 and type(value) is Decimal:  # always none
+                units.append((calc_unit_price(value, 0, 0, unit.per), unit.per, None))
+            else:
+                units.append((value, unit.per, (zero, one_in - zero, one_out - zero)))
         tiered = any(isinstance(value, TieredPrices) for _, value in resolved)
         card = (tiered, tuple(units))
         for a, b in _CHECKS:
@@ -178,7 +181,8 @@ def _card(
 
 
 def _on_card(card: tuple[Any, ...], input_tokens: int, output_tokens: int) -> Decimal:
-    """`ModelPrice.calc_price`'s total, its sums in its order, from a `_card`."""
+    """`ModelPrice.calc_price`'s total, its sums in its order, from a `_card`: each unit's
+    `calc_unit_price` (a count none or always 0 of a plain price: its term, once for all)."""
     from genai_prices.types import calc_unit_price
 
     tiered, units = card
@@ -186,10 +190,13 @@ def _on_card(card: tuple[Any, ...], input_tokens: int, output_tokens: int) -> De
     total = Decimal(0)
     for value, per, linear in units:
         if linear is None:
-            count = None
+            total += value  # the unit's term, the same at any count
+        elif type(value) is Decimal:  # `calc_unit_price` of a plain price, step for step
+            count = linear[0] + linear[1] * input_tokens + linear[2] * output_tokens
+            total += value * Decimal(count) / per
         else:
             count = linear[0] + linear[1] * input_tokens + linear[2] * output_tokens
-        total += calc_unit_price(value, count, total_input, per)
+            total += calc_unit_price(value, count, total_input, per)
     return total
 
 
