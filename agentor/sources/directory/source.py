@@ -94,6 +94,10 @@ class DirectorySource:
         self._rows: dict[str, RunRow] = {}
         self._tails: dict[str, LogTail] = {}
         self._sorted: list[RunRow] | None = None
+        # Where the last `fill` stopped in `_sorted` (read priced or not): every row before it
+        # was read as asked, and stays so while the list is the same (a row read again from a
+        # part of its file, or replaced, makes a new list), so the next one starts there.
+        self._filled: tuple[list[RunRow] | None, bool, int] = (None, False, 0)
         self._lock = threading.RLock()
         self._liveness_turn = 0  # where refresh_liveness(budget) goes on next
         self._dir_names = {os.path.abspath(self.directory)}
@@ -237,8 +241,14 @@ class DirectorySource:
         (their cost, `agentor.sources.rowcost`), newest first."""
         done: list[str] = []
         with gc_paused():
-            for row in self.rows():
+            rows = self.rows()
+            seen, seen_priced, start = self._filled
+            start = start if seen is rows and seen_priced == priced else 0
+            self._filled = (rows, priced, len(rows))
+            for i in range(start, len(rows)):
+                row = rows[i]
                 if max_rows is not None and len(done) >= max_rows:
+                    self._filled = (rows, priced, i)  # the rows before: each read as asked
                     break
                 if row.complete and not (priced and needs_pricing(row)):
                     continue  # read without the lock (cheap over 10,000 rows); checked again
