@@ -215,4 +215,7 @@ def test_a_delta_reads_as_a_person_writes_it_dollars_without_exponents() -> None
     assert delta_text(Interval(0.5, 0.25, 0.75, 4, 0.9), UNITS["latency"]) == (
         "+0.5 s a pair (90% CI +0.25 .. +0.75, 4 pairs)"
     )
+    assert delta_text(Interval(-14350.33, -42930.0, 0.0, 3, 0.95), UNITS["tokens"]) == (
+        "-14,350 a pair (95% CI -42,930 .. +0, 3 pairs)"
+    )
     assert delta_text(None) == "- (not measured on both sides)"

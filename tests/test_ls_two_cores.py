@@ -84,9 +84,14 @@ def rows_of(source: DirectorySource) -> dict[str, tuple[Any, ...]]:
 
 @pytest.fixture
 def two_cores(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A worker for a few files (not thousands), as if the machine had two CPUs."""
+    """A worker for a few files (not thousands), as if the machine had two CPUs, and as if
+    this process ran no thread but those the test starts: the suite's worker process keeps
+    idle threads earlier tests left (a pool's, waiting on its queue), which `agentor ls`, a
+    process of its own, has not."""
     monkeypatch.setattr(forkread, "PARALLEL_FROM", 2)
     monkeypatch.setattr("agentor.sources.apart.cpus", lambda: 2)
+    count, before = threading.active_count, threading.active_count()
+    monkeypatch.setattr(threading, "active_count", lambda: count() - before + 1)
 
 
 def serial(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -37,9 +37,16 @@ def delta_text(interval: Interval | None, unit: str = "") -> str:
         mean, low, high = (_dollars(x) for x in (interval.mean, interval.low, interval.high))
         unit = ""
     else:
-        mean, low, high = (f"{x:+.4g}" for x in (interval.mean, interval.low, interval.high))
+        mean, low, high = (_number(x) for x in (interval.mean, interval.low, interval.high))
     pairs = f"{interval.pairs} pair{'' if interval.pairs == 1 else 's'}"
     return f"{mean}{unit} a pair ({pct}% CI {low} .. {high}, {pairs})"
+
+
+def _number(x: float) -> str:
+    """`+212`, `-0.003836`, `-14,350`: four significant digits, no exponent for big ones."""
+    if math.isfinite(x) and abs(x) >= 10_000:
+        return f"{x:+,.0f}"
+    return f"{x:+.4g}"
 
 
 def _dollars(amount: float) -> str:
