@@ -102,6 +102,22 @@ def _price(
 
 # Each price in force's card (`_card`), by (provider, model, the price's identity); the price is
 # kept so that its id stays its own.
+def _in_force(
+    model: str, provider: str | None, when: datetime | None
+) -> tuple[tuple[str, str, int], Any] | None:
+    """The model's price in force at `when` and the key its worked-out forms are kept under
+    (provider id, model id, the price object's id); None when the table has no such model or
+    provider. What else genai-prices raises is raised."""
+    from genai_prices.data_snapshot import get_snapshot  # ~0.3 s: only when asked
+
+    try:
+        found, info = get_snapshot().find_provider_model(model, None, provider, None)
+        price = info.get_prices(when or datetime.now(UTC))
+    except LookupError:
+        return None
+    return (found.id, info.id, id(price)), price
+
+
 _CARDS: dict[tuple[str, str, int], tuple[object, tuple[Any, ...] | None]] = {}
 _CHECKS = ((0, 0), (1, 0), (0, 1), (123_457, 98_761), (7, 1_000_003), (999_999, 3))
 
@@ -113,19 +129,16 @@ def _exact(
     model's price in force at `when` (`_card`: genai-prices' own per-unit sums, without
     decomposing the usage every time: ~5 µs, not ~0.2 ms); `_price` itself when there is no
     card."""
-    from genai_prices.data_snapshot import get_snapshot  # ~0.3 s: only when asked
-
     try:
-        found, info = get_snapshot().find_provider_model(model, None, provider, None)
-        price = info.get_prices(when or datetime.now(UTC))
-    except LookupError:
-        return None  # the model or the provider is not in the table
+        in_force = _in_force(model, provider, when)
     except Exception:  # whatever it is, the plain way meets it and says so
         return _price(model, provider, input_tokens, output_tokens, when)
-    key = (found.id, info.id, id(price))
+    if in_force is None:
+        return None  # the model or the provider is not in the table
+    key, price = in_force
     known = _CARDS.get(key)
     if known is None or known[0] is not price:
-        card = None if found.id == "groq" else _card(model, provider, price, when)
+        card = None if key[0] == "groq" else _card(model, provider, price, when)
         known = _CARDS[key] = (price, card)
     if known[1] is None:
         return _price(model, provider, input_tokens, output_tokens, when)
@@ -211,17 +224,15 @@ def _rated(
 ) -> Decimal | None:
     """`_price`'s amount (equal as a number) from the per-token rates of the model's price in
     force at `when`, when it is linear in the tokens; else `_price` itself."""
-    from genai_prices.data_snapshot import get_snapshot  # ~0.3 s: only when asked
     from genai_prices.types import TieredPrices
 
     try:
-        found, info = get_snapshot().find_provider_model(model, None, provider, None)
-        price = info.get_prices(when or datetime.now(UTC))
-    except LookupError:
-        return None  # the model or the provider is not in the table
+        in_force = _in_force(model, provider, when)
     except Exception:  # whatever it is, the plain way meets it and says so
         return _price(model, provider, input_tokens, output_tokens, when)
-    key = (found.id, info.id, id(price))
+    if in_force is None:
+        return None  # the model or the provider is not in the table
+    key, price = in_force
     known = _RATES.get(key)
     if known is None or known[0] is not price:
         linear = not any(isinstance(v, TieredPrices) for v in vars(price).values())
