@@ -316,6 +316,44 @@ def test_the_experiment_of_a_replay_is_on_its_fork_event_and_in_show(replays: Re
         replays.agent.replay(parent, match="loose")
 
 
+def turn_two(request: dict[str, Any]) -> bool:
+    """A request of a run's second turn (it carries a tool result)."""
+    return any(m["role"] == "tool" for m in request["messages"])
+
+
+def killed_while_asked(
+    replays: Replays, argv: list[str], env: dict[str, str], held: Callable[[dict[str, Any]], bool]
+) -> list[dict[str, Any]]:
+    """Run `agentor *argv` in a child process and SIGKILL it while the server holds its first
+    request that `held` picks (answered as `planned` would, once the child is gone); the
+    requests it made."""
+    asked, release = threading.Event(), threading.Event()
+    script = replays.srv.script
+    assert script is not None
+
+    def holding(request: dict[str, Any]) -> dict[str, Any]:
+        if held(request) and not asked.is_set():
+            asked.set()
+            return {**script(request), "wait": release}
+        return script(request)
+
+    replays.srv.script = holding
+    before = len(replays.srv.requests)
+    child = subprocess.Popen(
+        [str(SCRIPT), *argv],
+        env={**ENV, **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert asked.wait(60), f"agentor {argv[0]} never made the request it is killed in"
+    finally:
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(30)
+        release.set()
+    return replays.srv.requests[before:]
+
+
 def test_a_replay_killed_mid_way_resumes_matching_and_stopping_as_it_began(
     replays: Replays, tmp_path: Path
 ) -> None:
@@ -326,30 +364,11 @@ def test_a_replay_killed_mid_way_resumes_matching_and_stopping_as_it_began(
     env["TOOL_LOG"] = str(tool_log)
     parent = replays.record([weather("Oslo")], [weather("Rome")])
 
-    hung = threading.Event()
-    first = planned([weather("Oslo")])
-
-    def until_turn_two(request: dict[str, Any]) -> dict[str, Any]:
-        if any(m["role"] == "tool" for m in request["messages"]):
-            hung.set()
-            return {"hang": True}  # the child is killed while it waits for this answer
-        return first(request)
-
-    replays.srv.script = until_turn_two
+    replays.srv.script = planned([weather("Oslo")])
     asked_before = len(replays.srv.requests)
     argv = ["replay", parent, "--match", "fifo", "--novel", "stop", "--fork-id", "r1"]
     argv += ["--store", str(replays.runs), "--agent", f"{spec}:weather"]
-    child = subprocess.Popen(
-        [str(SCRIPT), *argv],
-        env={**ENV, **env},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        assert hung.wait(60), "the replay never asked for its second turn"
-    finally:
-        os.kill(child.pid, signal.SIGKILL)
-        child.wait(30)
+    killed_while_asked(replays, argv, env, turn_two)
     killed = replays.store.load("r1")
     assert [e.type for e in killed][-1] == TOOL_RESULT and killed[-1].replayed_from is not None
     assert replays.results("r1")[0].args == {"city": "Oslo"}
@@ -393,32 +412,10 @@ def test_a_replay_killed_mid_way_resumes_with_the_settings_it_was_given(
     env["TOOL_LOG"] = str(tmp_path / "tools.log")
     parent = replays.record([weather("Oslo")])
 
-    asked, release = threading.Event(), threading.Event()
-    first = planned([weather("Oslo")])
-
-    def held_at_turn_two(request: dict[str, Any]) -> dict[str, Any]:
-        if any(m["role"] == "tool" for m in request["messages"]):
-            asked.set()
-            return {**first(request), "wait": release}  # the child is killed while it waits
-        return first(request)
-
-    replays.srv.script = held_at_turn_two
-    asked_before = len(replays.srv.requests)
+    replays.srv.script = planned([weather("Oslo")])
     argv = ["replay", parent, "--set", "temperature=0.25", "--fork-id", "r1"]
     argv += ["--store", str(replays.runs), "--agent", f"{spec}:weather"]
-    child = subprocess.Popen(
-        [str(SCRIPT), *argv],
-        env={**ENV, **env},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        assert asked.wait(60), "the replay never asked for its second turn"
-    finally:
-        os.kill(child.pid, signal.SIGKILL)
-        child.wait(30)
-        release.set()
-    before_kill = replays.srv.requests[asked_before:]
+    before_kill = killed_while_asked(replays, argv, env, turn_two)
     assert [b["temperature"] for b in before_kill] == [0.25, 0.25]
     mark = last_fork(replays.store.load("r1"))
     assert mark is not None and mark.replay is not None
@@ -449,39 +446,6 @@ ELSEWHERE = AGENTS + textwrap.dedent(
 )
 
 
-def killed_while_asked(
-    replays: Replays, argv: list[str], env: dict[str, str], held: Callable[[dict[str, Any]], bool]
-) -> list[dict[str, Any]]:
-    """Run `agentor *argv` in a child process and SIGKILL it while the server holds its first
-    request that `held` picks (answered as `planned` would, once the child is gone); the
-    requests it made."""
-    asked, release = threading.Event(), threading.Event()
-    script = replays.srv.script
-    assert script is not None
-
-    def holding(request: dict[str, Any]) -> dict[str, Any]:
-        if held(request) and not asked.is_set():
-            asked.set()
-            return {**script(request), "wait": release}
-        return script(request)
-
-    replays.srv.script = holding
-    before = len(replays.srv.requests)
-    child = subprocess.Popen(
-        [str(SCRIPT), *argv],
-        env={**ENV, **env},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        assert asked.wait(60), f"agentor {argv[0]} never made the request it is killed in"
-    finally:
-        os.kill(child.pid, signal.SIGKILL)
-        child.wait(30)
-        release.set()
-    return replays.srv.requests[before:]
-
-
 def resumed(replays: Replays, run_id: str, agent: str, env: dict[str, str]) -> list[Any]:
     """`agentor resume run_id --agent agent` in a new process, which completes it: the
     requests it made."""
@@ -505,7 +469,7 @@ def test_a_replay_killed_mid_way_resumes_with_the_model_it_was_replayed_with(
     replays.srv.script = planned([weather("Oslo")], [weather("Rome")])
     argv = ["replay", parent, "--model", "replay-model", "--fork-id", "r1"]
     argv += ["--store", str(replays.runs), "--agent", f"{spec}:weather"]
-    asked = killed_while_asked(replays, argv, env, lambda r: bool(tool_messages(r)))
+    asked = killed_while_asked(replays, argv, env, turn_two)
     assert [b["model"] for b in asked] == ["replay-model", "replay-model"]
     assert replays.store.load("r1")[-1].type == TOOL_RESULT  # killed in its second turn
     # A log written before the replay's fork event named its model (no `model` in its edit):
