@@ -586,3 +586,22 @@ async def test_rereads_work_out_the_intervals_at_most_every_few_seconds_never_st
         text = screen_text(app)
         assert "4 pairs)" in text and "updating" not in text
         assert screen.experiment.summary == Experiment.load(recorded.store, done.id).summary
+
+
+def test_a_delta_too_small_to_show_reads_as_none_not_minus_zero() -> None:
+    """A latency 0.4 ms shorter shows `0` (dim), as no change does, not `-0ms`; 12 ms shows."""
+    from agentor.experiments.experiment import Pair
+    from agentor.experiments.measures import PairMeasures
+    from tui.text.experiment_rows import PairRow, pair_columns, pair_line
+
+    def line(latency: tuple[float, float]) -> str:
+        m = PairMeasures(
+            status=("completed", "completed"), output_changed=False, output_json_equal=None,
+            tools="same", first_divergence=None, turns=(2, 2), tokens=(10, 10),
+            cost=(None, None), latency=latency, served=1, executed=0,
+        )  # fmt: skip
+        pair = Pair("a" * 32, "b" * 32, m.status, m, (), None, False, False)
+        return pair_line(PairRow(pair.baseline, pair.candidate, pair), pair_columns(160, [])).plain
+
+    assert "-0ms" not in line((1.0, 0.9996)) and " 0 " in line((1.0, 0.9996))
+    assert "-12ms" in line((1.0, 0.988))

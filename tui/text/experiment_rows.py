@@ -244,6 +244,8 @@ def _delta_cell(name: str, delta: float | None) -> tuple[str, str]:
         text = duration(size)
     else:
         text = f"{size:g}"
+    if not any(c in "123456789" for c in text):  # too small to show (-0.4 ms): none
+        return "0", "dim"
     return sign + text, ""
 
 
