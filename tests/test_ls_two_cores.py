@@ -85,13 +85,13 @@ def rows_of(source: DirectorySource) -> dict[str, tuple[Any, ...]]:
 @pytest.fixture
 def two_cores(monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker for a few files (not thousands), as if the machine had two CPUs, and as if
-    this process ran no thread but those the test starts: the suite's worker process keeps
-    idle threads earlier tests left (a pool's, waiting on its queue), which `agentor ls`, a
-    process of its own, has not."""
+    this process ran no other thread, as `agentor ls`, a process of its own, runs none: the
+    suite's worker process keeps threads earlier tests left (idle, or even started anew by
+    what they left: counting them once before the test was not enough). The thread check
+    itself is `test_no_worker_while_another_thread_runs`'."""
     monkeypatch.setattr(forkread, "PARALLEL_FROM", 2)
     monkeypatch.setattr("agentor.sources.apart.cpus", lambda: 2)
-    count, before = threading.active_count, threading.active_count()
-    monkeypatch.setattr(threading, "active_count", lambda: count() - before + 1)
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
 
 
 def serial(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -153,6 +153,9 @@ def test_no_worker_while_another_thread_runs(
 ) -> None:
     runs = tmp_path / "runs"
     directory_of_all_sorts(runs)
+    monkeypatch.undo()  # the real count of threads (the fixture's as-if made again below)
+    monkeypatch.setattr(forkread, "PARALLEL_FROM", 2)
+    monkeypatch.setattr("agentor.sources.apart.cpus", lambda: 2)
     stop = threading.Event()
     other = threading.Thread(target=stop.wait)
     other.start()
